@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winconform/winconform/images"
+	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/infra/nodeimage"
+)
+
+// clusterFlags are the flags of every command that makes or finds a local cluster.
+type clusterFlags struct {
+	config     string
+	name       string
+	kubeconfig string
+	backend    string
+	probe      string
+}
+
+func (f *clusterFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
+	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to write (default: _output/<name>.kubeconfig)")
+	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
+	cmd.Flags().StringVar(&f.probe, "probe", "_output/bin/probe-linux-amd64", "Linux probe binary to load into the nodes as "+images.Probe)
+}
+
+// load reads the cluster file and applies the overrides.
+func (f *clusterFlags) load() (kind.Config, error) {
+	cfg, err := kind.LoadConfig(f.config)
+	if err != nil {
+		return cfg, err
+	}
+	if f.name != "" {
+		cfg.Name = f.name
+	}
+	if f.backend != "" {
+		cfg.CNI.Backend = f.backend
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("cluster config: %w", err)
+	}
+	if f.kubeconfig == "" {
+		f.kubeconfig = filepath.Join("_output", cfg.Name+".kubeconfig")
+	}
+	return cfg, nil
+}
+
+// options are the kind options for this invocation, with the probe image
+// archive made from the probe binary when it exists.
+func (f *clusterFlags) options() (kind.Options, error) {
+	abs, err := filepath.Abs(f.kubeconfig)
+	if err != nil {
+		return kind.Options{}, err
+	}
+	opts := kind.Options{Kubeconfig: abs, CacheDir: nodeimage.DefaultCacheDir(), LogDir: filepath.Join("_output", "logs"), Log: os.Stderr}
+	if f.probe == "" {
+		return opts, nil
+	}
+	archive := filepath.Join(opts.CacheDir, "images", "probe.tar")
+	if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
+		return opts, err
+	}
+	if err := images.ProbeArchive(f.probe, archive); err != nil {
+		return opts, err
+	}
+	opts.Images = append(opts.Images, kind.ImageArchive{Name: images.Probe, Path: archive})
+	return opts, nil
+}
+
+func upCmd() *cobra.Command {
+	var f clusterFlags
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Create the local kind cluster (or check and reuse it) and load the test images",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := up(cmd, &f)
+			if err != nil {
+				return err
+			}
+			out, _ := json.MarshalIndent(res, "", "  ")
+			fmt.Fprintln(cmd.ErrOrStderr(), string(out))
+			fmt.Fprintf(cmd.ErrOrStderr(), "cluster %q is ready: export KUBECONFIG=%s\n", res.Name, res.Kubeconfig)
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func up(cmd *cobra.Command, f *clusterFlags) (*kind.Result, error) {
+	cfg, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	c, err := kind.New(cmd.Context(), cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.Up(cmd.Context())
+}
+
+func downCmd() *cobra.Command {
+	var f clusterFlags
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Delete the local kind cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.load()
+			if err != nil {
+				return err
+			}
+			opts, err := kind.Options{}, error(nil)
+			opts.Kubeconfig, err = filepath.Abs(f.kubeconfig)
+			if err != nil {
+				return err
+			}
+			c, err := kind.New(cmd.Context(), cfg, opts)
+			if err != nil {
+				return err
+			}
+			existed, err := c.Down()
+			if err != nil {
+				return fmt.Errorf("deleting cluster %q: %w", cfg.Name, err)
+			}
+			if existed {
+				fmt.Fprintf(cmd.ErrOrStderr(), "deleted cluster %q\n", cfg.Name)
+			} else {
+				fmt.Fprintf(cmd.ErrOrStderr(), "no cluster %q to delete\n", cfg.Name)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

@@ -1,0 +1,47 @@
+// Command winconform provisions the clusters the conformance suites run
+// against and runs the suites: up, down, node-image, e2e, list, bench.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winconform/winconform/infra/docker"
+)
+
+func main() {
+	// kind runs `docker` from PATH; on a host that needs it, that is this
+	// binary under the name docker (see infra/docker).
+	if docker.IsShim(os.Args[0]) {
+		os.Exit(docker.ShimMain(os.Args[1:]))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := &cobra.Command{
+		Use:           "winconform",
+		Short:         "Conformance harness for Kubernetes clusters with Windows nodes",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(upCmd(), downCmd(), nodeImageCmd())
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "winconform:", err)
+		var exit exitCode
+		if errors.As(err, &exit) {
+			os.Exit(int(exit))
+		}
+		os.Exit(1)
+	}
+}
+
+// exitCode is an error that only carries a process exit status (the failure
+// was already reported, as by a test run).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

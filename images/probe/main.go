@@ -1,0 +1,82 @@
+// Command probe is the winconform network probe. It runs inside the Linux and
+// Windows test pods, either serving (HTTP, TCP echo, UDP echo) or connecting
+// to a list of targets and reporting one JSON line per target.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+const usageText = `usage:
+  probe serve [--http-port 8080] [--tcp-port 8081] [--udp-port 8081] [--name NAME]
+  probe connect [--timeout 5s] [--parallel 8] [--attempts 1] TARGET... | -
+  probe version
+
+targets: tcp://HOST:PORT  udp://HOST:PORT  http://HOST[:PORT]/PATH
+         dns://NAME[?expect=IP]  icmp://HOST
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand and returns the process exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect or version)")
+		return exitUsage
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr)
+	case "connect":
+		return runConnect(ctx, args[1:], stdin, stdout, stderr)
+	case "version":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "probe version: unexpected argument %q\n", args[1])
+			return exitUsage
+		}
+		fmt.Fprintln(stdout, version)
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect or version)\n", args[0])
+		return exitUsage
+	}
+}
+
+// reportArgsError prints a one-line message for a command-line error (every
+// error of the parse*Args functions is one) and returns exit status 2. A
+// request for help is no error: it prints the usage text and returns 0.
+func reportArgsError(cmd string, err error, stdout, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "probe %s: %v\n", cmd, err)
+	return exitUsage
+}
+
+// newFlagSet returns a flag set that reports errors to the caller instead of
+// printing them, so that each problem yields exactly one line on stderr.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}

@@ -1,0 +1,135 @@
+package cni
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"text/template"
+)
+
+// Back ends of flannel that the harness supports.
+const (
+	VXLAN  = "vxlan"
+	HostGW = "host-gw"
+)
+
+// Windows flannel's vxlan back end (overlay networking on HNS) needs this VNI
+// and the standard VXLAN port.
+const (
+	WindowsVNI  = 4096
+	WindowsPort = 4789
+)
+
+// UpstreamFlannelImage is flannel's published image, used when the node image
+// came from a registry too.
+const UpstreamFlannelImage = "ghcr.io/flannel-io/flannel:" + FlannelVersion
+
+// Flannel says how flannel runs on the cluster's Linux nodes.
+type Flannel struct {
+	Backend   string // vxlan or host-gw
+	VNI       int    // vxlan only
+	Port      int    // vxlan only
+	PodSubnet string // the cluster's pod CIDR; flannel's Network
+	Image     string
+	// Local is set when Image was built on this machine and pre-loaded into
+	// the nodes: it is never pulled, and it copies files with its own tool.
+	Local bool
+}
+
+// Validate names the first field that is wrong and how to fix it.
+func (f Flannel) Validate() error {
+	switch f.Backend {
+	case VXLAN:
+		if f.VNI < 1 || f.VNI > 1<<24-1 {
+			return fmt.Errorf("cni.vni: %d is not a VXLAN network identifier (1..16777215; Windows nodes need %d)", f.VNI, WindowsVNI)
+		}
+		if f.Port < 1 || f.Port > 65535 {
+			return fmt.Errorf("cni.port: %d is not a UDP port (Windows nodes need %d)", f.Port, WindowsPort)
+		}
+	case HostGW:
+	default:
+		return fmt.Errorf("cni.backend: %q is not a flannel back end the harness supports: use %q or %q", f.Backend, VXLAN, HostGW)
+	}
+	if _, _, err := net.ParseCIDR(f.PodSubnet); err != nil {
+		return fmt.Errorf("networking.podSubnet: %q is not a CIDR (for example 10.244.0.0/16)", f.PodSubnet)
+	}
+	if f.Image == "" {
+		return fmt.Errorf("flannel image is empty")
+	}
+	return nil
+}
+
+//go:embed flannel.yaml.tmpl
+var flannelTemplate string
+
+var manifest = template.Must(template.New("flannel").Funcs(template.FuncMap{
+	"indent": func(n int, s string) string {
+		pad := strings.Repeat(" ", n)
+		return pad + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad)
+	},
+	"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+}).Parse(flannelTemplate))
+
+// netConfig is flanneld's net-conf.json.
+func (f Flannel) netConfig() ([]byte, error) {
+	backend := map[string]any{"Type": f.Backend}
+	if f.Backend == VXLAN {
+		backend["VNI"], backend["Port"] = f.VNI, f.Port
+	}
+	return json.MarshalIndent(map[string]any{
+		"Network":        f.PodSubnet,
+		"EnableNFTables": false,
+		"Backend":        backend,
+	}, "", "  ")
+}
+
+// cniConfig is the CNI network configuration flannel installs on each node.
+func cniConfig() ([]byte, error) {
+	return json.MarshalIndent(map[string]any{
+		"name":       "cbr0",
+		"cniVersion": ConfigVersion,
+		"plugins": []any{
+			map[string]any{"type": "flannel", "delegate": map[string]any{"hairpinMode": true, "isDefaultGateway": true}},
+			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
+		},
+	}, "", "  ")
+}
+
+// Manifest renders flannel's objects for the Linux nodes as YAML documents.
+func (f Flannel) Manifest() ([]byte, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	net, err := f.netConfig()
+	if err != nil {
+		return nil, err
+	}
+	cniConf, err := cniConfig()
+	if err != nil {
+		return nil, err
+	}
+	const src, dst = "/etc/kube-flannel/cni-conf.json", "/etc/cni/net.d/10-flannel.conflist"
+	data := map[string]any{
+		"Image":         f.Image,
+		"PullPolicy":    "IfNotPresent",
+		"InstallConfig": []string{"cp", "-f", src, dst},
+		"NetConfig":     string(net),
+		"CNIConfig":     string(cniConf),
+	}
+	if f.Local {
+		// The local image has no shell tools; flannel's own installer copies atomically.
+		data["PullPolicy"] = "Never"
+		data["InstallConfig"] = []string{"/opt/bin/install-conf", src, dst}
+	}
+	var buf bytes.Buffer
+	if err := manifest.Execute(&buf, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

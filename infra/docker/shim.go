@@ -1,0 +1,150 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kind runs the `docker` it finds on PATH, with --privileged for every node
+// container and every exec into one. Where the daemon cannot grant that, the
+// harness puts a directory first on PATH whose `docker` is the harness binary
+// itself; invoked under that name it rewrites the arguments (ShimMain) and
+// executes the real CLI. Where the daemon can, nothing is put on PATH.
+
+const (
+	envRealDocker = "WINCONFORM_REAL_DOCKER"
+	envCapDrop    = "WINCONFORM_CAP_DROP"
+	// ShimName is the name under which the harness binary acts as the shim.
+	ShimName = "docker"
+)
+
+// preEntrypoint runs before a node image's own entrypoint when the node
+// container could not be started --privileged: docker then mounts /sys and the
+// cgroup v1 hierarchies read-only, and runc cannot lower oom_score_adj (which
+// needs CAP_SYS_RESOURCE), so containerd is told to clamp it instead.
+const preEntrypoint = `mount -o remount,rw /sys 2>/dev/null || true
+for m in /sys/fs/cgroup $(findmnt -rn -t cgroup,cgroup2 -o TARGET); do
+  mount -o remount,bind,rw "$m" 2>/dev/null || echo "winconform: could not remount $m read-write" >&2
+done
+if [ -f /etc/containerd/config.toml ]; then
+  sed -i 's/restrict_oom_score_adj = false/restrict_oom_score_adj = true/' /etc/containerd/config.toml
+fi
+exec "$@"`
+
+// RewriteArgs turns a docker command line that asks for --privileged into
+// one this host can run. For `run`, --privileged becomes the stand-in flags and
+// the image (kind puts it last) is started through preEntrypoint, followed by
+// the image's own entrypoint and command, which entrypoint looks up. For
+// `exec`, --privileged is dropped: the container already holds every
+// capability the host has. Any other command line is returned unchanged.
+func RewriteArgs(args, capDrop []string, entrypoint func(image string) ([]string, error)) ([]string, error) {
+	if len(args) == 0 || !slices.Contains(args, "--privileged") {
+		return args, nil
+	}
+	switch args[0] {
+	case "exec":
+		return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--privileged" }), nil
+	case "run":
+		image := args[len(args)-1]
+		if strings.HasPrefix(image, "-") {
+			return nil, fmt.Errorf("docker run %v: expected the image as the last argument", args[1:])
+		}
+		orig, err := entrypoint(image)
+		if err != nil {
+			return nil, err
+		}
+		if len(orig) == 0 {
+			return nil, fmt.Errorf("image %s has neither entrypoint nor command to start after the read-write remounts", image)
+		}
+		out := []string{"run"}
+		for _, a := range args[1 : len(args)-1] {
+			if a == "--privileged" {
+				out = append(out, PrivilegedSubstitute(capDrop)...)
+				continue
+			}
+			out = append(out, a)
+		}
+		out = append(out, "--entrypoint", "/bin/sh", image, "-c", preEntrypoint, "winconform-entrypoint")
+		return append(out, orig...), nil
+	}
+	return args, nil
+}
+
+// Activate makes kind, and anything else this process starts, run docker
+// through the shim when q says the host needs it. dir is where the shim link
+// goes; self is the harness executable. It returns a function that undoes it.
+func (c *Client) Activate(q Quirks, dir, self string) (restore func(), err error) {
+	if !q.NoPrivileged {
+		return func() {}, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	link := filepath.Join(dir, ShimName)
+	_ = os.Remove(link)
+	if err := os.Symlink(self, link); err != nil {
+		return nil, fmt.Errorf("docker shim: %w", err)
+	}
+	saved := map[string]string{}
+	for _, k := range []string{"PATH", envRealDocker, envCapDrop} {
+		saved[k] = os.Getenv(k)
+	}
+	os.Setenv(envRealDocker, c.Bin)
+	os.Setenv(envCapDrop, strings.Join(q.CapDrop, ","))
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() {
+		for k, v := range saved {
+			os.Setenv(k, v)
+		}
+	}, nil
+}
+
+// IsShim reports whether the running binary was invoked as the docker shim.
+func IsShim(argv0 string) bool {
+	return filepath.Base(argv0) == ShimName && os.Getenv(envRealDocker) != ""
+}
+
+// ShimMain is the whole life of the shim: rewrite args and replace this
+// process with the real docker CLI. It returns only on failure.
+func ShimMain(args []string) int {
+	real := os.Getenv(envRealDocker)
+	var capDrop []string
+	if s := os.Getenv(envCapDrop); s != "" {
+		capDrop = strings.Split(s, ",")
+	}
+	c := &Client{Bin: real}
+	newArgs, err := RewriteArgs(args, capDrop, c.entrypoint)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "winconform docker shim:", err)
+		return 125
+	}
+	err = syscall.Exec(real, append([]string{"docker"}, newArgs...), os.Environ())
+	fmt.Fprintln(os.Stderr, "winconform docker shim: exec", real+":", err)
+	return 125
+}
+
+// entrypoint returns image's entrypoint followed by its command.
+func (c *Client) entrypoint(image string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := c.Output(ctx, nil, "image", "inspect", "--format", "{{json .Config.Entrypoint}}\n{{json .Config.Cmd}}", image)
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, line := range strings.SplitN(strings.TrimSpace(string(out)), "\n", 2) {
+		var part []string
+		if err := json.Unmarshal([]byte(line), &part); err != nil {
+			return nil, fmt.Errorf("image %s: entrypoint %q: %w", image, line, err)
+		}
+		all = append(all, part...)
+	}
+	return all, nil
+}

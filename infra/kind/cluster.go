@@ -1,0 +1,403 @@
+package kind
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+	kindcmd "sigs.k8s.io/kind/pkg/cmd"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/infra/docker"
+	"github.com/winconform/winconform/infra/kube"
+	"github.com/winconform/winconform/infra/nodeimage"
+)
+
+// Options are how Up runs, as opposed to what it makes (Config).
+type Options struct {
+	// Kubeconfig is the file that receives the cluster's credentials.
+	Kubeconfig string
+	// CacheDir keeps node image builds, the docker shim and logs.
+	CacheDir string
+	// LogDir receives the cluster's logs when it fails to come up.
+	LogDir string
+	// Images are image archives (docker save format) loaded into every node.
+	Images []ImageArchive
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// ImageArchive is an image archive and what it holds, for the log.
+type ImageArchive struct {
+	Name string
+	Path string
+}
+
+// Result says what Up made or found.
+type Result struct {
+	Name       string            `json:"name"`
+	Kubeconfig string            `json:"kubeconfig"`
+	NodeImage  string            `json:"nodeImage"`
+	LocalImage bool              `json:"localNodeImage"`
+	Reused     bool              `json:"reused"`
+	Quirks     docker.Quirks     `json:"hostQuirks"`
+	Timings    map[string]string `json:"timings"`
+}
+
+// Cluster runs kind for one cluster configuration.
+type Cluster struct {
+	cfg      Config
+	opts     Options
+	docker   *docker.Client
+	provider *cluster.Provider
+	timings  map[string]string
+}
+
+// New checks that docker answers and prepares kind's provider.
+func New(ctx context.Context, cfg Config, opts Options) (*Cluster, error) {
+	d, err := docker.New()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Ping(ctx); err != nil {
+		return nil, err
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	return &Cluster{
+		cfg: cfg, opts: opts, docker: d,
+		provider: cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindcmd.NewLogger())),
+		timings:  map[string]string{},
+	}, nil
+}
+
+func (c *Cluster) logf(format string, args ...any) {
+	fmt.Fprintf(c.opts.Log, format+"\n", args...)
+}
+
+func (c *Cluster) timed(name string, f func() error) error {
+	start := time.Now()
+	err := f()
+	c.timings[name] = time.Since(start).Round(100 * time.Millisecond).String()
+	return err
+}
+
+// Exists reports whether kind has nodes for the cluster's name.
+func (c *Cluster) Exists() (bool, error) {
+	n, err := c.provider.ListNodes(c.cfg.Name)
+	return len(n) > 0, err
+}
+
+// Up makes the cluster, or checks and reuses it when it exists. A cluster
+// that fails to come up, or whose making is interrupted, is deleted, with
+// its logs kept in Options.LogDir.
+func (c *Cluster) Up(ctx context.Context) (*Result, error) {
+	res := &Result{Name: c.cfg.Name, Kubeconfig: c.opts.Kubeconfig, Timings: c.timings}
+	exists, err := c.Exists()
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		return c.reuse(ctx, res)
+	}
+	if err := c.timed("node image", func() error { return c.resolveImage(ctx, res) }); err != nil {
+		return nil, err
+	}
+	if err := c.timed("host quirks", func() (err error) { res.Quirks, err = c.docker.DetectQuirks(ctx, res.NodeImage); return }); err != nil {
+		return nil, err
+	}
+	if res.Quirks.NoPrivileged {
+		c.logf("docker cannot start --privileged containers here (%s): kind runs through the harness's docker shim, dropping %s",
+			res.Quirks.Detail, strings.Join(res.Quirks.CapDrop, ","))
+	}
+	restore, err := c.activateShim(res.Quirks)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
+	if err := c.timed("kind create", func() error { return c.create(ctx, res.NodeImage) }); err != nil {
+		return nil, err
+	}
+	// From here on, a failure deletes the cluster.
+	if err := c.finish(ctx, res); err != nil {
+		logs := c.collectLogs()
+		derr := c.delete()
+		msg := fmt.Sprintf("cluster %q did not come up: %v", c.cfg.Name, err)
+		if logs != "" {
+			msg += "; its logs are in " + logs
+		}
+		if derr != nil {
+			return nil, fmt.Errorf("%s; deleting it failed too: %v (run: winconform down --name %s)", msg, derr, c.cfg.Name)
+		}
+		return nil, errors.New(msg + "; the cluster was deleted")
+	}
+	return res, nil
+}
+
+// finish installs flannel, loads the test images and waits for readiness.
+func (c *Cluster) finish(ctx context.Context, res *Result) error {
+	restCfg, cs, err := c.clients()
+	if err != nil {
+		return err
+	}
+	if err := c.timed("cni", func() error { return c.installCNI(ctx, restCfg, res.LocalImage) }); err != nil {
+		return fmt.Errorf("installing flannel: %w", err)
+	}
+	if err := c.timed("load images", func() error { return c.LoadImages(ctx) }); err != nil {
+		return err
+	}
+	return c.timed("ready", func() error {
+		return kube.WaitReady(ctx, cs, kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}},
+			c.cfg.ReadyTimeout.Duration)
+	})
+}
+
+// reuse checks an existing cluster and refreshes its kubeconfig and images.
+func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
+	res.Reused = true
+	c.logf("cluster %q exists: checking it", c.cfg.Name)
+	if err := c.provider.ExportKubeConfig(c.cfg.Name, c.opts.Kubeconfig, false); err != nil {
+		return nil, fmt.Errorf("cluster %q exists but its kubeconfig cannot be written: %w", c.cfg.Name, err)
+	}
+	_, cs, err := c.clients()
+	if err != nil {
+		return nil, err
+	}
+	if err := kube.WaitReady(ctx, cs, kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}}, time.Minute); err != nil {
+		return nil, fmt.Errorf("cluster %q exists but is not healthy (%v): delete it with `make down` and run again", c.cfg.Name, err)
+	}
+	if err := c.LoadImages(ctx); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Cluster) clients() (*rest.Config, kubernetes.Interface, error) {
+	restCfg, err := clientcmd.BuildConfigFromFlags("", c.opts.Kubeconfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig %s: %w", c.opts.Kubeconfig, err)
+	}
+	restCfg.Timeout = 30 * time.Second
+	cs, err := kubernetes.NewForConfig(restCfg)
+	return restCfg, cs, err
+}
+
+// resolveImage picks the node image: the configured one when it is present
+// or can be pulled (unless a local build is asked for), else a local build.
+func (c *Cluster) resolveImage(ctx context.Context, res *Result) error {
+	want := c.cfg.NodeImage
+	if c.cfg.NodeImageBuild != BuildAlways {
+		if c.docker.ImageExists(ctx, want) {
+			res.NodeImage = want
+		} else if err := c.docker.Pull(ctx, want, 5*time.Minute); err == nil {
+			res.NodeImage = want
+		} else if c.cfg.NodeImageBuild == BuildNever {
+			return fmt.Errorf("node image %s is not present and cannot be pulled (%v): make it available, or set nodeImageBuild: auto to build one locally", want, err)
+		} else {
+			c.logf("node image %s cannot be pulled (%s): using a locally built one", want, firstLine(err.Error()))
+		}
+	}
+	if res.NodeImage == "" {
+		if c.cfg.KubernetesVersion != HarnessKubernetesVersion() {
+			return fmt.Errorf("kubernetesVersion: %s cannot be pulled and a local build has the harness's Kubernetes %s: set nodeImage to an image you can pull, or drop kubernetesVersion",
+				c.cfg.KubernetesVersion, HarnessKubernetesVersion())
+		}
+		tag, err := nodeimage.Ensure(ctx, c.docker, nodeimage.Spec{
+			KubernetesVersion: c.cfg.KubernetesVersion, CacheDir: c.opts.CacheDir, Log: c.opts.Log,
+		})
+		if err != nil {
+			return err
+		}
+		res.NodeImage = tag
+	}
+	key, err := c.docker.ImageLabel(ctx, res.NodeImage, nodeimage.KeyLabel)
+	if err != nil {
+		return err
+	}
+	res.LocalImage = key != ""
+	c.logf("node image: %s", res.NodeImage)
+	return nil
+}
+
+func (c *Cluster) activateShim(q docker.Quirks) (func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return c.docker.Activate(q, filepath.Join(c.opts.CacheDir, "shim"), self)
+}
+
+// create runs kind. kind's create cannot be cancelled, so an interruption
+// deletes the nodes under it, which makes it fail fast; either way, kind
+// deletes what it made when it fails.
+func (c *Cluster) create(ctx context.Context, image string) error {
+	if err := os.MkdirAll(filepath.Dir(c.opts.Kubeconfig), 0o755); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- c.provider.Create(c.cfg.Name,
+			cluster.CreateWithV1Alpha4Config(c.cfg.KindConfig(image)),
+			cluster.CreateWithKubeconfigPath(c.opts.Kubeconfig),
+			cluster.CreateWithDisplayUsage(false),
+			cluster.CreateWithDisplaySalutation(false),
+		)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("kind create cluster %q: %w", c.cfg.Name, describeKindError(err))
+		}
+		return nil
+	case <-ctx.Done():
+		c.logf("interrupted: deleting the cluster being made")
+		_ = c.delete()
+		<-done
+		_ = c.delete() // nodes kind made after the first delete
+		return ctx.Err()
+	}
+}
+
+// describeKindError adds the output of a failed command to kind's error.
+func describeKindError(err error) error {
+	var out []string
+	for _, line := range strings.Split(kindErrorOutput(err), "\n") {
+		if strings.TrimSpace(line) != "" {
+			out = append(out, line)
+		}
+	}
+	if len(out) > 6 {
+		out = out[len(out)-6:]
+	}
+	if len(out) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: %s", err, strings.Join(out, " | "))
+}
+
+// installCNI applies flannel; on an upstream node image it first puts the
+// CNI plugins flannel needs (which kindest/node lacks) on every node.
+func (c *Cluster) installCNI(ctx context.Context, restCfg *rest.Config, local bool) error {
+	image := cni.UpstreamFlannelImage
+	if local {
+		image = nodeimage.FlannelImage()
+	} else if err := c.installPlugins(ctx); err != nil {
+		return err
+	}
+	manifest, err := c.cfg.flannel(image, local).Manifest()
+	if err != nil {
+		return err
+	}
+	return kube.Apply(ctx, restCfg, manifest, "winconform")
+}
+
+func (c *Cluster) installPlugins(ctx context.Context) error {
+	plugins, err := cni.BuildPlugins(ctx, c.opts.Log, filepath.Join(c.opts.CacheDir, "bin"))
+	if err != nil {
+		return err
+	}
+	ns, err := c.provider.ListNodes(c.cfg.Name)
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		for name, path := range plugins {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			dst := "/opt/cni/bin/" + name
+			if err := n.Command("sh", "-c", "cat > "+dst+".tmp && chmod 0755 "+dst+".tmp && mv "+dst+".tmp "+dst).
+				SetStdin(bytes.NewReader(data)).Run(); err != nil {
+				return fmt.Errorf("copying CNI plugin %s to node %s: %w", name, n.String(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// LoadImages loads Options.Images into every node of the cluster.
+func (c *Cluster) LoadImages(ctx context.Context) error {
+	if len(c.opts.Images) == 0 {
+		return nil
+	}
+	ns, err := c.provider.ListNodes(c.cfg.Name)
+	if err != nil {
+		return err
+	}
+	for _, img := range c.opts.Images {
+		for _, n := range ns {
+			if err := loadArchive(n, img.Path); err != nil {
+				return fmt.Errorf("loading image %s into node %s: %w", img.Name, n.String(), err)
+			}
+		}
+		c.logf("loaded %s into %d nodes", img.Name, len(ns))
+	}
+	return nil
+}
+
+func loadArchive(n nodes.Node, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return nodeutils.LoadImageArchive(n, f)
+}
+
+// collectLogs exports the cluster's logs (kind's own collection) and returns
+// where they are, or "" when that failed.
+func (c *Cluster) collectLogs() string {
+	if c.opts.LogDir == "" {
+		return ""
+	}
+	dir := filepath.Join(c.opts.LogDir, c.cfg.Name+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	if err := c.provider.CollectLogs(c.cfg.Name, dir); err != nil {
+		return ""
+	}
+	return dir
+}
+
+func (c *Cluster) delete() error {
+	return c.provider.Delete(c.cfg.Name, c.opts.Kubeconfig)
+}
+
+// Down deletes the cluster and its entry in the kubeconfig. Deleting a
+// cluster that does not exist is not an error.
+func (c *Cluster) Down() (bool, error) {
+	exists, err := c.Exists()
+	if err != nil || !exists {
+		return false, err
+	}
+	return true, c.delete()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// kindErrorOutput is what the command behind a kind error printed.
+func kindErrorOutput(err error) string {
+	if re := kindexec.RunErrorForError(err); re != nil {
+		return string(re.Output)
+	}
+	return ""
+}

@@ -1,0 +1,227 @@
+package kind
+
+import (
+	_ "embed"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+
+	"github.com/winconform/winconform/infra/cni"
+)
+
+// Node image policies: what Up does when the node image is not present.
+const (
+	BuildAuto   = "auto"   // pull it; where that fails, build one locally
+	BuildAlways = "always" // always use a locally built image
+	BuildNever  = "never"  // pull it or fail
+)
+
+// Config is a local cluster: the file `winconform up --config` reads. The
+// embedded default (default.yaml) is the cluster `make up` and `make e2e` use.
+type Config struct {
+	// Name is the kind cluster's name (node containers are <name>-control-plane, <name>-worker...).
+	Name string `json:"name"`
+	// KubernetesVersion defaults to the harness's own (see HarnessKubernetesVersion).
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// NodeImage defaults to kindest/node:<kubernetesVersion>.
+	NodeImage string `json:"nodeImage,omitempty"`
+	// NodeImageBuild is auto, always or never.
+	NodeImageBuild string `json:"nodeImageBuild,omitempty"`
+	// Workers is the number of Linux worker nodes beside the control plane.
+	Workers    int        `json:"workers"`
+	Networking Networking `json:"networking"`
+	CNI        CNI        `json:"cni"`
+	// ReadyTimeout bounds the wait for every node and system pod to be Ready.
+	ReadyTimeout Duration `json:"readyTimeout,omitempty"`
+}
+
+// Networking is the cluster's addressing.
+type Networking struct {
+	PodSubnet     string `json:"podSubnet"`
+	ServiceSubnet string `json:"serviceSubnet"`
+	// APIServerAddress is the host address the API server listens on; set it
+	// to an address the Windows machines can reach (or 0.0.0.0) for a hybrid cluster.
+	APIServerAddress string `json:"apiServerAddress,omitempty"`
+	// APIServerPort is the host port; 0 picks a free one.
+	APIServerPort int32 `json:"apiServerPort,omitempty"`
+	// CertSANs are extra names and addresses in the API server's certificate.
+	CertSANs []string `json:"certSANs,omitempty"`
+}
+
+// CNI is the flannel back end.
+type CNI struct {
+	Backend string `json:"backend"`
+	VNI     int    `json:"vni,omitempty"`
+	Port    int    `json:"port,omitempty"`
+}
+
+// Duration is a time.Duration written as "5m" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON reads "90s", "5m".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(s) < 2 || s[0] != '"' {
+		return fmt.Errorf("duration %s: write it as a quoted string such as \"5m\"", s)
+	}
+	v, err := time.ParseDuration(s[1 : len(s)-1])
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+//go:embed default.yaml
+var defaultConfig []byte
+
+// DefaultConfig is the embedded default cluster.
+func DefaultConfig() Config {
+	c, err := ParseConfig("default.yaml (embedded)", defaultConfig)
+	if err != nil {
+		panic(err) // a test keeps the embedded file valid
+	}
+	return c
+}
+
+// LoadConfig reads a cluster file; an empty path means the embedded default.
+func LoadConfig(path string) (Config, error) {
+	if path == "" {
+		return DefaultConfig(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("cluster config: %w", err)
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig decodes and validates a cluster file. Unknown fields are errors.
+func ParseConfig(source string, data []byte) (Config, error) {
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", source, err)
+	}
+	c.setDefaults()
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", source, err)
+	}
+	return c, nil
+}
+
+func (c *Config) setDefaults() {
+	if c.KubernetesVersion == "" {
+		c.KubernetesVersion = HarnessKubernetesVersion()
+	}
+	if c.NodeImage == "" {
+		c.NodeImage = "kindest/node:" + c.KubernetesVersion
+	}
+	if c.NodeImageBuild == "" {
+		c.NodeImageBuild = BuildAuto
+	}
+	if c.CNI.Backend == "" {
+		c.CNI.Backend = cni.VXLAN
+	}
+	if c.CNI.Backend == cni.VXLAN {
+		if c.CNI.VNI == 0 {
+			c.CNI.VNI = cni.WindowsVNI
+		}
+		if c.CNI.Port == 0 {
+			c.CNI.Port = cni.WindowsPort
+		}
+	}
+	if c.ReadyTimeout.Duration == 0 {
+		c.ReadyTimeout.Duration = 5 * time.Minute
+	}
+}
+
+var (
+	dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
+	semver   = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
+)
+
+// Validate names the first wrong field and the fix.
+func (c Config) Validate() error {
+	if !dnsLabel.MatchString(c.Name) {
+		return fmt.Errorf("name: %q is not a cluster name: use lower-case letters, digits and '-', at most 40", c.Name)
+	}
+	if !semver.MatchString(c.KubernetesVersion) {
+		return fmt.Errorf("kubernetesVersion: %q is not a version such as %s", c.KubernetesVersion, HarnessKubernetesVersion())
+	}
+	switch c.NodeImageBuild {
+	case BuildAuto, BuildAlways, BuildNever:
+	default:
+		return fmt.Errorf("nodeImageBuild: %q: use %s, %s or %s", c.NodeImageBuild, BuildAuto, BuildAlways, BuildNever)
+	}
+	if c.NodeImageBuild != BuildNever && c.KubernetesVersion != HarnessKubernetesVersion() && c.NodeImageBuild == BuildAlways {
+		return fmt.Errorf("kubernetesVersion: a locally built node image has the harness's Kubernetes %s, not %s: drop kubernetesVersion or set nodeImageBuild: never with a nodeImage you can pull",
+			HarnessKubernetesVersion(), c.KubernetesVersion)
+	}
+	if c.Workers < 0 || c.Workers > 10 {
+		return fmt.Errorf("workers: %d: use 0 to 10 Linux workers", c.Workers)
+	}
+	for field, cidr := range map[string]string{"networking.podSubnet": c.Networking.PodSubnet, "networking.serviceSubnet": c.Networking.ServiceSubnet} {
+		if _, _, err := net.ParseCIDR(cidr); err != nil {
+			return fmt.Errorf("%s: %q is not a CIDR (for example 10.244.0.0/16)", field, cidr)
+		}
+	}
+	if a := c.Networking.APIServerAddress; a != "" && net.ParseIP(a) == nil {
+		return fmt.Errorf("networking.apiServerAddress: %q is not an IP address", a)
+	}
+	if p := c.Networking.APIServerPort; p < 0 || p > 65535 {
+		return fmt.Errorf("networking.apiServerPort: %d is not a port", p)
+	}
+	for i, san := range c.Networking.CertSANs {
+		if san == "" {
+			return fmt.Errorf("networking.certSANs[%d] is empty", i)
+		}
+	}
+	if c.ReadyTimeout.Duration < 10*time.Second {
+		return fmt.Errorf("readyTimeout: %s is too short to bring a cluster up: use at least 10s", c.ReadyTimeout.Duration)
+	}
+	return c.flannel("validation", false).Validate()
+}
+
+// flannel is the CNI configuration for image (local: pre-loaded in the node image).
+func (c Config) flannel(image string, local bool) cni.Flannel {
+	return cni.Flannel{Backend: c.CNI.Backend, VNI: c.CNI.VNI, Port: c.CNI.Port, PodSubnet: c.Networking.PodSubnet, Image: image, Local: local}
+}
+
+// KindConfig renders c as kind's own configuration, with nodeImage on every node.
+func (c Config) KindConfig(nodeImage string) *v1alpha4.Cluster {
+	kc := &v1alpha4.Cluster{
+		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
+		Name:     c.Name,
+		Networking: v1alpha4.Networking{
+			PodSubnet:         c.Networking.PodSubnet,
+			ServiceSubnet:     c.Networking.ServiceSubnet,
+			APIServerAddress:  c.Networking.APIServerAddress,
+			APIServerPort:     c.Networking.APIServerPort,
+			DisableDefaultCNI: true, // flannel instead of kindnet
+			KubeProxyMode:     v1alpha4.IPTablesProxyMode,
+		},
+	}
+	kc.Nodes = append(kc.Nodes, v1alpha4.Node{Role: v1alpha4.ControlPlaneRole, Image: nodeImage})
+	for i := 0; i < c.Workers; i++ {
+		kc.Nodes = append(kc.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole, Image: nodeImage})
+	}
+	if len(c.Networking.CertSANs) > 0 {
+		// A merge patch replaces the list, so it repeats kind's own names.
+		addr := c.Networking.APIServerAddress
+		if addr == "" {
+			addr = "127.0.0.1"
+		}
+		sans := append([]string{"localhost", addr}, c.Networking.CertSANs...)
+		patch, _ := yaml.Marshal(map[string]any{"kind": "ClusterConfiguration", "apiServer": map[string]any{"certSANs": sans}})
+		kc.KubeadmConfigPatches = append(kc.KubeadmConfigPatches, string(patch))
+	}
+	return kc
+}
