@@ -1,0 +1,101 @@
+// Package e2e joins the harness's own helpers to the upstream e2e framework
+// (k8s.io/kubernetes/test/e2e/framework): a framework per spec container, the
+// cluster's facts, node choice that skips with a reason, pods started and
+// awaited, and the probe run inside a pod.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+	admissionapi "k8s.io/pod-security-admission/api"
+
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/skips"
+)
+
+// PodStartTimeout bounds the wait for test pods to turn Ready.
+const PodStartTimeout = 3 * time.Minute
+
+// NewFramework returns the e2e framework for a spec container: each spec gets
+// a fresh namespace, deleted after it (also when it fails or the run is
+// interrupted). Probe pods run as root (raw ICMP), so the namespace enforces
+// the baseline pod security level rather than restricted.
+func NewFramework(baseName string) *framework.Framework {
+	f := framework.NewDefaultFramework(baseName)
+	f.NamespacePodSecurityLevel = admissionapi.LevelBaseline
+	return f
+}
+
+// Facts returns the cluster's facts, discovered once per run.
+func Facts(ctx context.Context, f *framework.Framework) *facts.Facts {
+	fs, err := facts.Get(ctx, f.ClientSet)
+	framework.ExpectNoError(err, "discovering the cluster's facts")
+	return fs
+}
+
+// Nodes returns n distinct Ready nodes of os that run a real kubelet, or skips
+// the spec with the reason the cluster cannot offer them.
+func Nodes(fs *facts.Facts, os string, n int) []facts.Node {
+	real := fs.Select(facts.Query{OS: os, Real: true, Ready: true})
+	if len(real) >= n {
+		return real[:n]
+	}
+	all := fs.Select(facts.Query{OS: os})
+	switch {
+	case len(all) == 0 && os == "windows":
+		skips.Skip(skips.NoWindowsNode)
+	case len(real) == 0 && len(all) > 0:
+		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated %s node(s)", len(all), os))
+	default:
+		skips.Skip(skips.TooFewNodes, fmt.Sprintf("needs %d Ready %s nodes with a kubelet, found %d", n, os, len(real)))
+	}
+	return nil
+}
+
+// StartPods creates pods in the spec's namespace, waits until every one is
+// Ready, and returns them as the API server has them (with IPs and nodes).
+func StartPods(ctx context.Context, f *framework.Framework, pods ...*corev1.Pod) []*corev1.Pod {
+	client := f.ClientSet.CoreV1().Pods(f.Namespace.Name)
+	for _, p := range pods {
+		_, err := client.Create(ctx, p, metav1.CreateOptions{})
+		framework.ExpectNoError(err, "creating pod %s", p.Name)
+	}
+	out := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		framework.ExpectNoError(e2epod.WaitTimeoutForPodReadyInNamespace(ctx, f.ClientSet, p.Name, f.Namespace.Name, PodStartTimeout),
+			"pod %s did not turn Ready", p.Name)
+		got, err := client.Get(ctx, p.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		out[i] = got
+	}
+	return out
+}
+
+// Connect runs `probe connect` with targets inside pod (which runs the probe
+// image) and returns one result per target. It fails the spec when the probe
+// itself could not run: that is not a blocked path.
+func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probe.Result {
+	os := "linux"
+	if pod.Spec.OS != nil {
+		os = string(pod.Spec.OS.Name)
+	}
+	cmd := ospod.ProbeCommand(os, probe.ConnectArgs(5, 2, targets)...)
+	ginkgo.By(fmt.Sprintf("probing from pod %s (%s, node %s): %v", pod.Name, os, pod.Spec.NodeName, targets))
+	stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+		Command: cmd, Namespace: pod.Namespace, PodName: pod.Name, ContainerName: pod.Spec.Containers[0].Name,
+		CaptureStdout: true, CaptureStderr: true,
+	})
+	framework.ExpectNoError(err, "the probe in pod %s could not run (stderr: %s)", pod.Name, stderr)
+	results, err := probe.Parse(stdout, targets)
+	framework.ExpectNoError(err, "reading the probe's output")
+	return results
+}

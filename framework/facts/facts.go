@@ -1,0 +1,182 @@
+// Package facts discovers, once per run, what the cluster under test is made
+// of: its nodes by OS and role, their Windows builds, which nodes are
+// simulated (kwok), the server version and the CNI. Specs decide from these
+// facts what they can run and why they skip.
+package facts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Well-known node labels and annotations.
+const (
+	LabelOS           = "kubernetes.io/os"
+	LabelHostname     = "kubernetes.io/hostname"
+	LabelWindowsBuild = "node.kubernetes.io/windows-build"
+	LabelControlPlane = "node-role.kubernetes.io/control-plane"
+	// AnnotationKwok marks a node that kwok simulates.
+	AnnotationKwok = "kwok.x-k8s.io/node"
+)
+
+// Node is what the harness needs to know of one node.
+type Node struct {
+	Name          string         `json:"name"`
+	OS            string         `json:"os"`
+	Arch          string         `json:"arch"`
+	ControlPlane  bool           `json:"controlPlane"`
+	Ready         bool           `json:"ready"`
+	Simulated     bool           `json:"simulated"`
+	WindowsBuild  string         `json:"windowsBuild,omitempty"` // the node.kubernetes.io/windows-build label
+	KernelVersion string         `json:"kernelVersion"`
+	OSImage       string         `json:"osImage"`
+	InternalIP    string         `json:"internalIP"`
+	Taints        []corev1.Taint `json:"taints,omitempty"`
+}
+
+// Facts is the cluster as discovered at the start of a run.
+type Facts struct {
+	ServerVersion string `json:"serverVersion"`
+	Nodes         []Node `json:"nodes"`
+	// CNI is "flannel/<backend>" when flannel runs, else "unknown".
+	CNI string `json:"cni"`
+}
+
+// Discover reads the facts from the API server.
+func Discover(ctx context.Context, cs kubernetes.Interface) (*Facts, error) {
+	v, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("server version: %w", err)
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	f := &Facts{ServerVersion: v.GitVersion, CNI: detectCNI(ctx, cs)}
+	for _, n := range list.Items {
+		f.Nodes = append(f.Nodes, FromNode(&n))
+	}
+	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
+	return f, nil
+}
+
+// FromNode extracts a Node's facts.
+func FromNode(n *corev1.Node) Node {
+	os := n.Labels[LabelOS]
+	if os == "" {
+		os = n.Status.NodeInfo.OperatingSystem
+	}
+	_, cp := n.Labels[LabelControlPlane]
+	out := Node{
+		Name: n.Name, OS: os, Arch: n.Status.NodeInfo.Architecture, ControlPlane: cp,
+		Simulated:    n.Annotations[AnnotationKwok] != "",
+		WindowsBuild: n.Labels[LabelWindowsBuild], KernelVersion: n.Status.NodeInfo.KernelVersion,
+		OSImage: n.Status.NodeInfo.OSImage, Taints: n.Spec.Taints,
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && out.InternalIP == "" {
+			out.InternalIP = a.Address
+		}
+	}
+	return out
+}
+
+func detectCNI(ctx context.Context, cs kubernetes.Interface) string {
+	cm, err := cs.CoreV1().ConfigMaps("kube-flannel").Get(ctx, "kube-flannel-cfg", metav1.GetOptions{})
+	if err != nil {
+		return "unknown"
+	}
+	var conf struct{ Backend struct{ Type string } }
+	if err := json.Unmarshal([]byte(cm.Data["net-conf.json"]), &conf); err != nil || conf.Backend.Type == "" {
+		return "flannel"
+	}
+	return "flannel/" + conf.Backend.Type
+}
+
+// Query selects nodes.
+type Query struct {
+	OS string
+	// Real excludes simulated nodes (for anything that needs a kubelet).
+	Real bool
+	// Workloads excludes nodes that are not Ready.
+	Ready bool
+}
+
+// Select returns the nodes that match q, control-plane nodes last so that
+// tests prefer workers.
+func (f *Facts) Select(q Query) []Node {
+	var out []Node
+	for _, n := range f.Nodes {
+		if (q.OS != "" && n.OS != q.OS) || (q.Real && n.Simulated) || (q.Ready && !n.Ready) {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return !out[i].ControlPlane && out[j].ControlPlane })
+	return out
+}
+
+// ControlPlane returns the control-plane nodes.
+func (f *Facts) ControlPlane() []Node {
+	var out []Node
+	for _, n := range f.Nodes {
+		if n.ControlPlane {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Summary is a one-line description for logs.
+func (f *Facts) Summary() string {
+	count := map[string]int{}
+	sim := 0
+	for _, n := range f.Nodes {
+		count[n.OS]++
+		if n.Simulated {
+			sim++
+		}
+	}
+	var parts []string
+	for _, os := range []string{"linux", "windows"} {
+		parts = append(parts, fmt.Sprintf("%d %s", count[os], os))
+	}
+	s := fmt.Sprintf("Kubernetes %s, nodes: %s", f.ServerVersion, strings.Join(parts, ", "))
+	if sim > 0 {
+		s += fmt.Sprintf(" (%d simulated)", sim)
+	}
+	return s + ", CNI " + f.CNI
+}
+
+var (
+	mu     sync.Mutex
+	cached *Facts
+)
+
+// Get returns the facts, discovering them on the first call of the process.
+func Get(ctx context.Context, cs kubernetes.Interface) (*Facts, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	f, err := Discover(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	cached = f
+	return f, nil
+}

@@ -1,0 +1,40 @@
+// Package skips makes a spec skip with a reason that reports can count: the
+// reason's key goes into the spec's report entries, its text into Ginkgo's
+// skip message. A spec that lacks what it needs skips; it never passes.
+package skips
+
+import (
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+)
+
+// EntryName is the report entry that carries a skip's reason key.
+const EntryName = "winconform.skip"
+
+// Reason is why a spec cannot run on this cluster.
+type Reason struct {
+	Key  string // stable, for counting
+	Text string // what the log and reports say
+}
+
+// The reasons specs skip for.
+var (
+	NoWindowsNode       = Reason{"no-windows-node", "no Windows node in this cluster"}
+	SimulatedOnly       = Reason{"simulated-node-only", "this needs a real kubelet and the only nodes of that OS are simulated"}
+	TooFewNodes         = Reason{"too-few-nodes", "the cluster has too few schedulable nodes of that OS"}
+	NoLoadBalancer      = Reason{"no-load-balancer", "the cluster has no LoadBalancer implementation"}
+	NoActiveDirectory   = Reason{"no-active-directory", "no Active Directory domain and gMSA credential spec are configured"}
+	NoInventory         = Reason{"no-inventory", "no Windows machine inventory was given"}
+	ManagedControlPlane = Reason{"managed-control-plane", "the control plane is not visible in this cluster (a managed service)"}
+)
+
+// Skip records r (with detail, when given) and skips the current spec.
+func Skip(r Reason, detail ...any) {
+	msg := r.Text
+	if len(detail) > 0 {
+		msg += ": " + fmt.Sprint(detail...)
+	}
+	ginkgo.AddReportEntry(EntryName, r.Key, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.Skip(msg, 1)
+}

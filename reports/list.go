@@ -1,0 +1,94 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/labels"
+)
+
+// ReadReport reads a Ginkgo JSON report (a list of suite reports) and
+// returns its first suite.
+func ReadReport(path string) (types.Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return types.Report{}, err
+	}
+	var rs []types.Report
+	if err := json.Unmarshal(data, &rs); err != nil {
+		return types.Report{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rs) == 0 {
+		return types.Report{}, fmt.Errorf("%s holds no suite", path)
+	}
+	return rs[0], nil
+}
+
+// Listed is a spec as `make list` shows it.
+type Listed struct {
+	Name   string
+	Labels []string
+}
+
+// Specs lists the report's specs (It nodes) with their labels, by name.
+func Specs(r types.Report) []Listed {
+	var out []Listed
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		l := append([]string(nil), sr.Labels()...)
+		sort.Strings(l)
+		out = append(out, Listed{Name: sr.FullText(), Labels: l})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LabelProblems lists each spec whose labels break the rules of package labels.
+func LabelProblems(specs []Listed) []string {
+	var out []string
+	for _, s := range specs {
+		for _, p := range labels.Check(s.Labels) {
+			out = append(out, fmt.Sprintf("%s: %s", s.Name, p))
+		}
+	}
+	return out
+}
+
+// Uncovered returns the catalogue's claims that no spec carries.
+func Uncovered(specs []Listed) []string {
+	covered := map[string]bool{}
+	for _, s := range specs {
+		for _, id := range labels.Claims(s.Labels) {
+			covered[id] = true
+		}
+	}
+	var out []string
+	for _, c := range claims.All() {
+		if !covered[c.ID] {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// WriteList prints every spec with its labels, then which claims have no spec.
+func WriteList(w io.Writer, specs []Listed) {
+	for _, s := range specs {
+		fmt.Fprintf(w, "%s\n    [%s]\n", s.Name, strings.Join(s.Labels, ", "))
+	}
+	unc := Uncovered(specs)
+	fmt.Fprintf(w, "\n%d specs; %d of %d claims covered", len(specs), len(claims.All())-len(unc), len(claims.All()))
+	if len(unc) > 0 {
+		fmt.Fprintf(w, "; not yet covered: %s", strings.Join(unc, " "))
+	}
+	fmt.Fprintln(w)
+}

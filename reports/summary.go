@@ -1,0 +1,224 @@
+// Package reports turns a Ginkgo run into what the harness's users read:
+// per claim of the catalogue, what the run showed; skips counted by their
+// reason; the spec list with labels; and checks that every spec is labelled.
+// Ginkgo's own reporters write the JUnit and JSON; this package adds to them.
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/skips"
+)
+
+// Outcome of a claim in a run.
+const (
+	Passed     = "passed"
+	Failed     = "failed"
+	Skipped    = "skipped"
+	NotRun     = "not run"     // has specs, none selected in this run
+	NotCovered = "not covered" // no spec carries the claim
+)
+
+// Spec is one spec of the run, as the reports use it.
+type Spec struct {
+	Name       string   `json:"name"`
+	Labels     []string `json:"labels"`
+	State      string   `json:"state"`
+	SkipReason string   `json:"skipReason,omitempty"` // a skips.Reason key
+	Message    string   `json:"message,omitempty"`
+	Seconds    float64  `json:"seconds"`
+}
+
+// Claim is one claim's result.
+type Claim struct {
+	ID      string   `json:"id"`
+	Kind    string   `json:"kind"`
+	Text    string   `json:"text"`
+	Outcome string   `json:"outcome"`
+	Passed  int      `json:"passed"`
+	Failed  int      `json:"failed"`
+	Skipped int      `json:"skipped"`
+	Reasons []string `json:"skipReasons,omitempty"`
+}
+
+// Summary is the harness's view of a run.
+type Summary struct {
+	Suite       string         `json:"suite"`
+	Succeeded   bool           `json:"succeeded"`
+	Interrupted bool           `json:"interrupted,omitempty"`
+	Specs       []Spec         `json:"specs"`
+	Claims      []Claim        `json:"claims"`
+	SkipReasons map[string]int `json:"skipReasons"`
+}
+
+// Summarize reads a Ginkgo report. Specs that the run did not select are
+// left out of Specs but still count a claim as having specs (NotRun).
+func Summarize(r types.Report) Summary {
+	s := Summary{Suite: r.SuiteDescription, Succeeded: r.SuiteSucceeded, SkipReasons: map[string]int{}}
+	for _, reason := range r.SpecialSuiteFailureReasons {
+		if strings.Contains(strings.ToLower(reason), "interrupt") {
+			s.Interrupted = true
+		}
+	}
+	byClaim := map[string]*Claim{}
+	for _, c := range claims.All() {
+		byClaim[c.ID] = &Claim{ID: c.ID, Kind: string(c.Kind), Text: c.Text, Outcome: NotCovered}
+	}
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		spec := Spec{Name: sr.FullText(), Labels: sr.Labels(), State: sr.State.String(), Seconds: sr.RunTime.Seconds()}
+		for _, e := range sr.ReportEntries {
+			if e.Name == skips.EntryName {
+				spec.SkipReason = e.StringRepresentation()
+			}
+		}
+		if sr.State.Is(types.SpecStateFailureStates) || sr.State == types.SpecStateSkipped {
+			spec.Message = sr.Failure.Message
+		}
+		selected := sr.State != types.SpecStateSkipped || sr.Failure.Message != "" || spec.SkipReason != ""
+		for _, id := range labels.Claims(spec.Labels) {
+			c := byClaim[id]
+			if c == nil {
+				continue
+			}
+			if c.Outcome == NotCovered {
+				c.Outcome = NotRun
+			}
+			if !selected {
+				continue
+			}
+			switch {
+			case sr.State == types.SpecStatePassed:
+				c.Passed++
+			case sr.State.Is(types.SpecStateFailureStates):
+				c.Failed++
+			case sr.State == types.SpecStateSkipped:
+				c.Skipped++
+				if spec.SkipReason != "" && !contains(c.Reasons, spec.SkipReason) {
+					c.Reasons = append(c.Reasons, spec.SkipReason)
+				}
+			}
+		}
+		if !selected {
+			continue
+		}
+		if sr.State == types.SpecStateSkipped {
+			key := spec.SkipReason
+			if key == "" {
+				key = "unrecorded"
+			}
+			s.SkipReasons[key]++
+		}
+		s.Specs = append(s.Specs, spec)
+	}
+	for _, c := range claims.All() {
+		bc := byClaim[c.ID]
+		switch {
+		case bc.Failed > 0:
+			bc.Outcome = Failed
+		case bc.Passed > 0:
+			bc.Outcome = Passed
+		case bc.Skipped > 0:
+			bc.Outcome = Skipped
+		}
+		s.Claims = append(s.Claims, *bc)
+	}
+	return s
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts returns how many claims have each outcome.
+func (s Summary) Counts() map[string]int {
+	out := map[string]int{}
+	for _, c := range s.Claims {
+		out[c.Outcome]++
+	}
+	return out
+}
+
+// Markdown renders the summary for people.
+func (s Summary) Markdown() string {
+	var b strings.Builder
+	status := "succeeded"
+	if !s.Succeeded {
+		status = "failed"
+	}
+	if s.Interrupted {
+		status = "was interrupted (partial report)"
+	}
+	fmt.Fprintf(&b, "# winconform run: %s\n\n", status)
+	counts := s.Counts()
+	fmt.Fprintf(&b, "Claims: %d passed, %d failed, %d skipped, %d not run, %d not covered (of %d).\n\n",
+		counts[Passed], counts[Failed], counts[Skipped], counts[NotRun], counts[NotCovered], len(s.Claims))
+	if len(s.SkipReasons) > 0 {
+		b.WriteString("## Skipped specs by reason\n\n| reason | specs |\n|---|---|\n")
+		keys := make([]string, 0, len(s.SkipReasons))
+		for k := range s.SkipReasons {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "| %s | %d |\n", k, s.SkipReasons[k])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Claims\n\n| claim | kind | outcome | passed | failed | skipped | skip reasons |\n|---|---|---|---|---|---|---|\n")
+	for _, c := range s.Claims {
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %s |\n", c.ID, c.Kind, c.Outcome, c.Passed, c.Failed, c.Skipped, strings.Join(c.Reasons, ", "))
+	}
+	var failed []Spec
+	for _, sp := range s.Specs {
+		if sp.State != "passed" && sp.State != "skipped" {
+			failed = append(failed, sp)
+		}
+	}
+	if len(failed) > 0 {
+		b.WriteString("\n## Failed specs\n\n")
+		for _, sp := range failed {
+			fmt.Fprintf(&b, "- **%s** (%s): %s\n", sp.Name, sp.State, firstLine(sp.Message))
+		}
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Write puts summary.json and summary.md into dir.
+func (s Summary) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "summary.md"), []byte(s.Markdown()), 0o644)
+}

@@ -1,0 +1,111 @@
+// Package suites is winconform's one Ginkgo suite binary (`go test -c ./suites`).
+// Each area is a package under suites/, registered by a blank import below and
+// selected at run time by labels (--suite=networking, --claim=NET-03,
+// --ginkgo.label-filter). It takes the upstream e2e framework's flags
+// (--kubeconfig, --provider, --report-dir, ...).
+package suites
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/reports"
+
+	_ "github.com/winconform/winconform/suites/limitations"
+	_ "github.com/winconform/winconform/suites/networking"
+)
+
+var (
+	suite   = flag.String("suite", "", "run only this area's specs (a package under suites/, e.g. networking)")
+	claim   = flag.String("claim", "", "run only the specs of these claims (comma-separated IDs, e.g. NET-03,NET-04)")
+	dryRun  bool
+	filters string
+)
+
+func TestMain(m *testing.M) {
+	framework.RegisterCommonFlags(flag.CommandLine)
+	framework.RegisterClusterFlags(flag.CommandLine)
+	// Ginkgo's complete JSON report goes beside the JUnit one unless asked otherwise.
+	if err := flag.Set("report-complete-ginkgo", "true"); err != nil {
+		panic(err)
+	}
+	flag.Parse()
+	if err := checkFlags(); err != nil {
+		fmt.Fprintln(os.Stderr, "winconform e2e:", err)
+		os.Exit(2)
+	}
+	framework.AfterReadingAllFlags(&framework.TestContext)
+	os.Exit(m.Run())
+}
+
+// checkFlags validates what the run was asked to do before anything connects
+// to a cluster, so that bad input ends in one line naming the fix.
+func checkFlags() error {
+	suiteConfig, _ := ginkgo.GinkgoConfiguration()
+	dryRun = suiteConfig.DryRun
+	f, err := labels.Filter(*suite, *claim, suiteConfig.LabelFilter)
+	if err != nil {
+		return err
+	}
+	filters = f
+	if dryRun {
+		return nil
+	}
+	kc := framework.TestContext.KubeConfig
+	if kc == "" {
+		return errors.New("no kubeconfig: pass --kubeconfig (or set KUBECONFIG); `make e2e` makes a local cluster and passes its kubeconfig")
+	}
+	if _, err := os.Stat(kc); err != nil {
+		return fmt.Errorf("kubeconfig %s cannot be read (%v): run `make up` for a local cluster, or pass the kubeconfig of an existing one", kc, err)
+	}
+	if _, err := clientcmd.LoadFromFile(kc); err != nil {
+		return fmt.Errorf("kubeconfig %s is not a valid kubeconfig: %v", kc, err)
+	}
+	return nil
+}
+
+func TestE2E(t *testing.T) {
+	gomega.RegisterFailHandler(framework.Fail)
+	suiteConfig, reporterConfig := framework.CreateGinkgoConfig()
+	suiteConfig.LabelFilter = filters
+	ginkgo.RunSpecs(t, "winconform", suiteConfig, reporterConfig)
+}
+
+// The cluster's facts are discovered once, before any spec, and kept with the reports.
+var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
+	cs, err := framework.LoadClientset()
+	framework.ExpectNoError(err, "connecting to the cluster in %s", framework.TestContext.KubeConfig)
+	fs, err := facts.Get(ctx, cs)
+	framework.ExpectNoError(err, "reading the cluster in %s", framework.TestContext.KubeConfig)
+	framework.Logf("cluster: %s", fs.Summary())
+	if dir := framework.TestContext.ReportDir; dir != "" {
+		data, err := json.MarshalIndent(fs, "", "  ")
+		framework.ExpectNoError(err)
+		framework.ExpectNoError(os.WriteFile(filepath.Join(dir, "cluster.json"), data, 0o644))
+	}
+})
+
+// The harness's summary (claims, skips by reason) is written after every run,
+// also a failed or interrupted one.
+var _ = ginkgo.ReportAfterSuite("winconform summary", func(r ginkgo.Report) {
+	if r.SuiteConfig.DryRun || framework.TestContext.ReportDir == "" {
+		return
+	}
+	s := reports.Summarize(r)
+	framework.ExpectNoError(s.Write(framework.TestContext.ReportDir))
+	c := s.Counts()
+	fmt.Printf("\nwinconform: claims %d passed, %d failed, %d skipped, %d not run, %d not covered; skipped specs by reason: %v; reports in %s\n",
+		c[reports.Passed], c[reports.Failed], c[reports.Skipped], c[reports.NotRun], c[reports.NotCovered], s.SkipReasons, framework.TestContext.ReportDir)
+})
