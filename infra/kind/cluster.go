@@ -112,19 +112,24 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if exists {
+		image, err := c.docker.Output(ctx, nil, "inspect", "--format", "{{.Config.Image}}", c.cfg.Name+"-control-plane")
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q exists but its control-plane container cannot be inspected: %w", c.cfg.Name, err)
+		}
+		res.NodeImage = strings.TrimSpace(string(image))
+		key, _ := c.docker.ImageLabel(ctx, res.NodeImage, nodeimage.KeyLabel)
+		res.LocalImage = key != ""
+		restore, err := c.prepareHost(ctx, res)
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
 		return c.reuse(ctx, res)
 	}
 	if err := c.timed("node image", func() error { return c.resolveImage(ctx, res) }); err != nil {
 		return nil, err
 	}
-	if err := c.timed("host quirks", func() (err error) { res.Quirks, err = c.docker.DetectQuirks(ctx, res.NodeImage); return }); err != nil {
-		return nil, err
-	}
-	if res.Quirks.NoPrivileged {
-		c.logf("docker cannot start --privileged containers here (%s): kind runs through the harness's docker shim, dropping %s",
-			res.Quirks.Detail, strings.Join(res.Quirks.CapDrop, ","))
-	}
-	restore, err := c.activateShim(res.Quirks)
+	restore, err := c.prepareHost(ctx, res)
 	if err != nil {
 		return nil, err
 	}
@@ -233,12 +238,23 @@ func (c *Cluster) resolveImage(ctx context.Context, res *Result) error {
 	return nil
 }
 
-func (c *Cluster) activateShim(q docker.Quirks) (func(), error) {
+// prepareHost detects what this host's docker cannot do that kind needs,
+// with res.NodeImage, and routes kind's docker commands through the shim
+// where needed. The returned function undoes the routing.
+func (c *Cluster) prepareHost(ctx context.Context, res *Result) (func(), error) {
+	err := c.timed("host quirks", func() (err error) { res.Quirks, err = c.docker.DetectQuirks(ctx, res.NodeImage); return })
+	if err != nil {
+		return nil, err
+	}
+	if res.Quirks.NoPrivileged {
+		c.logf("docker cannot start --privileged containers here (%s): kind runs through the harness's docker shim, dropping %s",
+			res.Quirks.Detail, strings.Join(res.Quirks.CapDrop, ","))
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return c.docker.Activate(q, filepath.Join(c.opts.CacheDir, "shim"), self)
+	return c.docker.Activate(res.Quirks, filepath.Join(c.opts.CacheDir, "shim"), self)
 }
 
 // create runs kind. kind's create cannot be cancelled, so an interruption
@@ -292,13 +308,12 @@ func describeKindError(err error) error {
 // installCNI applies flannel; on an upstream node image it first puts the
 // CNI plugins flannel needs (which kindest/node lacks) on every node.
 func (c *Cluster) installCNI(ctx context.Context, restCfg *rest.Config, local bool) error {
-	image := cni.UpstreamFlannelImage
-	if local {
-		image = nodeimage.FlannelImage()
-	} else if err := c.installPlugins(ctx); err != nil {
-		return err
+	if !local {
+		if err := c.installPlugins(ctx); err != nil {
+			return err
+		}
 	}
-	manifest, err := c.cfg.flannel(image, local).Manifest()
+	manifest, err := c.cfg.CNIManifest(local)
 	if err != nil {
 		return err
 	}

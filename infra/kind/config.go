@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/infra/nodeimage"
 )
 
 // Node image policies: what Up does when the node image is not present.
@@ -193,6 +194,16 @@ func (c Config) Validate() error {
 // flannel is the CNI configuration for image (local: pre-loaded in the node image).
 func (c Config) flannel(image string, local bool) cni.Flannel {
 	return cni.Flannel{Backend: c.CNI.Backend, VNI: c.CNI.VNI, Port: c.CNI.Port, PodSubnet: c.Networking.PodSubnet, Image: image, Local: local}
+}
+
+// CNIManifest is flannel's manifest for the cluster: with the flannel image
+// pre-loaded in a locally built node image, or else flannel's published one.
+func (c Config) CNIManifest(localNodeImage bool) ([]byte, error) {
+	image := cni.UpstreamFlannelImage
+	if localNodeImage {
+		image = nodeimage.FlannelImage()
+	}
+	return c.flannel(image, localNodeImage).Manifest()
 }
 
 // KindConfig renders c as kind's own configuration, with nodeImage on every node.

@@ -3,9 +3,12 @@ package nodeimage
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -73,19 +76,46 @@ func (b *build) binDir(name string) string { return filepath.Join(b.spec.CacheDi
 // prepareModule writes the harness's own go.mod and go.sum into a directory,
 // so the Kubernetes commands (tool directives there) build from that graph.
 func (b *build) prepareModule(ctx context.Context) error {
-	b.mod = filepath.Join(b.spec.CacheDir, "mod", b.spec.inputs()[:12])
-	if err := os.MkdirAll(b.mod, 0o755); err != nil {
+	dir, err := writeModule(b.spec.CacheDir)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(b.mod, "go.mod"), winconform.GoMod, 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(b.mod, "go.sum"), winconform.GoSum, 0o644); err != nil {
-		return err
-	}
-	dir, err := b.moduleDir(ctx, "sigs.k8s.io/kind")
-	b.kindDir = dir
+	b.mod = dir
+	b.kindDir, err = b.moduleDir(ctx, "sigs.k8s.io/kind")
 	return err
+}
+
+// writeModule puts the embedded go.mod and go.sum in a cache directory named
+// by their digest and returns it.
+func writeModule(cacheDir string) (string, error) {
+	sum := sha256.Sum256(append(append([]byte{}, winconform.GoMod...), winconform.GoSum...))
+	dir := filepath.Join(cacheDir, "mod", hex.EncodeToString(sum[:])[:12])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), winconform.GoMod, 0o644); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "go.sum"), winconform.GoSum, 0o644)
+}
+
+// HostTools compiles the kind CLI and kubectl from the harness's own module
+// graph (for benchmarks and for people who want them) and returns their paths.
+func HostTools(ctx context.Context, cacheDir, kubernetesVersion string, log io.Writer) (kindBin, kubectl string, err error) {
+	mod, err := writeModule(cacheDir)
+	if err != nil {
+		return "", "", err
+	}
+	ldflags, err := versionLDFlags(kubernetesVersion)
+	if err != nil {
+		return "", "", err
+	}
+	dir := filepath.Join(cacheDir, "bin", "host-tools-"+filepath.Base(mod))
+	err = gotool.Once(dir, func(tmp string) error {
+		return gotool.Go(ctx, log, mod, []string{"CGO_ENABLED=0"}, "build", "-ldflags", ldflags, "-o", tmp+"/",
+			"sigs.k8s.io/kind", "k8s.io/kubernetes/cmd/kubectl")
+	})
+	return filepath.Join(dir, "kind"), filepath.Join(dir, "kubectl"), err
 }
 
 // moduleDir downloads module (as the harness's go.mod requires it) and returns its directory.

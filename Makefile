@@ -1,0 +1,84 @@
+# winconform: make targets. The CLI (cmd/winconform) does the work; these
+# targets build it and pass the variables on.
+#
+#   make e2e                  the main job: the suites on the embedded default cluster
+#   make test                 unit tests, then the suites on a throwaway cluster
+#   make e2e SUITE=networking one area      FOCUS=NET-07  one claim (or NET-07,NET-08)
+#   make e2e LABELS='os:linux' a Ginkgo label filter
+#   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
+#   make up / make down / make list / make bench
+
+SHELL      := /bin/bash
+GO         ?= go
+OUT        := _output
+BIN        := $(OUT)/bin
+WINCONFORM := $(BIN)/winconform
+SUITE      ?=
+FOCUS      ?=
+LABELS     ?=
+EXISTING   ?=
+CONFIG     ?=
+REPORT_DIR ?= $(OUT)/report
+TEST_CLUSTER ?= winconform-test
+# Packages with unit tests: everything but the suites, which need a cluster.
+UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
+
+CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
+SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
+
+.PHONY: all build up down e2e list test unit e2e-test bench node-image fmt vet clean
+
+all: build
+
+## build: the CLI, the suite binary and the probe (Linux and Windows)
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(WINCONFORM) ./cmd/winconform
+	$(GO) test -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe
+
+## up: create the local cluster (or check and reuse it)
+up: build
+	$(WINCONFORM) up $(CONFIG_FLAG)
+
+## down: delete the local cluster
+down: build
+	$(WINCONFORM) down $(CONFIG_FLAG)
+
+## e2e: run the suites (SUITE, FOCUS, LABELS) on the local cluster, or on EXISTING
+e2e: build
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(SELECT) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
+
+## list: every spec with its labels (a dry run, no cluster)
+list: build
+	$(WINCONFORM) list $(SELECT)
+
+## test: formatting, vet, unit tests, label checks, then the suites on a throwaway cluster
+test: unit e2e-test
+
+unit: fmt vet
+	$(GO) test $(UNIT_PKGS)
+
+e2e-test: build
+	$(WINCONFORM) list --check > /dev/null
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --delete-cluster $(SELECT) --report-dir $(OUT)/test-report
+
+## bench: benchmarks that print ratios
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./images/... ./infra/...
+	$(WINCONFORM) bench up --runs 3
+
+## node-image: build (or find cached) the air-gapped node image
+node-image: build
+	$(WINCONFORM) node-image
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(OUT)
