@@ -27,7 +27,13 @@ func ProbeArchive(linuxBinary, path string) error {
 	if _, err := os.Stat(linuxBinary); err != nil {
 		return fmt.Errorf("probe binary: %w (build it with `make build`)", err)
 	}
-	layer, err := assemble.Layer(filepath.Dir(path), []assemble.Entry{
+	// The layer is spooled to a file that must outlive the archive's writing.
+	spool, err := os.MkdirTemp(filepath.Dir(path), ".probe-layer-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(spool)
+	layer, err := assemble.Layer(spool, []assemble.Entry{
 		{Path: "/probe", Source: linuxBinary},
 		{Path: "/tmp", Dir: true, Mode: 0o1777},
 		{Path: "/etc/passwd", Mode: 0o644, Data: []byte("root:x:0:0:root:/:/probe\nnobody:x:65534:65534:nobody:/:/probe\n")},

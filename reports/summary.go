@@ -33,6 +33,7 @@ type Spec struct {
 	Name       string   `json:"name"`
 	Labels     []string `json:"labels"`
 	State      string   `json:"state"`
+	Failed     bool     `json:"failed"`               // failed, panicked, timed out, interrupted or aborted
 	SkipReason string   `json:"skipReason,omitempty"` // a skips.Reason key
 	Message    string   `json:"message,omitempty"`
 	Seconds    float64  `json:"seconds"`
@@ -54,7 +55,7 @@ type Claim struct {
 type Summary struct {
 	Suite       string         `json:"suite"`
 	Succeeded   bool           `json:"succeeded"`
-	Interrupted bool           `json:"interrupted,omitempty"`
+	Interrupted bool           `json:"interrupted,omitempty"` // cut short by an interrupt or the suite timeout: a partial report
 	Specs       []Spec         `json:"specs"`
 	Claims      []Claim        `json:"claims"`
 	SkipReasons map[string]int `json:"skipReasons"`
@@ -65,7 +66,7 @@ type Summary struct {
 func Summarize(r types.Report) Summary {
 	s := Summary{Suite: r.SuiteDescription, Succeeded: r.SuiteSucceeded, SkipReasons: map[string]int{}}
 	for _, reason := range r.SpecialSuiteFailureReasons {
-		if strings.Contains(strings.ToLower(reason), "interrupt") {
+		if r := strings.ToLower(reason); strings.Contains(r, "interrupt") || strings.Contains(r, "timeout") {
 			s.Interrupted = true
 		}
 	}
@@ -77,7 +78,8 @@ func Summarize(r types.Report) Summary {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		spec := Spec{Name: sr.FullText(), Labels: sr.Labels(), State: sr.State.String(), Seconds: sr.RunTime.Seconds()}
+		spec := Spec{Name: sr.FullText(), Labels: sr.Labels(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(),
+			Failed: sr.State.Is(types.SpecStateFailureStates)}
 		for _, e := range sr.ReportEntries {
 			if e.Name == skips.EntryName {
 				spec.SkipReason = e.StringRepresentation()
@@ -187,7 +189,7 @@ func (s Summary) Markdown() string {
 	}
 	var failed []Spec
 	for _, sp := range s.Specs {
-		if sp.State != "passed" && sp.State != "skipped" {
+		if sp.Failed {
 			failed = append(failed, sp)
 		}
 	}

@@ -196,7 +196,7 @@ func TestFilterSemanticsUnderGinkgo(t *testing.T) {
 	}{
 		{[]string{"suite:filter-sem", "claim:NET-03", "os:windows"}, true},
 		{[]string{"suite:filter-sem", "claim:NET-05", "os:linux"}, true},
-		{[]string{"suite:other", "claim:NET-03", "os:linux"}, false},   // wrong suite
+		{[]string{"suite:other", "claim:NET-03", "os:linux"}, false},      // wrong suite
 		{[]string{"suite:filter-sem", "claim:NET-04", "os:linux"}, false}, // claim not asked for
 		{[]string{"suite:filter-sem", "claim:NET-03"}, false},             // no os
 		{[]string{"suite:other", "os:windows"}, false},

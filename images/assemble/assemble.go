@@ -39,7 +39,7 @@ var epoch = time.Unix(0, 0).UTC()
 // the list does not name, in a stable order.
 func WriteTar(w io.Writer, entries []Entry) error {
 	tw := tar.NewWriter(w)
-	seen := map[string]bool{}
+	seen := map[string]bool{} // path -> is a directory
 	sorted := append([]Entry(nil), entries...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	for _, e := range sorted {
@@ -50,10 +50,10 @@ func WriteTar(w io.Writer, entries []Entry) error {
 		if err := writeParents(tw, seen, path.Dir(name)); err != nil {
 			return err
 		}
-		if seen[name] {
+		if _, dup := seen[name]; dup {
 			return fmt.Errorf("layer entry %s appears twice", e.Path)
 		}
-		seen[name] = true
+		seen[name] = e.Dir
 		if err := writeEntry(tw, name, e); err != nil {
 			return fmt.Errorf("layer entry %s: %w", e.Path, err)
 		}
@@ -62,7 +62,13 @@ func WriteTar(w io.Writer, entries []Entry) error {
 }
 
 func writeParents(tw *tar.Writer, seen map[string]bool, dir string) error {
-	if dir == "." || dir == "/" || dir == "" || seen[dir] {
+	if dir == "." || dir == "/" || dir == "" {
+		return nil
+	}
+	if isDir, ok := seen[dir]; ok {
+		if !isDir {
+			return fmt.Errorf("layer entry /%s is not a directory, yet entries are put under it", dir)
+		}
 		return nil
 	}
 	if err := writeParents(tw, seen, path.Dir(dir)); err != nil {

@@ -1,0 +1,178 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/winconform/winconform/framework/claims"
+)
+
+func writeReports(t *testing.T, rs []types.Report) string {
+	t.Helper()
+	data, err := json.Marshal(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReadReport(t *testing.T) {
+	first := sampleReport()
+	second := types.Report{SuiteDescription: "second"}
+	r, err := ReadReport(writeReports(t, []types.Report{first, second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SuiteDescription != "winconform" || len(r.SpecReports) != len(first.SpecReports) {
+		t.Errorf("ReadReport = %q with %d specs, want the first suite", r.SuiteDescription, len(r.SpecReports))
+	}
+	if got := r.SpecReports[2]; got.State != types.SpecStateFailed || got.Failure.Message != "expected 1\nto equal 2" || got.FullText() != "[networking] pod to pod fails" {
+		t.Errorf("spec after JSON = %v %q %q", got.State, got.Failure.Message, got.FullText())
+	}
+}
+
+func TestReadReportErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadReport(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("missing file: no error")
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"not": "a list"}`), 0o644)
+	if _, err := ReadReport(bad); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("not a list: err = %v, want one naming %s", err, bad)
+	}
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`[]`), 0o644)
+	if _, err := ReadReport(empty); err == nil || !strings.Contains(err.Error(), "holds no suite") {
+		t.Errorf("empty list: err = %v", err)
+	}
+}
+
+func listReport() types.Report {
+	it := func(containers []string, cl [][]string, text string, leaf []string) types.SpecReport {
+		return types.SpecReport{
+			ContainerHierarchyTexts: containers, ContainerHierarchyLabels: cl,
+			LeafNodeType: types.NodeTypeIt, LeafNodeText: text, LeafNodeLabels: leaf,
+			State: types.SpecStateSkipped, // a dry run or a filtered run: the labels are what matter
+		}
+	}
+	return types.Report{SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeBeforeSuite, LeafNodeText: "", LeafNodeLabels: []string{"claim:WEB-01"}},
+		it([]string{"[networking]"}, [][]string{{"suite:networking"}}, "windows to linux", []string{"os:windows", "claim:NET-03", "claim:NET-01"}),
+		it([]string{"[limitations]"}, [][]string{{"suite:limitations", "os:linux"}}, "control plane is linux", []string{"claim:LIM-07", "os:linux"}),
+		it([]string{"[networking]"}, [][]string{{"suite:networking"}}, "bad labels", []string{"claim:NET-99", "os:macos"}),
+		it([]string{"[limitations]"}, nil, "no labels", nil),
+	}}
+}
+
+func TestSpecs(t *testing.T) {
+	got := Specs(listReport())
+	want := []Listed{
+		{Name: "[limitations] control plane is linux", Labels: []string{"claim:LIM-07", "os:linux", "suite:limitations"}},
+		{Name: "[limitations] no labels", Labels: nil},
+		{Name: "[networking] bad labels", Labels: []string{"claim:NET-99", "os:macos", "suite:networking"}},
+		{Name: "[networking] windows to linux", Labels: []string{"claim:NET-01", "claim:NET-03", "os:windows", "suite:networking"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Specs() =\n %q\nwant\n %q", got, want)
+	}
+}
+
+func TestSpecsDoesNotReorderReportLabels(t *testing.T) {
+	r := listReport()
+	Specs(r)
+	if got := r.SpecReports[1].LeafNodeLabels; !reflect.DeepEqual(got, []string{"os:windows", "claim:NET-03", "claim:NET-01"}) {
+		t.Errorf("Specs sorted the report's own labels: %v", got)
+	}
+}
+
+func TestLabelProblems(t *testing.T) {
+	got := LabelProblems(Specs(listReport()))
+	want := []string{
+		"[limitations] no labels: needs exactly one suite: label",
+		"[limitations] no labels: has no claim: label",
+		"[limitations] no labels: has no os: label",
+		"[networking] bad labels: claim:NET-99 is not in the catalogue",
+		"[networking] bad labels: os:macos is neither linux nor windows",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LabelProblems() =\n %q\nwant\n %q", got, want)
+	}
+	if p := LabelProblems([]Listed{{Name: "ok", Labels: []string{"suite:a", "claim:NET-01", "os:linux"}}}); len(p) != 0 {
+		t.Errorf("LabelProblems on a good spec = %q", p)
+	}
+}
+
+func TestUncovered(t *testing.T) {
+	specs := Specs(listReport())
+	unc := Uncovered(specs)
+	if len(unc) != len(claims.All())-3 {
+		t.Errorf("%d uncovered, want %d", len(unc), len(claims.All())-3)
+	}
+	for _, id := range unc {
+		if id == "NET-01" || id == "NET-03" || id == "LIM-07" {
+			t.Errorf("%s is covered but listed as uncovered", id)
+		}
+		if id == "NET-99" {
+			t.Error("an ID outside the catalogue is listed")
+		}
+	}
+	// In catalogue order.
+	all := claims.All()
+	j := 0
+	for _, id := range unc {
+		for j < len(all) && all[j].ID != id {
+			j++
+		}
+		if j == len(all) {
+			t.Fatalf("Uncovered() = %v is not in catalogue order", unc)
+		}
+	}
+	if len(Uncovered(nil)) != len(all) {
+		t.Error("with no specs, every claim is uncovered")
+	}
+}
+
+func TestWriteList(t *testing.T) {
+	var b bytes.Buffer
+	WriteList(&b, Specs(listReport()))
+	out := b.String()
+	if !strings.HasPrefix(out, "[limitations] control plane is linux\n    [claim:LIM-07, os:linux, suite:limitations]\n[limitations] no labels\n    []\n") {
+		t.Errorf("WriteList spec lines:\n%s", out)
+	}
+	unc := Uncovered(Specs(listReport()))
+	wantTail := "\n4 specs; 3 of 75 claims covered; not yet covered: " + strings.Join(unc, " ") + "\n"
+	if !strings.HasSuffix(out, wantTail) {
+		t.Errorf("WriteList tail:\n%s\nwant suffix\n%s", out, wantTail)
+	}
+	if !strings.Contains(out, "not yet covered: CFG-01 CFG-02") {
+		t.Errorf("uncovered list does not start with CFG-01 CFG-02:\n%s", out)
+	}
+}
+
+func TestWriteListAllCovered(t *testing.T) {
+	var specs []Listed
+	for _, c := range claims.All() {
+		specs = append(specs, Listed{Name: "covers " + c.ID, Labels: []string{"claim:" + c.ID}})
+	}
+	var b bytes.Buffer
+	WriteList(&b, specs)
+	out := b.String()
+	if !strings.HasSuffix(out, "\n75 specs; 75 of 75 claims covered\n") {
+		t.Errorf("WriteList with every claim covered ends %q", out[max(0, len(out)-80):])
+	}
+	if strings.Contains(out, "not yet covered") {
+		t.Error("WriteList mentions uncovered claims when there are none")
+	}
+}
