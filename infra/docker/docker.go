@@ -40,7 +40,7 @@ type RunError struct {
 func (e *RunError) Error() string {
 	msg := strings.TrimSpace(string(e.Stderr))
 	if i := strings.LastIndex(msg, "\n"); i >= 0 && len(msg) > 600 {
-		msg = "..." + msg[i:]
+		msg = "..." + msg[i+1:]
 	}
 	cmd := "docker " + strings.Join(truncateArgs(e.Args), " ")
 	if msg == "" {

@@ -92,16 +92,25 @@ func (c *Client) Activate(q Quirks, dir, self string) (restore func(), err error
 	if err := os.Symlink(self, link); err != nil {
 		return nil, fmt.Errorf("docker shim: %w", err)
 	}
-	saved := map[string]string{}
+	type saved struct {
+		value string
+		set   bool
+	}
+	before := map[string]saved{}
 	for _, k := range []string{"PATH", envRealDocker, envCapDrop} {
-		saved[k] = os.Getenv(k)
+		v, set := os.LookupEnv(k)
+		before[k] = saved{v, set}
 	}
 	os.Setenv(envRealDocker, c.Bin)
 	os.Setenv(envCapDrop, strings.Join(q.CapDrop, ","))
 	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return func() {
-		for k, v := range saved {
-			os.Setenv(k, v)
+		for k, v := range before {
+			if v.set {
+				os.Setenv(k, v.value)
+			} else {
+				os.Unsetenv(k)
+			}
 		}
 	}, nil
 }

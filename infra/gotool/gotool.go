@@ -24,8 +24,9 @@ func Run(ctx context.Context, log io.Writer, dir string, env []string, name stri
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout = io.MultiWriter(log, &tail)
-	cmd.Stderr = io.MultiWriter(log, &tail)
+	// One writer for both streams: os/exec then never writes from two goroutines at once.
+	out := io.MultiWriter(log, &tail)
+	cmd.Stdout, cmd.Stderr = out, out
 	fmt.Fprintf(log, "$ %s %s\n", filepath.Base(name), strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", filepath.Base(name), firstArgs(args), err, tail.String())

@@ -107,6 +107,17 @@ func LoadConfig(path string) (Config, error) {
 
 // ParseConfig decodes and validates a cluster file. Unknown fields are errors.
 func ParseConfig(source string, data []byte) (Config, error) {
+	// encoding/json loses the field's name in a Duration's own error: check it first.
+	var durations struct {
+		ReadyTimeout any `json:"readyTimeout"`
+	}
+	if err := yaml.Unmarshal(data, &durations); err == nil && durations.ReadyTimeout != nil {
+		if s, ok := durations.ReadyTimeout.(string); !ok {
+			return Config{}, fmt.Errorf("%s: readyTimeout: %v is not a duration: write it as a quoted string such as \"5m\"", source, durations.ReadyTimeout)
+		} else if _, err := time.ParseDuration(s); err != nil {
+			return Config{}, fmt.Errorf("%s: readyTimeout: %q is not a duration such as \"5m\" or \"90s\"", source, s)
+		}
+	}
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", source, err)
@@ -169,9 +180,12 @@ func (c Config) Validate() error {
 	if c.Workers < 0 || c.Workers > 10 {
 		return fmt.Errorf("workers: %d: use 0 to 10 Linux workers", c.Workers)
 	}
-	for field, cidr := range map[string]string{"networking.podSubnet": c.Networking.PodSubnet, "networking.serviceSubnet": c.Networking.ServiceSubnet} {
-		if _, _, err := net.ParseCIDR(cidr); err != nil {
-			return fmt.Errorf("%s: %q is not a CIDR (for example 10.244.0.0/16)", field, cidr)
+	for _, f := range []struct{ field, cidr string }{
+		{"networking.podSubnet", c.Networking.PodSubnet},
+		{"networking.serviceSubnet", c.Networking.ServiceSubnet},
+	} {
+		if _, _, err := net.ParseCIDR(f.cidr); err != nil {
+			return fmt.Errorf("%s: %q is not a CIDR (for example 10.244.0.0/16)", f.field, f.cidr)
 		}
 	}
 	if a := c.Networking.APIServerAddress; a != "" && net.ParseIP(a) == nil {

@@ -66,6 +66,10 @@ func NotReady(ctx context.Context, cs kubernetes.Interface, r Readiness) ([]stri
 			if p.Status.Phase == corev1.PodSucceeded || PodReady(&p) {
 				continue
 			}
+			// A failed pod of a controller is replaced by it; the controller's own count below says whether it was.
+			if p.Status.Phase == corev1.PodFailed && len(p.OwnerReferences) > 0 {
+				continue
+			}
 			problems = append(problems, fmt.Sprintf("pod %s/%s %s", ns, p.Name, DescribePod(&p)))
 		}
 		dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{})
@@ -73,7 +77,8 @@ func NotReady(ctx context.Context, cs kubernetes.Interface, r Readiness) ([]stri
 			return nil, err
 		}
 		for _, ds := range dss.Items {
-			if ds.Status.DesiredNumberScheduled == 0 || ds.Status.NumberReady < ds.Status.DesiredNumberScheduled {
+			// A DaemonSet for nodes the cluster does not have (Windows) wants no pods and is fine.
+			if ds.Status.NumberReady < ds.Status.DesiredNumberScheduled {
 				problems = append(problems, fmt.Sprintf("daemonset %s/%s %d/%d ready", ns, ds.Name, ds.Status.NumberReady, ds.Status.DesiredNumberScheduled))
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -39,16 +40,16 @@ func AptMirror(files map[string]string) string {
 		content := files[name]
 		if strings.HasSuffix(name, ".sources") {
 			for _, stanza := range strings.Split(content, "\n\n") {
-				var uris, suites string
+				fields := map[string]string{}
 				for _, line := range strings.Split(stanza, "\n") {
-					if v, ok := strings.CutPrefix(line, "URIs:"); ok {
-						uris = strings.TrimSpace(v)
-					}
-					if v, ok := strings.CutPrefix(line, "Suites:"); ok {
-						suites = strings.TrimSpace(v)
+					if k, v, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, " ") {
+						fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
 					}
 				}
-				if u := strings.Fields(uris); len(u) > 0 && debianMain(u[0], suites) {
+				if !slices.Contains(strings.Fields(fields["types"]), "deb") || strings.EqualFold(fields["enabled"], "no") {
+					continue
+				}
+				if u := strings.Fields(fields["uris"]); len(u) > 0 && debianMain(u[0], fields["suites"]) {
 					return u[0]
 				}
 			}

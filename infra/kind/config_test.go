@@ -1,0 +1,440 @@
+package kind
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+
+	"github.com/winconform/winconform/infra/cni"
+)
+
+// base is a minimal valid cluster file; each case below changes one thing.
+const base = `name: wc
+workers: 2
+networking:
+  podSubnet: 10.244.0.0/16
+  serviceSubnet: 10.96.0.0/12
+cni:
+  backend: vxlan
+`
+
+func TestDefaultConfig(t *testing.T) {
+	c, err := ParseConfig("default.yaml", defaultConfig)
+	if err != nil {
+		t.Fatalf("the embedded default does not parse: %v", err)
+	}
+	if !reflect.DeepEqual(c, DefaultConfig()) {
+		t.Errorf("DefaultConfig() = %+v, differs from parsing default.yaml: %+v", DefaultConfig(), c)
+	}
+	v := HarnessKubernetesVersion()
+	want := Config{
+		Name:              "winconform",
+		KubernetesVersion: v,
+		NodeImage:         "kindest/node:" + v,
+		NodeImageBuild:    BuildAuto,
+		Workers:           1,
+		Networking:        Networking{PodSubnet: "10.244.0.0/16", ServiceSubnet: "10.96.0.0/12"},
+		CNI:               CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789},
+		ReadyTimeout:      Duration{5 * time.Minute},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("default config =\n%+v\nwant\n%+v", c, want)
+	}
+	loaded, err := LoadConfig("")
+	if err != nil || !reflect.DeepEqual(loaded, want) {
+		t.Errorf("LoadConfig(\"\") = %+v, %v", loaded, err)
+	}
+}
+
+func TestLoadConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(path, []byte(base+"readyTimeout: 90s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	if c.Name != "wc" || c.Workers != 2 || c.ReadyTimeout.Duration != 90*time.Second {
+		t.Errorf("loaded %+v", c)
+	}
+	// Defaults fill what the file leaves out.
+	if c.CNI.VNI != cni.WindowsVNI || c.CNI.Port != cni.WindowsPort || c.NodeImageBuild != BuildAuto ||
+		c.KubernetesVersion != HarnessKubernetesVersion() || c.NodeImage != "kindest/node:"+HarnessKubernetesVersion() {
+		t.Errorf("defaults not applied: %+v", c)
+	}
+
+	_, err = LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
+	if err == nil || !strings.HasPrefix(err.Error(), "cluster config: ") {
+		t.Errorf("missing file: %v", err)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte(strings.Replace(base, "workers: 2", "workers: 99", 1)), 0o644)
+	if _, err := LoadConfig(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": workers: 99") {
+		t.Errorf("invalid file: error %v does not name the file and the field", err)
+	}
+}
+
+func TestParseConfigRejectsUnknownFields(t *testing.T) {
+	for field, doc := range map[string]string{
+		"wrokers": base + "wrokers: 3\n",
+		"vnii":    strings.Replace(base, "backend: vxlan", "backend: vxlan\n  vnii: 4096", 1),
+		"podCIDR": strings.Replace(base, "networking:", "networking:\n  podCIDR: 10.0.0.0/8", 1),
+	} {
+		c, err := ParseConfig("my.yaml", []byte(doc))
+		if err == nil {
+			t.Errorf("unknown field %s accepted: %+v", field, c)
+			continue
+		}
+		if !strings.Contains(err.Error(), field) || !strings.HasPrefix(err.Error(), "my.yaml: ") {
+			t.Errorf("unknown field %s: error %q does not name it and the file", field, err)
+		}
+	}
+	if _, err := ParseConfig("x", []byte("name: [a\n")); err == nil {
+		t.Error("broken YAML accepted")
+	}
+	if _, err := ParseConfig("x", []byte(base+"name: other\n")); err == nil || !strings.Contains(err.Error(), `"name"`) {
+		t.Errorf("duplicate key: %v", err)
+	}
+}
+
+func TestParseConfigValidation(t *testing.T) {
+	set := func(old, new string) string { return strings.Replace(base, old, new, 1) }
+	for _, tc := range []struct {
+		name  string
+		doc   string
+		field string // "" means valid
+	}{
+		{"base", base, ""},
+		{"bad name", set("name: wc", "name: Bad_Name"), "name: "},
+		{"no name", set("name: wc", ""), "name: "},
+		{"name too long", set("name: wc", "name: "+strings.Repeat("a", 41)), "name: "},
+		{"name 40", set("name: wc", "name: "+strings.Repeat("a", 40)), ""},
+		{"name trailing dash", set("name: wc", "name: wc-"), "name: "},
+		{"workers -1", set("workers: 2", "workers: -1"), "workers: "},
+		{"workers 11", set("workers: 2", "workers: 11"), "workers: "},
+		{"workers 0", set("workers: 2", "workers: 0"), ""},
+		{"workers 10", set("workers: 2", "workers: 10"), ""},
+		{"pod subnet", set("10.244.0.0/16", "10.244.0.0"), "networking.podSubnet: "},
+		{"pod subnet missing", set("  podSubnet: 10.244.0.0/16\n", ""), "networking.podSubnet: "},
+		{"service subnet", set("10.96.0.0/12", "ten.96/12"), "networking.serviceSubnet: "},
+		{"backend", set("backend: vxlan", "backend: udp"), "cni.backend: "},
+		{"vni", set("backend: vxlan", "backend: vxlan\n  vni: 16777216"), "cni.vni: "},
+		{"port", set("backend: vxlan", "backend: vxlan\n  port: 70000"), "cni.port: "},
+		{"host-gw", set("backend: vxlan", "backend: host-gw"), ""},
+		{"default backend", set("  backend: vxlan\n", "  port: 8472\n"), ""},
+		{"readyTimeout short", base + "readyTimeout: 5s\n", "readyTimeout: "},
+		{"readyTimeout negative", base + "readyTimeout: -1m\n", "readyTimeout: "},
+		{"readyTimeout 10s", base + "readyTimeout: 10s\n", ""},
+		{"nodeImageBuild", base + "nodeImageBuild: sometimes\n", "nodeImageBuild: "},
+		{"nodeImageBuild never", base + "nodeImageBuild: never\n", ""},
+		{"kubernetesVersion", base + "kubernetesVersion: \"1.34\"\n", "kubernetesVersion: "},
+		{"other version, auto", base + "kubernetesVersion: v1.33.1\n", ""},
+		{"other version, never", base + "kubernetesVersion: v1.33.1\nnodeImageBuild: never\n", ""},
+		{"other version, always", base + "kubernetesVersion: v1.33.1\nnodeImageBuild: always\n", "kubernetesVersion: "},
+	} {
+		c, err := ParseConfig("c.yaml", []byte(tc.doc))
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.field != "" && err == nil:
+			t.Errorf("%s: accepted %+v", tc.name, c)
+		case tc.field != "" && !strings.HasPrefix(err.Error(), "c.yaml: "+tc.field):
+			t.Errorf("%s: error %q does not start with the field %q", tc.name, err, tc.field)
+		}
+	}
+}
+
+func TestParseConfigNetworkingFields(t *testing.T) {
+	withNet := func(extra string) string {
+		return strings.Replace(base, "  serviceSubnet: 10.96.0.0/12\n", "  serviceSubnet: 10.96.0.0/12\n"+extra, 1)
+	}
+	for _, tc := range []struct {
+		extra string
+		field string
+	}{
+		{"  apiServerAddress: host.example\n", "networking.apiServerAddress: "},
+		{"  apiServerAddress: 0.0.0.0\n", ""},
+		{"  apiServerAddress: 192.168.1.10\n", ""},
+		{"  apiServerPort: 70000\n", "networking.apiServerPort: "},
+		{"  apiServerPort: -1\n", "networking.apiServerPort: "},
+		{"  apiServerPort: 6443\n", ""},
+		{"  certSANs: [win.example, \"\"]\n", "networking.certSANs[1]"},
+		{"  certSANs: [win.example, 10.0.0.5]\n", ""},
+	} {
+		c, err := ParseConfig("c.yaml", []byte(withNet(tc.extra)))
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%q: %v", tc.extra, err)
+		case tc.field != "" && err == nil:
+			t.Errorf("%q: accepted %+v", tc.extra, c)
+		case tc.field != "" && !strings.HasPrefix(err.Error(), "c.yaml: "+tc.field):
+			t.Errorf("%q: error %q does not start with %q", tc.extra, err, tc.field)
+		}
+	}
+}
+
+func TestParseConfigDefaultsPerBackend(t *testing.T) {
+	c, err := ParseConfig("c", []byte(strings.Replace(base, "backend: vxlan", "backend: host-gw", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CNI.VNI != 0 || c.CNI.Port != 0 {
+		t.Errorf("host-gw got vxlan defaults: %+v", c.CNI)
+	}
+	c, err = ParseConfig("c", []byte(strings.Replace(base, "backend: vxlan", "backend: vxlan\n  vni: 1\n  port: 8472", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CNI.VNI != 1 || c.CNI.Port != 8472 {
+		t.Errorf("explicit VNI/port overridden: %+v", c.CNI)
+	}
+	c, err = ParseConfig("c", []byte(base+"kubernetesVersion: v1.33.1\nnodeImage: registry.example/node:x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeImage != "registry.example/node:x" {
+		t.Errorf("explicit node image overridden: %q", c.NodeImage)
+	}
+	c, err = ParseConfig("c", []byte(base+"kubernetesVersion: v1.33.1\n"))
+	if err != nil || c.NodeImage != "kindest/node:v1.33.1" {
+		t.Errorf("node image for v1.33.1 = %q, %v", c.NodeImage, err)
+	}
+}
+
+func TestParseConfigBadDuration(t *testing.T) {
+	for _, v := range []string{"300", "5 minutes", "true"} {
+		_, err := ParseConfig("c.yaml", []byte(base+"readyTimeout: "+v+"\n"))
+		if err == nil {
+			t.Errorf("readyTimeout: %s accepted", v)
+		}
+	}
+	_, err := ParseConfig("c.yaml", []byte(base+"readyTimeout: 300\n"))
+	if err == nil || !strings.Contains(err.Error(), `quoted string such as "5m"`) {
+		t.Errorf("unquoted number: %v", err)
+	}
+}
+
+func TestParseConfigBadDurationNamesField(t *testing.T) {
+	for _, v := range []string{"300", "5 minutes", "true"} {
+		_, err := ParseConfig("c.yaml", []byte(base+"readyTimeout: "+v+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "readyTimeout") {
+			t.Errorf("readyTimeout: %s: error %v does not name the field", v, err)
+		}
+	}
+}
+
+func TestDurationJSON(t *testing.T) {
+	b, err := json.Marshal(Duration{90 * time.Second})
+	if err != nil || string(b) != `"1m30s"` {
+		t.Errorf("Marshal = %s, %v", b, err)
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte(`"2m"`), &d); err != nil || d.Duration != 2*time.Minute {
+		t.Errorf("Unmarshal \"2m\" = %v, %v", d, err)
+	}
+	for _, bad := range []string{`120`, `""`, `"x"`, `null`} {
+		var d Duration
+		if err := json.Unmarshal([]byte(bad), &d); err == nil {
+			t.Errorf("Unmarshal %s = %v, want an error", bad, d)
+		}
+	}
+	// A config survives a round trip through YAML.
+	c := DefaultConfig()
+	c.Networking.CertSANs = []string{"a.example"}
+	c.ReadyTimeout = Duration{7 * time.Minute}
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseConfig("round trip", out)
+	if err != nil {
+		t.Fatalf("re-parsing %s: %v", out, err)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("round trip: %+v != %+v", back, c)
+	}
+}
+
+func TestKindConfig(t *testing.T) {
+	c := DefaultConfig()
+	c.Workers = 3
+	c.Networking.PodSubnet, c.Networking.ServiceSubnet = "10.10.0.0/16", "10.20.0.0/16"
+	c.Networking.APIServerPort = 6443
+	kc := c.KindConfig("img:1")
+	if kc.Kind != "Cluster" || kc.APIVersion != "kind.x-k8s.io/v1alpha4" || kc.Name != "winconform" {
+		t.Errorf("header: %+v %q", kc.TypeMeta, kc.Name)
+	}
+	n := kc.Networking
+	if !n.DisableDefaultCNI {
+		t.Error("kindnet not disabled: flannel would fight it")
+	}
+	if n.PodSubnet != "10.10.0.0/16" || n.ServiceSubnet != "10.20.0.0/16" || n.APIServerPort != 6443 || n.APIServerAddress != "" {
+		t.Errorf("networking = %+v", n)
+	}
+	if n.KubeProxyMode != v1alpha4.IPTablesProxyMode {
+		t.Errorf("kube-proxy mode = %q", n.KubeProxyMode)
+	}
+	if len(kc.Nodes) != 4 {
+		t.Fatalf("%d nodes, want 1 control plane + 3 workers", len(kc.Nodes))
+	}
+	for i, node := range kc.Nodes {
+		wantRole := v1alpha4.WorkerRole
+		if i == 0 {
+			wantRole = v1alpha4.ControlPlaneRole
+		}
+		if node.Role != wantRole || node.Image != "img:1" {
+			t.Errorf("node %d = %s %s, want %s img:1", i, node.Role, node.Image, wantRole)
+		}
+	}
+	if len(kc.KubeadmConfigPatches) != 0 {
+		t.Errorf("patches without certSANs: %q", kc.KubeadmConfigPatches)
+	}
+
+	c.Workers = 0
+	if kc := c.KindConfig("img:2"); len(kc.Nodes) != 1 || kc.Nodes[0].Role != v1alpha4.ControlPlaneRole {
+		t.Errorf("0 workers: nodes %+v", kc.Nodes)
+	}
+}
+
+// certSANsOf decodes the kubeadm patch of kc.
+func certSANsOf(t *testing.T, kc *v1alpha4.Cluster) []string {
+	t.Helper()
+	if len(kc.KubeadmConfigPatches) != 1 {
+		t.Fatalf("patches = %q, want one", kc.KubeadmConfigPatches)
+	}
+	var p struct {
+		Kind      string `json:"kind"`
+		APIServer struct {
+			CertSANs []string `json:"certSANs"`
+		} `json:"apiServer"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(kc.KubeadmConfigPatches[0]), &p); err != nil {
+		t.Fatalf("patch %q: %v", kc.KubeadmConfigPatches[0], err)
+	}
+	if p.Kind != "ClusterConfiguration" {
+		t.Errorf("patch kind = %q, want ClusterConfiguration", p.Kind)
+	}
+	return p.APIServer.CertSANs
+}
+
+func TestKindConfigCertSANs(t *testing.T) {
+	c := DefaultConfig()
+	c.Networking.CertSANs = []string{"win.example", "10.0.0.5"}
+	got := certSANsOf(t, c.KindConfig("img"))
+	if want := []string{"localhost", "127.0.0.1", "win.example", "10.0.0.5"}; !slices.Equal(got, want) {
+		t.Errorf("certSANs = %q, want %q", got, want)
+	}
+
+	c.Networking.APIServerAddress = "192.168.1.10"
+	kc := c.KindConfig("img")
+	if kc.Networking.APIServerAddress != "192.168.1.10" {
+		t.Errorf("apiServerAddress = %q", kc.Networking.APIServerAddress)
+	}
+	got = certSANsOf(t, kc)
+	if want := []string{"localhost", "192.168.1.10", "win.example", "10.0.0.5"}; !slices.Equal(got, want) {
+		t.Errorf("certSANs = %q, want %q", got, want)
+	}
+	if !slices.Equal(c.Networking.CertSANs, []string{"win.example", "10.0.0.5"}) {
+		t.Errorf("KindConfig changed the config's certSANs: %q", c.Networking.CertSANs)
+	}
+}
+
+func TestCNIManifest(t *testing.T) {
+	c := DefaultConfig()
+	for _, local := range []bool{false, true} {
+		m, err := c.CNIManifest(local)
+		if err != nil {
+			t.Fatalf("CNIManifest(%v): %v", local, err)
+		}
+		image, policy := cni.UpstreamFlannelImage, "IfNotPresent"
+		if local {
+			image, policy = "winconform.local/flannel:"+cni.FlannelVersion, "Never"
+		}
+		if !strings.Contains(string(m), "image: "+image+"\n") || !strings.Contains(string(m), "imagePullPolicy: "+policy+"\n") {
+			t.Errorf("local=%v: manifest does not use %s with pull policy %s", local, image, policy)
+		}
+		if !strings.Contains(string(m), `"VNI": 4096`) || !strings.Contains(string(m), `"Network": "10.244.0.0/16"`) {
+			t.Errorf("local=%v: net-conf does not follow the config", local)
+		}
+	}
+	c.CNI = CNI{Backend: cni.HostGW}
+	m, err := c.CNIManifest(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(m), `"Type": "host-gw"`) || strings.Contains(string(m), `"VNI"`) {
+		t.Error("host-gw config rendered a vxlan manifest")
+	}
+}
+
+func TestHarnessKubernetesVersion(t *testing.T) {
+	v := HarnessKubernetesVersion()
+	if !regexp.MustCompile(`^v1\.34\.\d+$`).MatchString(v) {
+		t.Errorf("HarnessKubernetesVersion = %q, want v1.34.x", v)
+	}
+	// Read go.mod on disk: the require of k8s.io/kubernetes, not a replace.
+	data, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	inRequire := false
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "require" && f[1] == "(":
+			inRequire = true
+		case len(f) == 1 && f[0] == ")":
+			inRequire = false
+		case inRequire && len(f) >= 2 && f[0] == "k8s.io/kubernetes":
+			found = append(found, f[1])
+		case len(f) >= 3 && f[0] == "require" && f[1] == "k8s.io/kubernetes":
+			found = append(found, f[2])
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("go.mod requires k8s.io/kubernetes %d times: %q", len(found), found)
+	}
+	if found[0] != v {
+		t.Errorf("HarnessKubernetesVersion = %q, go.mod requires %q", v, found[0])
+	}
+}
+
+func TestFirstLine(t *testing.T) {
+	for in, want := range map[string]string{"": "", "x": "x", "\n a\nb\n": "a", "one\ntwo\nthree": "one"} {
+		if got := firstLine(in); got != want {
+			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestValidateNamesTheFirstWrongSubnetDeterministically(t *testing.T) {
+	doc := strings.NewReplacer("10.244.0.0/16", "bad-pods", "10.96.0.0/12", "bad-services").Replace(base)
+	seen := map[string]bool{}
+	for i := 0; i < 50; i++ {
+		_, err := ParseConfig("c.yaml", []byte(doc))
+		if err == nil {
+			t.Fatal("two bad subnets accepted")
+		}
+		seen[err.Error()] = true
+	}
+	if len(seen) != 1 {
+		t.Errorf("the same config gave %d different errors: %v", len(seen), seen)
+	}
+	for msg := range seen {
+		if !strings.HasPrefix(msg, "c.yaml: networking.podSubnet: ") {
+			t.Errorf("error %q does not name the first wrong field, networking.podSubnet", msg)
+		}
+	}
+}
