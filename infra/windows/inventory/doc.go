@@ -1,0 +1,58 @@
+// Package inventory loads the inventory file: the YAML list of the remote
+// Windows machines that the harness joins, over WinRM, to its kind control
+// plane as Kubernetes nodes.
+//
+// # Format
+//
+//	defaults:                    # optional: applies to every machine that does not set the field
+//	  winrm: {port: 5986, https: true, auth: basic, caBundle: ./ca.pem}
+//	  user: Administrator
+//	  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
+//	machines:                    # at least one
+//	- name: win-2022-a           # unique node name: a lower-case DNS label (at most 63)
+//	  address: 192.168.56.20     # IP address or DNS name, no scheme, no port
+//	  winrm:
+//	    port: 5986               # 1..65535; default 5986 with HTTPS, 5985 without
+//	    https: true              # default true
+//	    caBundle: ./ca.pem       # PEM certificates trusted for the machine's certificate
+//	    insecure: false          # skip the certificate check (HTTPS only; not with caBundle)
+//	    tlsServerName: win-2022-a.lab  # name to verify in the certificate
+//	    auth: basic              # basic (default) or ntlm
+//	  user: Administrator        # required, here or in defaults
+//	  passwordFrom:              # required, here or in defaults: exactly one of
+//	    env: WIN_A_PASSWORD      #   a variable, set and non-empty when the file is loaded
+//	    # file: ./secrets/win-a  #   a file holding only the password (a final newline is trimmed)
+//	  expectedBuild: "10.0.20348"  # the Windows build the machine must have
+//	  labels: {topology.kubernetes.io/zone: lab-1}
+//	  taints: ["os=windows:NoSchedule"]   # key=value:Effect or key:Effect
+//	  binaries:                  # component -> http(s) URL or absolute path on the machine
+//	    containerd: https://example.com/containerd.zip
+//	    kubelet: 'C:\install\kubelet.exe'
+//	  defenderExclusions: true   # default false
+//
+// Defaults apply field by field: within winrm each field on its own, labels
+// and binaries key by key (the machine's value wins), every other field
+// whole. A field written empty on a machine drops the default for the
+// built-in one: port: ~ takes the port that goes with https, and caBundle: ""
+// leaves the machine without the defaults' CA bundle (and so free to set
+// insecure: true or https: false). Defaults cannot set name or address.
+//
+// Relative paths (caBundle, passwordFrom.file) are relative to the
+// inventory file's directory. Paths in binaries are on the Windows machine.
+//
+// Passwords never appear in the file: a password key anywhere is refused,
+// in favour of passwordFrom. A loaded password is a Secret, which prints and
+// encodes as "********".
+//
+// # Errors
+//
+// Load and Parse check everything and return one *Error listing every
+// problem, one per line, each naming the file, the machine (by name and
+// position, counting from 1), the field, what is wrong, and the fix:
+//
+//	inventory.yaml: machine "win-a" (#1): winrm.port: 70000 is out of range (line 9); use a port from 1 to 65535: 5986 for WinRM over HTTPS, 5985 over HTTP
+//
+// Problems outside a machine name the field from the top of the file
+// (defaults.winrm.auth, machines, yaml for the syntax). A problem with a
+// value a machine takes from defaults is reported once, under defaults.
+package inventory

@@ -1,0 +1,589 @@
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// machineYAML is the valid machine win-a with extra lines added to it (each
+// indented as a field of the machine).
+func machineYAML(extra string) string {
+	return validMachineYML + extra
+}
+
+// problemCase is an inventory with exactly one problem.
+type problemCase struct {
+	name    string
+	yaml    string
+	env     map[string]string         // nil: the usual variables
+	setup   func(f *fixture)          // extra files
+	machine string                    // `machine "win-a" (#1)`, or "" for a problem outside machines
+	field   string                    // the field the problem names
+	want    []string                  // in the problem's message or fix
+	check   func(*testing.T, Problem) // more checks on the problem
+}
+
+var problemCases = []problemCase{
+	{
+		name:  "malformed YAML",
+		yaml:  "machines:\n- name: win-a\n  address: 192.168.56.20\n   user: Administrator\n",
+		field: "yaml",
+		want:  []string{"not valid YAML", "(line 4)", "indent with spaces"},
+		check: func(t *testing.T, p Problem) {
+			if p.Line != 4 {
+				t.Errorf("line = %d, want 4", p.Line)
+			}
+		},
+	},
+	{
+		name:    "unknown machine field",
+		yaml:    machineYAML("  colour: blue\n"),
+		machine: defaultMachine,
+		field:   "colour",
+		want:    []string{"unknown field", "(line 6)", "a machine accepts name, address, winrm"},
+	},
+	{
+		name:    "misspelt winrm field",
+		yaml:    machineYAML("  winrm: {prot: 5986}\n"),
+		machine: defaultMachine,
+		field:   "winrm.prot",
+		want:    []string{"unknown field", `did you mean "port"?`},
+	},
+	{
+		name:  "unknown top-level field",
+		yaml:  validMachineYML + "machine: []\n",
+		field: "machine",
+		want:  []string{"unknown field", `did you mean "machines"?`},
+	},
+	{
+		name:    "missing address",
+		yaml:    "machines:\n- name: win-a\n  user: Administrator\n  passwordFrom: {env: WIN_A_PASSWORD}\n",
+		machine: defaultMachine,
+		field:   "address",
+		want:    []string{"is missing", "(line 2)", "set address: the machine's IP address or DNS name"},
+	},
+	{
+		name:    "address with a port",
+		yaml:    strings.Replace(validMachineYML, "192.168.56.20", "192.168.56.20:5986", 1),
+		machine: defaultMachine,
+		field:   "address",
+		want:    []string{"includes a port", "winrm.port: 5986"},
+	},
+	{
+		name:    "port out of range",
+		yaml:    machineYAML("  winrm: {port: 70000}\n"),
+		machine: defaultMachine,
+		field:   "winrm.port",
+		want:    []string{"70000 is out of range", "from 1 to 65535"},
+	},
+	{
+		name:    "port zero",
+		yaml:    machineYAML("  winrm: {port: 0}\n"),
+		machine: defaultMachine,
+		field:   "winrm.port",
+		want:    []string{"0 is out of range"},
+	},
+	{
+		name:    "port not a number",
+		yaml:    machineYAML("  winrm: {port: https}\n"),
+		machine: defaultMachine,
+		field:   "winrm.port",
+		want:    []string{`the string "https", not a whole number`},
+	},
+	{
+		name:    "password variable unset",
+		yaml:    validMachineYML,
+		env:     map[string]string{},
+		machine: defaultMachine,
+		field:   "passwordFrom.env",
+		want:    []string{"the variable WIN_A_PASSWORD is not set", "export WIN_A_PASSWORD="},
+	},
+	{
+		name:    "password variable empty",
+		yaml:    validMachineYML,
+		env:     map[string]string{"WIN_A_PASSWORD": ""},
+		machine: defaultMachine,
+		field:   "passwordFrom.env",
+		want:    []string{"WIN_A_PASSWORD is set but empty"},
+	},
+	{
+		name:    "password file missing",
+		yaml:    strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{file: ./secrets/absent}", 1),
+		machine: defaultMachine,
+		field:   "passwordFrom.file",
+		want:    []string{`"./secrets/absent"`, "does not exist", "relative path is from the inventory file's directory"},
+	},
+	{
+		name:    "password file empty",
+		yaml:    strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{file: secrets/empty}", 1),
+		setup:   func(f *fixture) { f.write("secrets/empty", "\r\n") },
+		machine: defaultMachine,
+		field:   "passwordFrom.file",
+		want:    []string{`"secrets/empty"`, "is empty", "write the password in it"},
+	},
+	{
+		name:    "password file with two lines",
+		yaml:    strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{file: secrets/two}", 1),
+		setup:   func(f *fixture) { f.write("secrets/two", "# the password\n"+passwordFileB+"\n") },
+		machine: defaultMachine,
+		field:   "passwordFrom.file",
+		want:    []string{"more than one line"},
+	},
+	{
+		name:    "passwordFrom with env and file",
+		yaml:    strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{env: WIN_A_PASSWORD, file: secrets/win-b}", 1),
+		machine: defaultMachine,
+		field:   "passwordFrom",
+		want:    []string{"sets both env and file", "keep one"},
+	},
+	{
+		name:    "inline password on a machine",
+		yaml:    machineYAML("  password: " + passwordInline + "\n"),
+		machine: defaultMachine,
+		field:   "password",
+		want:    []string{"inline password is refused", "passwordFrom: {env: VARIABLE}", "passwordFrom: {file: PATH}"},
+	},
+	{
+		name:    "inline password in passwordFrom",
+		yaml:    strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{password: "+passwordInline+"}", 1),
+		machine: defaultMachine,
+		field:   "passwordFrom.password",
+		want:    []string{"inline password is refused"},
+	},
+	{
+		name:  "inline password in defaults",
+		yaml:  "defaults:\n  winrm: {Password: " + passwordInline + "}\n" + validMachineYML,
+		field: "defaults.winrm.Password",
+		want:  []string{"inline password is refused"},
+	},
+	{
+		name:    "caBundle missing",
+		yaml:    machineYAML("  winrm: {caBundle: ./certs/absent.pem}\n"),
+		machine: defaultMachine,
+		field:   "winrm.caBundle",
+		want:    []string{`"./certs/absent.pem"`, "does not exist"},
+	},
+	{
+		name:    "caBundle not PEM",
+		yaml:    machineYAML("  winrm: {caBundle: ca.cer}\n"),
+		setup:   func(f *fixture) { f.write("ca.cer", "\x30\x82\x01\x0a not PEM at all") },
+		machine: defaultMachine,
+		field:   "winrm.caBundle",
+		want:    []string{`"ca.cer"`, "is not PEM", "openssl x509 -inform der"},
+	},
+	{
+		name: "caBundle with a private key",
+		yaml: machineYAML("  winrm: {caBundle: ca-and-key.pem}\n"),
+		setup: func(f *fixture) {
+			f.write("ca-and-key.pem", string(f.ca)+"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n")
+		},
+		machine: defaultMachine,
+		field:   "winrm.caBundle",
+		want:    []string{"holds a private key"},
+	},
+	{
+		name:    "caBundle with insecure",
+		yaml:    machineYAML("  winrm: {caBundle: ./ca.pem, insecure: true}\n"),
+		machine: defaultMachine,
+		field:   "winrm.insecure",
+		want:    []string{"are exclusive", "drop insecure", "drop caBundle"},
+	},
+	{
+		name:    "insecure with HTTP",
+		yaml:    machineYAML("  winrm: {https: false, insecure: true}\n"),
+		machine: defaultMachine,
+		field:   "winrm.insecure",
+		want:    []string{"insecure only applies to HTTPS", "set https: true"},
+	},
+	{
+		name:    "caBundle with HTTP",
+		yaml:    machineYAML("  winrm: {https: false, caBundle: ./ca.pem}\n"),
+		machine: defaultMachine,
+		field:   "winrm.caBundle",
+		want:    []string{"only applies to HTTPS"},
+	},
+	{
+		name:    "HTTPS port from defaults on an HTTP machine",
+		yaml:    "defaults:\n  winrm: {port: 5986}\n" + machineYAML("  winrm: {https: false}\n"),
+		machine: defaultMachine,
+		field:   "winrm.port",
+		want:    []string{"5986 (from defaults) is WinRM's HTTPS port", "set port: 5985"},
+	},
+	{
+		name:    "auth not basic or ntlm",
+		yaml:    machineYAML("  winrm: {auth: kerberos}\n"),
+		machine: defaultMachine,
+		field:   "winrm.auth",
+		want:    []string{`"kerberos" is not an authentication method`, "basic", "ntlm"},
+	},
+	{
+		name:    "auth in upper case",
+		yaml:    machineYAML("  winrm: {auth: NTLM}\n"),
+		machine: defaultMachine,
+		field:   "winrm.auth",
+		want:    []string{"write it in lower case: ntlm"},
+	},
+	{
+		name:    "two machines with one name",
+		yaml:    validMachineYML + "- {name: win-a, address: 192.168.56.21, user: Administrator, passwordFrom: {env: WIN_A_PASSWORD}}\n",
+		machine: `machine "win-a" (#2)`,
+		field:   "name",
+		want:    []string{`"win-a" is also the name of machine #1`, "its own name"},
+	},
+	{
+		name:    "two machines at one address",
+		yaml:    validMachineYML + "- {name: win-b, address: 192.168.56.20, user: Administrator, passwordFrom: {env: WIN_A_PASSWORD}}\n",
+		machine: `machine "win-b" (#2)`,
+		field:   "address",
+		want:    []string{`"192.168.56.20" port 5986 is also machine #1`},
+	},
+	{
+		name:    "name not a DNS label",
+		yaml:    strings.Replace(validMachineYML, "name: win-a", "name: Win_A", 1),
+		machine: `machine "Win_A" (#1)`,
+		field:   "name",
+		want:    []string{`"Win_A" is not a lower-case DNS label`, `such as "win-a"`},
+	},
+	{
+		name:    "name too long",
+		yaml:    strings.Replace(validMachineYML, "name: win-a", "name: "+strings.Repeat("w", 64), 1),
+		machine: `machine "` + strings.Repeat("w", 64) + `" (#1)`,
+		field:   "name",
+		want:    []string{"not a lower-case DNS label", "at most 63"},
+	},
+	{
+		name:    "expectedBuild older than supported",
+		yaml:    machineYAML("  expectedBuild: \"10.0.14393\"\n"),
+		machine: defaultMachine,
+		field:   "expectedBuild",
+		want:    []string{"10.0.14393 is older than 10.0.17763 (Windows Server 2019)", "10.0.17763 (ltsc2019), 10.0.20348 (ltsc2022) or 10.0.26100 (ltsc2025)"},
+	},
+	{
+		name:    "expectedBuild malformed",
+		yaml:    machineYAML("  expectedBuild: 2022\n"),
+		machine: defaultMachine,
+		field:   "expectedBuild",
+		want:    []string{`"2022" is not a Windows build of the form 10.0.NNNNN`},
+	},
+	{
+		name:    "expectedBuild with a revision",
+		yaml:    machineYAML("  expectedBuild: 10.0.20348.2113\n"),
+		machine: defaultMachine,
+		field:   "expectedBuild",
+		want:    []string{`drop the revision: write "10.0.20348"`},
+	},
+	{
+		name:    "bad label key",
+		yaml:    machineYAML("  labels: {example.com/: x}\n"),
+		machine: defaultMachine,
+		field:   "labels[example.com/]",
+		want:    []string{"is not a valid label key", "name part must be non-empty"},
+	},
+	{
+		name:    "bad label value",
+		yaml:    machineYAML("  labels: {zone: lab one}\n"),
+		machine: defaultMachine,
+		field:   "labels[zone]",
+		want:    []string{`"lab one" is not a valid label value`},
+	},
+	{
+		name:    "label the kubelet sets",
+		yaml:    machineYAML("  labels: {node.kubernetes.io/windows-build: 10.0.20348}\n"),
+		machine: defaultMachine,
+		field:   "labels[node.kubernetes.io/windows-build]",
+		want:    []string{"the kubelet sets this label itself", "expectedBuild"},
+	},
+	{
+		name:    "bad taint effect",
+		yaml:    machineYAML("  taints: [\"os=windows:NoSchedule\", \"os=windows:Sometimes\"]\n"),
+		machine: defaultMachine,
+		field:   "taints[1]",
+		want:    []string{`"Sometimes", which is not a taint effect`},
+	},
+	{
+		name:    "taint without effect",
+		yaml:    machineYAML("  taints: [os=windows]\n"),
+		machine: defaultMachine,
+		field:   "taints[0]",
+		want:    []string{"has no effect", "key=value:Effect or key:Effect"},
+	},
+	{
+		name:    "bad taint key",
+		yaml:    machineYAML("  taints: [\"bad key=x:NoExecute\"]\n"),
+		machine: defaultMachine,
+		field:   "taints[0]",
+		want:    []string{`the key "bad key" is not valid`},
+	},
+	{
+		name:    "binary source neither URL nor path",
+		yaml:    machineYAML("  binaries: {containerd: ./containerd.zip}\n"),
+		machine: defaultMachine,
+		field:   "binaries.containerd",
+		want:    []string{"neither an http(s) URL nor an absolute path"},
+	},
+	{
+		name:    "wrong type",
+		yaml:    machineYAML("  defenderExclusions: yes\n"),
+		machine: defaultMachine,
+		field:   "defenderExclusions",
+		want:    []string{`the string "yes", not true or false`, "write true or false"},
+	},
+	{
+		name:    "field written twice",
+		yaml:    machineYAML("  user: Other\n"),
+		machine: defaultMachine,
+		field:   "user",
+		want:    []string{"is written twice (first at line 4)"},
+	},
+	{
+		name:  "name in defaults",
+		yaml:  "defaults: {name: win}\n" + validMachineYML,
+		field: "defaults.name",
+		want:  []string{"cannot have a default", "set name on each machine"},
+	},
+	{
+		name:  "empty machines list",
+		yaml:  "defaults: {user: Administrator}\nmachines: []\n",
+		field: "machines",
+		want:  []string{"is empty", "list at least one machine"},
+	},
+	{
+		name:  "no machines key",
+		yaml:  "defaults: {user: Administrator}\n",
+		field: "machines",
+		want:  []string{"is missing"},
+	},
+	{
+		name:  "empty file",
+		yaml:  "# nothing yet\n",
+		field: "machines",
+		want:  []string{"the inventory is empty"},
+	},
+	{
+		name:  "two documents",
+		yaml:  validMachineYML + "---\n" + validMachineYML,
+		field: "yaml",
+		want:  []string{"more than one YAML document", "(line 7)"},
+	},
+}
+
+// problemLine is the shape of every line of an *Error.
+var problemLine = regexp.MustCompile(`^(\S+): (machine "[^"]*" \(#\d+\): )?([^ ]+): .+; .+$`)
+
+func TestEachProblem(t *testing.T) {
+	for _, tc := range problemCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			inv, err := f.load(tc.yaml, tc.env)
+			if err == nil {
+				t.Fatalf("loaded %v; want an error", inv)
+			}
+			if inv != nil {
+				t.Errorf("got an inventory along with the error")
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error is %T, want *Error: %v", err, err)
+			}
+			if len(e.Problems) != 1 {
+				t.Fatalf("want exactly one problem, got %d:\n%v", len(e.Problems), err)
+			}
+			msg := err.Error()
+			file := f.path(inventoryName)
+			prefix := file + ": "
+			if tc.machine != "" {
+				prefix += tc.machine + ": "
+			}
+			prefix += tc.field + ": "
+			if !strings.HasPrefix(msg, prefix) {
+				t.Errorf("error does not start with the file, machine and field:\n got: %s\nwant: %s...", msg, prefix)
+			}
+			if !problemLine.MatchString(msg) {
+				t.Errorf("error is not `<file>: machine \"<name>\" (#<index>): <field>: <problem>; <fix>`: %s", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%s", w, msg)
+				}
+			}
+			for _, secret := range []string{passwordA, passwordAdmin, passwordFileB, passwordInline} {
+				if strings.Contains(msg, secret) {
+					t.Errorf("error shows a password: %s", msg)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, e.Problems[0])
+			}
+		})
+	}
+}
+
+func TestAllProblemsAreListed(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.load(`
+defaults:
+  winrm: {auth: digest}
+  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
+machines:
+- name: win-a
+  address: 192.168.56.20
+  user: Administrator
+  winrm: {port: 99999, insecure: true, https: false}
+  expectedBuild: "10.0.14393"
+- name: Win-B
+  user: Administrator
+  taints: [NoSchedule]
+  colour: blue
+`, map[string]string{"WINDOWS_ADMIN_PASSWORD": passwordAdmin})
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("want *Error, got %v", err)
+	}
+	want := []string{
+		`defaults.winrm.auth: "digest" is not an authentication method (line 3)`,
+		`machine "win-a" (#1): winrm.port: 99999 is out of range (line 9)`,
+		`machine "win-a" (#1): winrm.insecure: insecure: true with https: false`,
+		`machine "win-a" (#1): expectedBuild: 10.0.14393 is older than`,
+		`machine "Win-B" (#2): name: "Win-B" is not a lower-case DNS label`,
+		`machine "Win-B" (#2): address: is missing (line 11)`,
+		`machine "Win-B" (#2): taints[0]: "NoSchedule" has no effect`,
+		`machine "Win-B" (#2): colour: unknown field (line 14)`,
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) || len(e.Problems) != len(want) {
+		t.Fatalf("want %d problems, got %d:\n%v", len(want), len(lines), err)
+	}
+	for i, line := range lines {
+		if !strings.HasPrefix(line, f.path(inventoryName)+": ") || !problemLine.MatchString(line) {
+			t.Errorf("line %d is not `<file>: [machine ...: ]<field>: <problem>; <fix>`: %s", i, line)
+		}
+		if !strings.Contains(line, want[i]) {
+			t.Errorf("line %d = %s\nwant it to hold %s", i, line, want[i])
+		}
+	}
+}
+
+func TestDefaultsProblemReportedOnce(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.load(`
+defaults:
+  user: Administrator
+  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
+  winrm: {caBundle: ./absent.pem}
+machines:
+- {name: win-a, address: 192.168.56.20}
+- {name: win-b, address: 192.168.56.21}
+- {name: win-c, address: 192.168.56.22, passwordFrom: {env: WIN_A_PASSWORD}, winrm: {caBundle: ""}}
+`, map[string]string{"WIN_A_PASSWORD": passwordA})
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("want *Error, got %v", err)
+	}
+	want := []string{
+		`defaults.passwordFrom.env: the variable WINDOWS_ADMIN_PASSWORD is not set (machines "win-a" and "win-b" take it from defaults) (line 4)`,
+		`defaults.winrm.caBundle: "./absent.pem" (` + f.path("absent.pem") + `) does not exist (machines "win-a" and "win-b" take it from defaults) (line 5)`,
+	}
+	if len(e.Problems) != len(want) {
+		t.Fatalf("want %d problems, got:\n%v", len(want), err)
+	}
+	for i, line := range strings.Split(err.Error(), "\n") {
+		if !strings.Contains(line, want[i]) {
+			t.Errorf("line %d = %s\nwant it to hold %s", i, line, want[i])
+		}
+	}
+}
+
+func TestProblemsNeverShowPasswords(t *testing.T) {
+	f := newFixture(t)
+	// Every password source is set, and the file has problems everywhere,
+	// including an inline password.
+	_, err := f.load(`
+defaults:
+  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
+  user: Administrator
+  password: `+passwordInline+`
+machines:
+- name: win-a
+  address: 192.168.56.20
+  passwordFrom: {env: WIN_A_PASSWORD}
+  winrm: {port: 0, password: "`+passwordInline+`"}
+- name: win-b
+  address: bad address
+  passwordFrom: {file: secrets/win-b}
+  labels: {password: `+passwordInline+`}
+- name: win-c
+  address: 192.168.56.22
+  winrm: {auth: digest}
+`, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var e *Error
+	if !errors.As(err, &e) || len(e.Problems) < 5 {
+		t.Fatalf("want at least 5 problems, got %v", err)
+	}
+	msg := err.Error()
+	for _, secret := range []string{passwordA, passwordAdmin, passwordFileB, passwordInline} {
+		if strings.Contains(msg, secret) {
+			t.Errorf("the error shows a password:\n%s", msg)
+		}
+	}
+	if got := strings.Count(msg, "inline password is refused"); got != 3 {
+		t.Errorf("want 3 inline passwords refused, got %d:\n%s", got, msg)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := t.TempDir() + "/absent.yaml"
+	_, err := Load(path, mapEnv(nil))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("errors.Is(err, fs.ErrNotExist) = false for %v", err)
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), path+": the inventory file does not exist; check the path") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestEmptyMachineItem(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.load(validMachineYML+"-\n", nil)
+	want := f.path(inventoryName) + `: machine "" (#2): is empty (line 6); write the machine's fields`
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error = %v\nwant one line starting %s", err, want)
+	}
+}
+
+func TestMergeKeyBomb(t *testing.T) {
+	// Each level merges the one before it ten times over: expanded, the last
+	// one would bring in 10^8 entries.
+	var b strings.Builder
+	b.WriteString("defaults:\n  labels:\n    l0: &l0 {a: b}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "    l%d: &l%d {<<: [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*l%d", i-1)
+		}
+		b.WriteString("]}\n")
+	}
+	b.WriteString("machines:\n- {name: win-a, address: 192.168.56.20, user: u, passwordFrom: {env: WIN_A_PASSWORD}, labels: {<<: *l8}}\n")
+	f := newFixture(t)
+	start := time.Now()
+	_, err := f.load(b.String(), nil)
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("took %v", elapsed)
+	}
+	if err == nil || !strings.Contains(err.Error(), "merge keys bring in more than 10000 entries") {
+		t.Errorf("error = %v", err)
+	}
+}

@@ -1,0 +1,325 @@
+package inventory
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// loadFull loads testdata/full.yaml from a fixture directory.
+func loadFull(t *testing.T) (*fixture, *Inventory) {
+	t.Helper()
+	f := newFixture(t)
+	f.write("secrets/win-2019-b", passwordFileB+"\n")
+	data, err := os.ReadFile(filepath.Join("testdata", "full.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := f.load(string(data), nil)
+	if err != nil {
+		t.Fatalf("full inventory: %v", err)
+	}
+	return f, inv
+}
+
+func TestFullInventory(t *testing.T) {
+	f, inv := loadFull(t)
+	if inv.Path != f.path(inventoryName) {
+		t.Errorf("Path = %q", inv.Path)
+	}
+	ca := f.path("ca.pem")
+	containerd := "https://example.com/containerd-2.1.0-windows-amd64.zip"
+	want := []Machine{{
+		Name:    "win-2022-a",
+		Address: "192.168.56.20",
+		WinRM: WinRM{Port: 15986, HTTPS: true, CABundlePath: ca, CABundle: f.ca,
+			TLSServerName: "win-2022-a.lab", Auth: AuthNTLM},
+		User:          `LAB\winconform`,
+		Password:      passwordA,
+		PasswordFrom:  PasswordSource{Env: "WIN_A_PASSWORD"},
+		ExpectedBuild: Build{10, 0, 20348},
+		Labels: map[string]string{
+			"topology.kubernetes.io/region": "lab", // from defaults
+			"topology.kubernetes.io/zone":   "lab-1",
+			"example.com/rack":              "12", // a number, taken as written
+		},
+		Taints: []corev1.Taint{
+			{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule},
+			{Key: "example.com/gpu", Effect: corev1.TaintEffectNoExecute},
+		},
+		Binaries:           map[string]string{"containerd": containerd, "kubelet": `C:\install\kubelet.exe`},
+		DefenderExclusions: false, // overrides defaults
+	}, {
+		Name:               "win-2019-b",
+		Address:            "win-2019-b.lab.example",
+		WinRM:              WinRM{Port: 5985, HTTPS: false, Auth: AuthBasic},
+		User:               "Administrator",
+		Password:           passwordFileB,
+		PasswordFrom:       PasswordSource{File: f.path("secrets/win-2019-b")},
+		ExpectedBuild:      Build{10, 0, 17763},
+		Labels:             map[string]string{"topology.kubernetes.io/region": "lab"},
+		Binaries:           map[string]string{"containerd": containerd},
+		DefenderExclusions: true,
+	}, {
+		Name:               "win-2025-c",
+		Address:            "fd00::25",
+		WinRM:              WinRM{Port: 5986, HTTPS: true, CABundlePath: ca, CABundle: f.ca, Auth: AuthBasic},
+		User:               "Administrator",
+		Password:           passwordAdmin,
+		PasswordFrom:       PasswordSource{Env: "WINDOWS_ADMIN_PASSWORD"},
+		ExpectedBuild:      Build{10, 0, 26100},
+		Labels:             map[string]string{"topology.kubernetes.io/region": "lab"},
+		Binaries:           map[string]string{"containerd": containerd},
+		DefenderExclusions: true,
+	}}
+	if len(inv.Machines) != len(want) {
+		t.Fatalf("%d machines, want %d", len(inv.Machines), len(want))
+	}
+	for i, got := range inv.Machines {
+		if !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("machine %d:\n got %+v\nwant %+v", i, got, want[i])
+		}
+		if got.Password.Reveal() != want[i].Password.Reveal() {
+			t.Errorf("machine %d: wrong password", i) // %+v above shows none
+		}
+	}
+
+	a, ok := inv.Machine("win-2022-a")
+	if !ok {
+		t.Fatal("Machine(win-2022-a) not found")
+	}
+	if got := a.ExpectedBuild.ReleaseName(); got != "ltsc2022" {
+		t.Errorf("release = %q", got)
+	}
+	if a.WinRM.CertPool() == nil {
+		t.Error("no cert pool from the CA bundle")
+	}
+	endpoints := map[string]string{
+		"win-2022-a": "https://192.168.56.20:15986/wsman",
+		"win-2019-b": "http://win-2019-b.lab.example:5985/wsman",
+		"win-2025-c": "https://[fd00::25]:5986/wsman",
+	}
+	for name, want := range endpoints {
+		if m, _ := inv.Machine(name); m.Endpoint() != want {
+			t.Errorf("%s: Endpoint() = %q, want %q", name, m.Endpoint(), want)
+		}
+	}
+	if _, ok := inv.Machine("absent"); ok {
+		t.Error("Machine(absent) found")
+	}
+	if b, _ := inv.Machine("win-2019-b"); b.WinRM.CertPool() != nil {
+		t.Error("a cert pool without a CA bundle")
+	}
+}
+
+func TestPasswordsNeverPrinted(t *testing.T) {
+	_, inv := loadFull(t)
+	secrets := []string{passwordA, passwordAdmin, passwordFileB}
+	for i, m := range inv.Machines {
+		if m.Password.Reveal() != secrets[[]int{0, 2, 1}[i]] {
+			t.Fatalf("machine %s: Reveal() does not return its password", m.Name)
+		}
+	}
+
+	var slogText, slogJSON bytes.Buffer
+	slog.New(slog.NewTextHandler(&slogText, nil)).Info("loaded", "inventory", inv, "password", inv.Machines[0].Password)
+	slog.New(slog.NewJSONHandler(&slogJSON, nil)).Info("loaded", "inventory", inv, "password", inv.Machines[0].Password)
+	jsonOut, err := json.Marshal(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yamlOut, err := yaml.Marshal(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigsOut, err := sigsyaml.Marshal(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := inv.Machines[0]
+	// Verbs that do not suit a struct, in a variable for vet's sake: a
+	// Secret must stay hidden under them too.
+	oddVerbs := "%s %q %x %X %d"
+	outputs := map[string]string{
+		"%v %+v %#v of the inventory":  fmt.Sprintf("%v %+v %#v", inv, inv, inv),
+		"%v %+v %#v of *inv":           fmt.Sprintf("%v %+v %#v", *inv, *inv, *inv),
+		"%s %q %x %X %d of *inv":       fmt.Sprintf(oddVerbs, *inv, *inv, *inv, *inv, *inv),
+		"%v %+v %#v %s of a machine":   fmt.Sprintf("%v %+v %#v ", m, m, m) + fmt.Sprintf(oddVerbs, m, m, m, m, m),
+		"fmt.Print of the machines":    fmt.Sprint(inv.Machines) + fmt.Sprintln(m),
+		"json.Marshal":                 string(jsonOut),
+		"yaml.Marshal":                 string(yamlOut),
+		"sigs.k8s.io/yaml Marshal":     string(sigsOut),
+		"slog text":                    slogText.String(),
+		"slog JSON":                    slogJSON.String(),
+		"every verb of the Secret":     fmt.Sprintf("%v %+v %#v %s %q %x %X %d %10s %-8v", m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password),
+		"Secret.String and GoString":   m.Password.String() + m.Password.GoString(),
+		"a pointer to the Secret":      fmt.Sprintf("%v %s", &m.Password, &m.Password),
+		"Secret in a map and a slice":  fmt.Sprintf("%v %v", map[string]Secret{"p": m.Password}, []Secret{m.Password}),
+		"Secret in an anonymous field": fmt.Sprintf("%+v", struct{ Secret }{m.Password}),
+	}
+	for what, out := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%s shows a password:\n%s", what, out)
+			}
+		}
+		if !strings.Contains(out, "********") {
+			t.Errorf("%s shows no redacted password:\n%s", what, out)
+		}
+	}
+	if got := fmt.Sprintf("%s", m.Password); got != "********" {
+		t.Errorf("%%s of a Secret = %q", got)
+	}
+	if got := fmt.Sprintf("%#v", m.Password); got != `inventory.Secret("********")` {
+		t.Errorf("%%#v of a Secret = %q", got)
+	}
+}
+
+func TestParseUsesTheEnvironment(t *testing.T) {
+	f := newFixture(t)
+	t.Setenv("WIN_A_PASSWORD", passwordA)
+	path := f.write(inventoryName, validMachineYML)
+	inv, err := LoadFromOS(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inv.Machines[0].Password.Reveal(); got != passwordA {
+		t.Errorf("LoadFromOS: wrong password")
+	}
+	// Parse takes the file's name for errors and relative paths, and a nil
+	// env is the process's environment.
+	data := strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{file: secrets/win-b}", 1)
+	inv, err = Parse(path, []byte(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := inv.Machines[0]
+	if m.Password.Reveal() != passwordFileB || m.PasswordFrom.File != f.path("secrets/win-b") {
+		t.Errorf("password file not read from beside the inventory: %+v", m.PasswordFrom)
+	}
+	if got := m.PasswordFrom.String(); got != "file "+f.path("secrets/win-b") {
+		t.Errorf("PasswordFrom.String() = %q", got)
+	}
+	if !reflect.DeepEqual(m.WinRM, WinRM{Port: 5986, HTTPS: true, Auth: AuthBasic}) {
+		t.Errorf("built-in defaults: %+v", m.WinRM)
+	}
+}
+
+func TestYAMLAnchorsAndMergeKeys(t *testing.T) {
+	f := newFixture(t)
+	inv, err := f.load(`
+machines:
+- &a
+  name: win-a
+  address: 192.168.56.20
+  winrm: &lab {port: 15986, auth: ntlm, caBundle: ca.pem}
+  user: Administrator
+  passwordFrom: &pw {env: WIN_A_PASSWORD}
+- {name: win-b, address: 192.168.56.21, winrm: *lab, user: Administrator, passwordFrom: *pw}
+- <<: *a
+  name: win-c
+  address: 192.168.56.22
+  winrm: {<<: *lab, auth: basic}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range inv.Machines {
+		if m.WinRM.Port != 15986 || m.WinRM.CABundlePath != f.path("ca.pem") || m.User != "Administrator" || m.Password.Reveal() != passwordA {
+			t.Errorf("%s: anchors not followed: %+v", m.Name, m)
+		}
+	}
+	if got := []Auth{inv.Machines[0].WinRM.Auth, inv.Machines[1].WinRM.Auth, inv.Machines[2].WinRM.Auth}; !reflect.DeepEqual(got, []Auth{AuthNTLM, AuthNTLM, AuthBasic}) {
+		t.Errorf("auth = %v: a key written beside a merge key must win", got)
+	}
+}
+
+func TestDroppingDefaults(t *testing.T) {
+	f := newFixture(t)
+	inv, err := f.load(`
+defaults:
+  winrm: {caBundle: ca.pem, tlsServerName: lab.example, port: 15986}
+  user: Administrator
+  passwordFrom: {env: WIN_A_PASSWORD}
+  taints: ["os=windows:NoSchedule"]
+machines:
+- {name: win-a, address: 192.168.56.20, winrm: {caBundle: "", insecure: true}}
+- {name: win-b, address: 192.168.56.21, winrm: {https: false, caBundle: "", tlsServerName: "", port: ~}, taints: ~}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := inv.Machines[0], inv.Machines[1]
+	if !reflect.DeepEqual(a.WinRM, WinRM{Port: 15986, HTTPS: true, Insecure: true, TLSServerName: "lab.example", Auth: AuthBasic}) || len(a.Taints) != 1 {
+		t.Errorf("win-a: %+v", a)
+	}
+	if !reflect.DeepEqual(b.WinRM, WinRM{Port: 5985, Auth: AuthBasic}) || b.Taints != nil {
+		t.Errorf("win-b: %+v", b)
+	}
+}
+
+func TestBuild(t *testing.T) {
+	for _, s := range []string{"10.0.17763", "10.0.20348", "10.0.26100", "10.0.99999"} {
+		b, err := ParseBuild(s)
+		if err != nil || b.String() != s {
+			t.Errorf("ParseBuild(%q) = %v, %v", s, b, err)
+		}
+		if !b.Supported() {
+			t.Errorf("%s not supported", b)
+		}
+	}
+	for _, s := range []string{"", "10.0", "10.0.2034", "10.0.020348", "6.3.9600", "10.1.20348", "10.0.20348.1", " 10.0.20348", "ltsc2022"} {
+		if b, err := ParseBuild(s); err == nil {
+			t.Errorf("ParseBuild(%q) = %v, want an error", s, b)
+		}
+	}
+	old, _ := ParseBuild("10.0.14393")
+	if old.Supported() || old.ReleaseName() != "" {
+		t.Errorf("10.0.14393: supported %v, release %q", old.Supported(), old.ReleaseName())
+	}
+	ws2019, ws2022 := Build{10, 0, 17763}, Build{10, 0, 20348}
+	if ws2019.Compare(ws2022) != -1 || ws2022.Compare(ws2019) != 1 || ws2022.Compare(ws2022) != 0 || (Build{11, 0, 1}).Compare(ws2022) != 1 {
+		t.Error("Compare")
+	}
+	if OldestSupportedBuild() != ws2019 {
+		t.Errorf("oldest = %v", OldestSupportedBuild())
+	}
+	names := map[string]string{}
+	for _, r := range SupportedReleases() {
+		names[r.Build.String()] = r.Name
+		if got, ok := r.Build.Release(); !ok || got != r {
+			t.Errorf("%v.Release() = %v, %v", r.Build, got, ok)
+		}
+	}
+	if !reflect.DeepEqual(names, map[string]string{"10.0.17763": "ltsc2019", "10.0.20348": "ltsc2022", "10.0.26100": "ltsc2025"}) {
+		t.Errorf("releases = %v", names)
+	}
+	SupportedReleases()[0].Name = "changed"
+	if SupportedReleases()[0].Name != "ltsc2019" {
+		t.Error("SupportedReleases shares its table")
+	}
+	var b Build
+	if !b.IsZero() || b.ReleaseName() != "" {
+		t.Error("zero Build")
+	}
+	out, err := json.Marshal(struct{ B Build }{ws2022})
+	if err != nil || string(out) != `{"B":"10.0.20348"}` {
+		t.Errorf("json: %s, %v", out, err)
+	}
+	if err := json.Unmarshal([]byte(`"10.0.26100"`), &b); err != nil || b.ReleaseName() != "ltsc2025" {
+		t.Errorf("unmarshal: %v, %v", b, err)
+	}
+	if err := json.Unmarshal([]byte(`"2025"`), &b); err == nil {
+		t.Error("unmarshal of 2025: no error")
+	}
+}

@@ -1,0 +1,94 @@
+package remote
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/masterzen/winrm"
+)
+
+// stdinBootstrap runs a script that comes on stdin as the base64 of its
+// UTF-8 text: base64 because the console's code page must not matter. It
+// reads stdin with $input, as Ansible's bootstrap does over WinRM. The exit
+// code is the script's: its own "exit N", else its last native command's
+// non-zero code, else 1 when its last statement failed.
+//
+// The first line is the marker the wsmantest fake recognises
+// (wsmantest.StdinBootstrapMarker); keep the two in step.
+const stdinBootstrap = `# stdin-script: base64-utf8
+# The script is too long for a command line: the base64 of its UTF-8 text comes on stdin.
+$encoded = $input | Out-String
+$script = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String($encoded))
+& ([ScriptBlock]::Create($script))
+$ok = $?
+if ($LASTEXITCODE) { exit $LASTEXITCODE }
+if (-not $ok) { exit 1 }
+`
+
+// stdinLine is the length of the base64 lines sent on stdin.
+const stdinLine = 76
+
+// stdinChunk is how much stdin goes in one write (winrm splits further to
+// stay under its envelope size).
+const stdinChunk = 32 << 10
+
+// commandFor returns the command line that runs script and what to send on
+// its stdin: the encoded script itself when the command line is short
+// enough, else the stdin bootstrap with the script on stdin.
+func commandFor(script string, maxCommandLine int) (cmdline string, stdin []byte, err error) {
+	if !utf8.ValidString(script) {
+		return "", nil, errors.New("the script is not valid UTF-8")
+	}
+	cmdline = winrm.Powershell(script)
+	if cmdline == "" {
+		return "", nil, errors.New("the script cannot be encoded as UTF-16")
+	}
+	if len(cmdline) <= maxCommandLine {
+		return cmdline, nil, nil
+	}
+	return winrm.Powershell(stdinBootstrap), encodeStdinScript(script), nil
+}
+
+// encodeStdinScript is what the bootstrap reads: the base64 of the script's
+// UTF-8 text, in CRLF-terminated lines.
+func encodeStdinScript(script string) []byte {
+	b64 := base64.StdEncoding.EncodeToString([]byte(script))
+	var b strings.Builder
+	b.Grow(len(b64) + len(b64)/stdinLine*2 + 2)
+	for len(b64) > stdinLine {
+		b.WriteString(b64[:stdinLine])
+		b.WriteString("\r\n")
+		b64 = b64[stdinLine:]
+	}
+	b.WriteString(b64)
+	b.WriteString("\r\n")
+	return []byte(b.String())
+}
+
+// sendStdin sends data on the command's stdin and closes it. winrm's stdin
+// writer loses the error of a failed Send (it returns io.ErrShortWrite), so
+// the transport's record of it is preferred.
+func sendStdin(cmd *winrm.Command, data []byte, rt *runTransport) error {
+	for len(data) > 0 {
+		n := min(len(data), stdinChunk)
+		if _, err := cmd.Stdin.Write(data[:n]); err != nil {
+			return firstError(rt.lastSendErr(), err)
+		}
+		data = data[n:]
+	}
+	if err := cmd.Stdin.Close(); err != nil {
+		return firstError(rt.lastSendErr(), err)
+	}
+	return nil
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

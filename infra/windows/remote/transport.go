@@ -1,0 +1,241 @@
+package remote
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/go-ntlmssp"
+	"github.com/masterzen/winrm"
+	"github.com/masterzen/winrm/soap"
+)
+
+// responseGrace is how much longer than the OperationTimeout an answer may
+// take before it is a timeout: the machine answers a Receive with no output
+// after OperationTimeout, so the client must wait a little longer.
+const responseGrace = 15 * time.Second
+
+// maxResponse caps the size of an answer read.
+const maxResponse = 64 << 20
+
+// newRoundTripper makes the HTTP transport all runs on a machine share.
+func newRoundTripper(cfg Config) http.RoundTripper {
+	tlsConf := &tls.Config{
+		InsecureSkipVerify: cfg.Insecure, // the caller's explicit choice
+		ServerName:         cfg.TLSServerName,
+		MinVersion:         tls.VersionTLS12,
+	}
+	if len(cfg.CABundle) > 0 {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(cfg.CABundle) // checked by withDefaults
+		tlsConf.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	var rt http.RoundTripper = &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		TLSClientConfig:       tlsConf,
+		TLSHandshakeTimeout:   cfg.ConnectTimeout,
+		ResponseHeaderTimeout: cfg.OperationTimeout + responseGrace,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	if cfg.Auth == AuthNTLM {
+		rt = ntlmssp.Negotiator{RoundTripper: rt}
+	}
+	return rt
+}
+
+// operations names what each WS-Management action does, for errors.
+var operations = map[string]string{
+	"Create":  "creating the shell",
+	"Command": "starting the command",
+	"Send":    "sending stdin",
+	"Receive": "receiving output",
+	"Signal":  "stopping the command",
+	"Delete":  "deleting the shell",
+}
+
+var actionRE = regexp.MustCompile(`<a:Action[^>]*>\s*([^<\s]+)\s*</a:Action>`)
+
+// actionOf returns the short action of a message winrm built: Create,
+// Command, Send, Receive, Signal or Delete.
+func actionOf(msg string) string {
+	m := actionRE.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	return m[1][strings.LastIndex(m[1], "/")+1:]
+}
+
+// runTransport is a winrm.Transporter bound to one run. It replaces winrm's
+// own transport, which takes no context, ignores SOAP faults (its deferred
+// error assignment targets unnamed results) and returns errors as bare
+// strings. Create, Command, Send and Receive go under the run's context;
+// Signal and Delete under a cleanup context that outlives it.
+type runTransport struct {
+	w   *WinRM
+	ctx context.Context
+
+	mu            sync.Mutex
+	cleanupCtx    context.Context
+	cleanupCancel context.CancelFunc
+	// sendErr is the last error of a Send: winrm's stdin writer loses it
+	// (it returns io.ErrShortWrite instead).
+	sendErr error
+}
+
+var _ winrm.Transporter = (*runTransport)(nil)
+
+// Transport is part of winrm.Transporter; the HTTP transport is the WinRM's.
+func (t *runTransport) Transport(*winrm.Endpoint) error { return nil }
+
+// Post sends one message and returns the answer, or a *Error.
+func (t *runTransport) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, error) {
+	body := msg.String()
+	action := actionOf(body)
+	ctx := t.ctx
+	if action == "Signal" || action == "Delete" {
+		ctx = t.cleanup()
+	}
+	answer, err := t.w.post(ctx, body)
+	if err != nil {
+		// The error names neither the machine nor the step yet (run adds
+		// them): winrm polls again after any Receive error whose text says
+		// "OperationTimeout", so only a w:TimedOut fault may say it.
+		e := t.w.classify(ctx, err)
+		e.Op = operations[action]
+		if action == "Create" && e.Kind == ErrConnLost && !t.w.cfg.HTTPS {
+			// What an HTTPS listener does to plain HTTP.
+			e.Detail += " (if that port is an HTTPS listener, set HTTPS)"
+		}
+		if e.Op == "" {
+			e.Op = "sending " + action
+		}
+		if action == "Send" {
+			t.mu.Lock()
+			t.sendErr = e
+			t.mu.Unlock()
+		}
+		return "", e
+	}
+	return answer, nil
+}
+
+// cleanup returns the context for stopping and deleting: it starts, with
+// CleanupTimeout, the first time it is asked for, and does not end with the
+// run's context.
+func (t *runTransport) cleanup() context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cleanupCtx == nil {
+		t.cleanupCtx, t.cleanupCancel = context.WithTimeout(context.WithoutCancel(t.ctx), t.w.cfg.CleanupTimeout)
+	}
+	return t.cleanupCtx
+}
+
+// lastSendErr returns the error of the last failed Send.
+func (t *runTransport) lastSendErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sendErr
+}
+
+// close releases the cleanup context.
+func (t *runTransport) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cleanupCancel != nil {
+		t.cleanupCancel()
+	}
+}
+
+// httpError is an answer that is not a SOAP response: its status and the
+// start of its body.
+type httpError struct {
+	status int
+	body   string
+}
+
+func (e *httpError) Error() string {
+	s := "HTTP " + strconv.Itoa(e.status) + " " + http.StatusText(e.status)
+	if e.body != "" {
+		s += ": " + e.body
+	}
+	return s
+}
+
+// post sends a SOAP message and returns the answer of a 200, or an error:
+// a transport error, an *httpError, or a *FaultError.
+func (w *WinRM) post(ctx context.Context, body string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/soap+xml;charset=UTF-8")
+	req.SetBasicAuth(w.cfg.User, w.cfg.Password)
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return "", err
+	}
+	soapAnswer := strings.Contains(resp.Header.Get("Content-Type"), "application/soap+xml")
+	switch {
+	case resp.StatusCode == http.StatusOK && soapAnswer:
+		return string(data), nil
+	case soapAnswer:
+		if f := parseFault(data); f != nil {
+			f.Status = resp.StatusCode
+			return "", f
+		}
+	}
+	return "", &httpError{status: resp.StatusCode, body: snippet(data)}
+}
+
+// snippet is the start of an HTTP body, on one line.
+func snippet(data []byte) string {
+	s := strings.Join(strings.Fields(string(data)), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// errorf makes a *Error of kind; run adds the machine and the step.
+func (w *WinRM) errorf(kind, cause error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Err: w.redactError(cause), Detail: w.redactor.redact(fmt.Sprintf(format, args...))}
+}
+
+// redactError returns err, or, when its text holds the password, a plain
+// error with the text redacted (the original is dropped, so that no chain
+// of Unwrap leads to the password).
+func (w *WinRM) redactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); w.redactor.redact(msg) != msg {
+		return errors.New(w.redactor.redact(msg))
+	}
+	return err
+}
+
+// isClassified reports whether err is already a *Error.
+func isClassified(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

@@ -1,0 +1,66 @@
+// Package wsmantest runs an in-process WS-Management (WinRM) endpoint for
+// tests, so that code which drives Windows machines over WinRM can be proven
+// without a Windows machine.
+//
+// The Server speaks the part of WS-Management and of the Windows Remote Shell
+// (WinRS) protocol that github.com/masterzen/winrm uses, with the same
+// actions, namespaces, selectors, options and response shapes as a real
+// Windows endpoint: Create (a cmd shell), Command, Send (stdin), Receive
+// (stdout and stderr, base64, split over several responses when large; a
+// long poll that ends in a w:TimedOut fault after the request's
+// OperationTimeout), Signal (terminate, ctrl_c) and Delete. It serves HTTP or
+// HTTPS (with its own CA), checks basic authentication (HTTP 401 with no body
+// on a wrong password, as WinRM answers), keeps state per shell and per
+// command, and answers requests for unknown shells with the fault a real
+// server sends.
+//
+// # Scripting a machine
+//
+// A test describes the machine with a Handler, called once per command when
+// the command runs (after its stdin is complete, see below):
+//
+//	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+//		if strings.Contains(c.Script, "Get-Service kubelet") {
+//			return wsmantest.Reply{Stdout: "Running\r\n"}
+//		}
+//		return wsmantest.Reply{Stderr: "unexpected script", ExitCode: 1}
+//	}))
+//
+// Call.Script is the PowerShell script: the command line's
+// "powershell.exe -EncodedCommand <base64 UTF-16LE>" decoded (without the
+// "$ProgressPreference = 'SilentlyContinue';" that winrm.Powershell puts in
+// front), or the text after -Command. Call.Command and Call.Arguments are the
+// raw command line as sent.
+//
+// Scripts can also travel on stdin, and the handler then still sees the real
+// script in Call.Script (with Call.ViaStdin set):
+//
+//   - "powershell.exe ... -Command -" reads the script from stdin as text;
+//   - a stdin bootstrap: an encoded command whose first line is
+//     StdinBootstrapMarker ("# stdin-script: base64-utf8") reads stdin as the
+//     base64 of the script's UTF-8 text. Call.Bootstrap holds the decoded
+//     bootstrap, Call.Stdin the raw stdin.
+//
+// # When a command runs
+//
+// A real process runs as soon as it is created and reads its stdin as it
+// comes; the fake instead calls the handler once, with all of stdin. A command
+// that reads stdin (the two forms above, any command that has received stdin
+// before its first Receive, or every command under WithWaitForStdin) runs
+// when its stdin is closed (a Send with End="true"); any other command runs
+// at its first Receive.
+//
+// # Faults
+//
+// Reply.Delay, Reply.Fault and Reply.Drop make one command answer slowly,
+// answer with a SOAP fault, or lose its connection. An Intercept (see
+// WithIntercept, FaultAction, DropRequest) does the same to any request,
+// before the server acts on it: fail the Create of a shell, drop the N-th
+// request, delay every Receive.
+//
+// # Assertions
+//
+// The server records every request in order (Server.Requests,
+// Server.Conversation) and every handler call (Server.Calls), and knows which
+// shells were never deleted (Server.OpenShells).
+package wsmantest

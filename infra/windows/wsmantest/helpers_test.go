@@ -1,0 +1,75 @@
+package wsmantest_test
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/masterzen/winrm"
+	"github.com/masterzen/winrm/soap"
+	"github.com/winconform/winconform/infra/windows/wsmantest"
+)
+
+// stockClient is masterzen/winrm's client, with its own HTTP transport,
+// pointed at s: what proves the fake against the real client.
+func stockClient(t *testing.T, s *wsmantest.Server, password string, opTimeout string) *winrm.Client {
+	t.Helper()
+	endpoint := winrm.NewEndpoint(s.Host(), s.Port(), s.HTTPS(), false, s.CACertPEM(), nil, nil, 5*time.Second)
+	if opTimeout == "" {
+		opTimeout = "PT5S"
+	}
+	client, err := winrm.NewClientWithParameters(endpoint, s.User(), password, winrm.NewParameters(opTimeout, "en-US", 153600))
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	return client
+}
+
+// onlyShell returns the one shell the server created.
+func onlyShell(t *testing.T, s *wsmantest.Server) string {
+	t.Helper()
+	ids := s.ShellIDs()
+	if len(ids) != 1 {
+		t.Fatalf("shells created: %v, want exactly one", ids)
+	}
+	return ids[0]
+}
+
+// compact collapses runs of Receive in a conversation into one, so that
+// conversations compare regardless of how many long polls there were.
+func compact(actions []wsmantest.Action) []wsmantest.Action {
+	return slices.Compact(slices.Clone(actions))
+}
+
+// assertConversation checks a shell's conversation, Receive runs compacted.
+func assertConversation(t *testing.T, s *wsmantest.Server, shellID string, want ...wsmantest.Action) {
+	t.Helper()
+	if got := compact(s.Conversation(shellID)); !slices.Equal(got, want) {
+		t.Errorf("conversation of shell %s = %v, want %v", shellID, got, want)
+	}
+}
+
+// post sends one SOAP message to s with the right credentials and returns
+// the HTTP status and body.
+func post(t *testing.T, s *wsmantest.Server, msg *soap.SoapMessage) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL(), strings.NewReader(msg.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/soap+xml;charset=UTF-8")
+	req.SetBasicAuth(s.User(), s.Password())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}

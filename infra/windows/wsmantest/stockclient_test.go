@@ -1,0 +1,213 @@
+package wsmantest_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/masterzen/winrm"
+	"github.com/winconform/winconform/infra/windows/wsmantest"
+)
+
+func TestStockClientRunsPowerShell(t *testing.T) {
+	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		if !c.PowerShell || c.Script != "Get-Service kubelet" {
+			return wsmantest.Reply{Stderr: "unexpected: " + c.CommandLine(), ExitCode: 99}
+		}
+		return wsmantest.Reply{Stdout: "Running\r\n", Stderr: "a warning\r\n", ExitCode: 3}
+	}))
+	client := stockClient(t, srv, srv.Password(), "")
+
+	stdout, stderr, code, err := client.RunPSWithString("Get-Service kubelet", "")
+	if err != nil {
+		t.Fatalf("RunPSWithString: %v", err)
+	}
+	if stdout != "Running\r\n" || stderr != "a warning\r\n" || code != 3 {
+		t.Errorf("got stdout %q stderr %q code %d", stdout, stderr, code)
+	}
+	shellID := onlyShell(t, srv)
+	assertConversation(t, srv, shellID, wsmantest.ActionCreate, wsmantest.ActionCommand, wsmantest.ActionReceive, wsmantest.ActionSignal, wsmantest.ActionDelete)
+	if open := srv.OpenShells(); len(open) != 0 {
+		t.Errorf("open shells %v", open)
+	}
+	calls := srv.Calls()
+	if len(calls) != 1 || calls[0].ShellID != shellID || !strings.HasPrefix(calls[0].Command, "powershell.exe -EncodedCommand ") {
+		t.Errorf("calls %+v", calls)
+	}
+	for _, r := range srv.Requests() {
+		if r.Action == wsmantest.ActionCreate && (r.Options["WINRS_CODEPAGE"] != "65001" || r.MaxEnvelopeSize != 153600) {
+			t.Errorf("create request %+v: the options and envelope size winrm sends were not read", r)
+		}
+		if r.Action == wsmantest.ActionSignal && r.Signal != wsmantest.SignalTerminate {
+			t.Errorf("signal %q", r.Signal)
+		}
+	}
+}
+
+func TestStockClientRunsRawCommand(t *testing.T) {
+	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		return wsmantest.Reply{Stdout: c.Command + "|" + strings.Join(c.Arguments, ",")}
+	}))
+	client := stockClient(t, srv, srv.Password(), "")
+	shell, err := client.CreateShell()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := shell.Execute("ipconfig", "/all", "a & b <c>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = out.ReadFrom(cmd.Stdout) }()
+	cmd.Wait()
+	<-done
+	if got := out.String(); got != "ipconfig|/all,a & b <c>" {
+		t.Errorf("stdout %q", got)
+	}
+	if calls := srv.Calls(); len(calls) != 1 || calls[0].PowerShell || calls[0].Script != "" {
+		t.Errorf("a raw command was taken for PowerShell: %+v", calls)
+	}
+	_ = cmd.Close()
+	_ = shell.Close()
+}
+
+func TestLargeOutputIsSplitOverReceives(t *testing.T) {
+	big := strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz\u00e9\r\n", 200*1024/40)
+	bigErr := strings.Repeat("E", 50*1024)
+	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		return wsmantest.Reply{Stdout: big, Stderr: bigErr, ExitCode: 0}
+	}))
+	client := stockClient(t, srv, srv.Password(), "")
+	stdout, stderr, code, err := client.RunPSWithString("big", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != big || stderr != bigErr || code != 0 {
+		t.Fatalf("output not reassembled: stdout %d/%d bytes, stderr %d/%d bytes, code %d", len(stdout), len(big), len(stderr), len(bigErr), code)
+	}
+	receives := 0
+	for _, r := range srv.Requests() {
+		if r.Action != wsmantest.ActionReceive {
+			continue
+		}
+		receives++
+		if r.ResponseBytes > r.MaxEnvelopeSize {
+			t.Errorf("Receive #%d answered %d bytes, more than MaxEnvelopeSize %d", r.Seq, r.ResponseBytes, r.MaxEnvelopeSize)
+		}
+	}
+	if receives < 2 {
+		t.Errorf("%d Receives for %d bytes of output, want the output split over several", receives, len(big)+len(bigErr))
+	}
+}
+
+func TestMaxOutputPerReceive(t *testing.T) {
+	out := strings.Repeat("x", 10000)
+	srv := wsmantest.New(t, wsmantest.WithMaxOutputPerReceive(1000), wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+		return wsmantest.Reply{Stdout: out}
+	}))
+	stdout, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithString("x", "")
+	if err != nil || stdout != out {
+		t.Fatalf("err %v, %d bytes", err, len(stdout))
+	}
+	if n := srv.Count(wsmantest.ActionReceive); n < 10 {
+		t.Errorf("%d Receives, want at least 10", n)
+	}
+}
+
+func TestScriptOnStdinWithDashCommand(t *testing.T) {
+	script := "Write-Output 'from stdin'\r\nexit 4\r\n"
+	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		if !c.ViaStdin || c.Script != script {
+			return wsmantest.Reply{Stderr: "script not seen: " + c.Script, ExitCode: 1}
+		}
+		return wsmantest.Reply{Stdout: "from stdin", ExitCode: 4}
+	}))
+	client := stockClient(t, srv, srv.Password(), "")
+	var stdout, stderr bytes.Buffer
+	code, err := client.RunWithInput("powershell.exe -NoProfile -NonInteractive -Command -", &stdout, &stderr, strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 4 || stdout.String() != "from stdin" {
+		t.Errorf("code %d stdout %q stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+func TestStdinBootstrap(t *testing.T) {
+	script := strings.Repeat("Write-Output 'a long line of a long script'\n", 500)
+	bootstrap := wsmantest.StdinBootstrapMarker + "\n$s = $input | Out-String\n& ([ScriptBlock]::Create($s))\n"
+	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		if !c.ViaStdin || c.Script != script || c.Bootstrap != bootstrap {
+			return wsmantest.Reply{Stderr: "bootstrap not understood", ExitCode: 1}
+		}
+		return wsmantest.Reply{Stdout: "ok"}
+	}))
+	client := stockClient(t, srv, srv.Password(), "")
+	var stdin bytes.Buffer
+	b64 := base64.StdEncoding.EncodeToString([]byte(script))
+	for len(b64) > 76 {
+		stdin.WriteString(b64[:76] + "\r\n")
+		b64 = b64[76:]
+	}
+	stdin.WriteString(b64)
+	var stdout, stderr bytes.Buffer
+	code, err := client.RunWithInput(winrm.Powershell(bootstrap), &stdout, &stderr, &stdin)
+	if err != nil || code != 0 || stdout.String() != "ok" {
+		t.Fatalf("err %v code %d stdout %q stderr %q", err, code, stdout.String(), stderr.String())
+	}
+}
+
+func TestStdinBootstrapWithBadStdinFailsLikePowerShell(t *testing.T) {
+	var called atomic.Bool
+	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+		called.Store(true)
+		return wsmantest.Reply{}
+	}))
+	client := stockClient(t, srv, srv.Password(), "")
+	var stdout, stderr bytes.Buffer
+	code, err := client.RunWithInput(winrm.Powershell(wsmantest.StdinBootstrapMarker+"\n"), &stdout, &stderr, strings.NewReader("not base64!"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(stderr.String(), "FromBase64String") || called.Load() {
+		t.Errorf("code %d stderr %q handler called %v", code, stderr.String(), called.Load())
+	}
+}
+
+func TestWaitForStdin(t *testing.T) {
+	srv := wsmantest.New(t, wsmantest.WithWaitForStdin(), wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		return wsmantest.Reply{Stdout: strings.ToUpper(string(c.Stdin))}
+	}))
+	client := stockClient(t, srv, srv.Password(), "")
+	var stdout, stderr bytes.Buffer
+	if _, err := client.RunWithInput("findstr .", &stdout, &stderr, strings.NewReader("some input")); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.String() != "SOME INPUT" {
+		t.Errorf("stdout %q", stdout.String())
+	}
+}
+
+func TestLongPollTimesOutAndClientPollsAgain(t *testing.T) {
+	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+		return wsmantest.Reply{Stdout: "late", Delay: 350 * time.Millisecond}
+	}))
+	client := stockClient(t, srv, srv.Password(), "PT0.1S")
+	stdout, _, code, err := client.RunPSWithString("slow", "")
+	if err != nil || stdout != "late" || code != 0 {
+		t.Fatalf("err %v stdout %q code %d", err, stdout, code)
+	}
+	timedOut := 0
+	for _, r := range srv.Requests() {
+		if r.Action == wsmantest.ActionReceive && r.Fault == "w:TimedOut" {
+			timedOut++
+		}
+	}
+	if timedOut < 2 {
+		t.Errorf("%d Receives timed out, want the long poll to end in w:TimedOut a few times", timedOut)
+	}
+}
