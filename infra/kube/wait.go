@@ -27,8 +27,12 @@ func WaitReady(ctx context.Context, cs kubernetes.Interface, r Readiness, timeou
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		problems, err := NotReady(ctx, cs, r)
 		if err != nil {
-			last = []string{err.Error()}
-			return false, nil // the API server may still be settling
+			// The API server may still be settling. A call cut short by the
+			// deadline itself says nothing: keep what the last look saw.
+			if ctx.Err() == nil || len(last) == 0 {
+				last = []string{"the API server did not answer: " + err.Error()}
+			}
+			return false, nil
 		}
 		last = problems
 		return len(problems) == 0, nil

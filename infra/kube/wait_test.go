@@ -352,3 +352,26 @@ func TestFirstLine(t *testing.T) {
 		}
 	}
 }
+
+// A poll cut short by the deadline must not hide what the previous look saw.
+func TestWaitReadyKeepsLastProblemsWhenTheFinalCallTimesOut(t *testing.T) {
+	cs := fake.NewClientset(node("n1", &corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: "network plugin not ready"}))
+	calls := 0
+	cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		calls++
+		if calls > 1 {
+			time.Sleep(700 * time.Millisecond) // the deadline passes during this call
+			return true, nil, context.DeadlineExceeded
+		}
+		return false, nil, nil
+	})
+	// The first look (at once) sees the node; the second (after the 2 s
+	// interval) is still running when the 2.5 s deadline passes.
+	err := WaitReady(context.Background(), cs, Readiness{Nodes: 1}, 2500*time.Millisecond)
+	if calls < 2 {
+		t.Fatalf("only %d look(s): the test did not reach the deadline inside a call", calls)
+	}
+	if err == nil || !strings.Contains(err.Error(), "node n1 NotReady (KubeletNotReady: network plugin not ready)") {
+		t.Fatalf("err = %v, want the node's problem from the last complete look", err)
+	}
+}
