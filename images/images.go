@@ -1,12 +1,15 @@
 // Package images names the container images the harness runs, and builds
 // the ones it makes itself. Suites and the CLI both read the names here, so
 // what `winconform up` loads into a cluster is what the specs ask for.
+//
+// Every image has a name and a default reference (Names, Default); Ref gives
+// the reference to use, which an override file can point at a mirror
+// (Overrides, LoadOverrides, FromEnv).
 package images
 
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -18,32 +21,51 @@ import (
 // while the binary changes.
 const ProbeVersion = "v0.1"
 
-// Probe is the default reference of the probe image (images/probe).
+// Probe is the default reference of the probe image (images/probe), the
+// image named "probe"; Ref("probe") is the one to use, overrides applied.
 const Probe = "winconform.local/probe:" + ProbeVersion
 
+// Where the probe is in its images, and how they start it.
+const (
+	ProbeLinuxPath   = "/probe"
+	ProbeWindowsPath = `C:\probe\probe.exe`
+)
+
 // ProbeArchive writes a docker-archive holding the Linux probe image, made of
-// the static binary at linuxBinary, to path.
+// the static binary at linuxBinary, to path, tagged Ref("probe").
 func ProbeArchive(linuxBinary, path string) error {
-	if _, err := os.Stat(linuxBinary); err != nil {
-		return fmt.Errorf("probe binary: %w (build it with `make build`)", err)
-	}
-	// The layer is spooled to a file that must outlive the archive's writing.
-	spool, err := os.MkdirTemp(filepath.Dir(path), ".probe-layer-")
+	img, err := linuxProbeImage(linuxBinary)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(spool)
-	layer, err := assemble.Layer(spool, []assemble.Entry{
-		{Path: "/probe", Source: linuxBinary},
+	return assemble.WriteArchiveFile(path, map[string]v1.Image{Ref("probe"): img})
+}
+
+// linuxProbeImage is the Linux probe image: the static binary at
+// linuxBinary, /tmp and an /etc/passwd.
+func linuxProbeImage(linuxBinary string) (v1.Image, error) {
+	if err := checkBinary("Linux", linuxBinary); err != nil {
+		return nil, err
+	}
+	layer, err := assemble.StreamLayer([]assemble.Entry{
+		{Path: ProbeLinuxPath, Source: linuxBinary},
 		{Path: "/tmp", Dir: true, Mode: 0o1777},
 		{Path: "/etc/passwd", Mode: 0o644, Data: []byte("root:x:0:0:root:/:/probe\nnobody:x:65534:65534:nobody:/:/probe\n")},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	img, err := assemble.Image(nil, layer, assemble.Config{Entrypoint: []string{"/probe"}, Cmd: []string{"serve"}})
+	return assemble.Image(nil, layer, assemble.Config{Entrypoint: []string{ProbeLinuxPath}, Cmd: []string{"serve"}})
+}
+
+// checkBinary checks that a probe binary exists, with the fix when not.
+func checkBinary(platform, path string) error {
+	st, err := os.Stat(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s probe binary: %w (build it with `make build`)", platform, err)
 	}
-	return assemble.WriteArchiveFile(path, map[string]v1.Image{Probe: img})
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s probe binary: %s is not a regular file", platform, path)
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/reports"
@@ -37,6 +38,7 @@ var (
 func TestMain(m *testing.M) {
 	framework.RegisterCommonFlags(flag.CommandLine)
 	framework.RegisterClusterFlags(flag.CommandLine)
+	e2e.RegisterFlags(flag.CommandLine)
 	// Ginkgo's complete JSON report goes beside the JUnit one unless asked otherwise.
 	if err := flag.Set("report-complete-ginkgo", "true"); err != nil {
 		panic(err)

@@ -23,6 +23,8 @@ type runFlags struct {
 	claim     string
 	labels    string
 	reportDir string
+	probe     string
+	inventory string
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
@@ -31,11 +33,19 @@ func (r *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.claim, "claim", "", "run the specs of these claims, e.g. NET-03 or NET-03,NET-04")
 	cmd.Flags().StringVar(&r.labels, "labels", "", "a Ginkgo label filter, e.g. 'os:linux && !needs:windows-node'")
 	cmd.Flags().StringVar(&r.reportDir, "report-dir", "_output/report", "where JUnit, Ginkgo JSON and the harness's reports go")
+	cmd.Flags().StringVar(&r.inventory, "inventory", "", "inventory of Windows machines (YAML), to probe from their hosts")
 }
 
 // args is the suite binary's command line for kubeconfig.
 func (r *runFlags) args(kubeconfig string) []string {
-	return append([]string{"--kubeconfig=" + kubeconfig, "--report-dir=" + r.reportDir, "--ginkgo.v"}, r.selection()...)
+	args := []string{"--kubeconfig=" + kubeconfig, "--report-dir=" + r.reportDir, "--ginkgo.v"}
+	if r.probe != "" {
+		args = append(args, "--probe-binary="+r.probe)
+	}
+	if r.inventory != "" {
+		args = append(args, "--inventory="+r.inventory)
+	}
+	return append(args, r.selection()...)
 }
 
 // selection is the suite binary's flags that choose specs.
@@ -91,6 +101,11 @@ exists), loads the test images, and runs the suite binary against it. With
 			// claim fails in a second, not after the cluster is up.
 			if err := rf.validate(cmd.Context()); err != nil {
 				return err
+			}
+			if cf.probe != "" {
+				if abs, err := filepath.Abs(cf.probe); err == nil {
+					rf.probe = abs
+				}
 			}
 			kubeconfig := existing
 			if kubeconfig == "" {

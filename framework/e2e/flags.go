@@ -1,0 +1,53 @@
+package e2e
+
+import (
+	"flag"
+
+	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/infra/windows/remote"
+)
+
+// Flags are the suite binary's own flags, beside the e2e framework's.
+type Flags struct {
+	// ProbeBinary is the local (Linux) probe: the client and the server
+	// outside the cluster in the network matrix.
+	ProbeBinary string
+	// ExternalURL is a server outside the cluster to probe instead of a local one.
+	ExternalURL string
+	// Inventory lists the Windows machines, whose hosts the matrix probes from.
+	Inventory string
+	// StrictDrift fails a spec when a documented limitation no longer holds.
+	StrictDrift bool
+}
+
+// Options holds the flags' values once parsed.
+var Options Flags
+
+// RegisterFlags adds the harness's flags to fs.
+func RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&Options.ProbeBinary, "probe-binary", "", "local Linux probe binary, for the client and server outside the cluster (make build puts it in _output/bin/probe-linux-amd64)")
+	fs.StringVar(&Options.ExternalURL, "external-url", "", "an HTTP server outside the cluster that pods should reach (default: one the harness runs on this machine)")
+	fs.StringVar(&Options.Inventory, "inventory", "", "inventory of the Windows machines (YAML), to probe from the Windows nodes' hosts")
+	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")
+}
+
+// Machines connects to the inventory's machines, by node name; none without an inventory.
+func Machines() (map[string]remote.Exec, error) {
+	if Options.Inventory == "" {
+		return nil, nil
+	}
+	inv, err := inventory.LoadFromOS(Options.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	conns, err := windows.Connect(inv)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]remote.Exec{}
+	for name, c := range conns {
+		out[name] = c
+	}
+	return out, nil
+}

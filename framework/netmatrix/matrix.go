@@ -1,0 +1,335 @@
+// Package netmatrix probes every network path between a set of sources
+// (pods, nodes, a client outside the cluster) and targets (pods, Services by
+// IP, name and NodePort, a server outside the cluster), compares each cell
+// with what the documents lead one to expect for this cluster, and renders
+// the result as a truth table.
+//
+// Probes run in batches: one `probe connect` per source carries all of its
+// targets, and sources run in parallel on a small worker pool. A cell whose
+// observation differs from its expectation is probed once more before it
+// counts. "The probe itself failed" (!) is kept apart from "the path is
+// blocked" (X).
+package netmatrix
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/winconform/winconform/framework/probe"
+)
+
+// Kind is what a peer is.
+type Kind string
+
+// Kinds of peers.
+const (
+	Pod      Kind = "pod"
+	Service  Kind = "service"
+	Node     Kind = "node"
+	External Kind = "external"
+)
+
+// Mode is how a target is addressed.
+type Mode string
+
+// Modes of addressing a target.
+const (
+	PodIP       Mode = "pod-ip"
+	PodName     Mode = "pod-dns"
+	Ping        Mode = "icmp"
+	ClusterIP   Mode = "cluster-ip"
+	ServiceName Mode = "service-dns"
+	ServiceFQDN Mode = "service-fqdn"
+	NodePort    Mode = "nodeport"
+	Address     Mode = "address"
+)
+
+// Peer is a source or the thing a target addresses.
+type Peer struct {
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	// OS is the peer's OS; for a Service, the OS of its endpoints.
+	OS string `json:"os,omitempty"`
+	// Node is where a pod runs, or the node a node peer is.
+	Node string `json:"node,omitempty"`
+	// ControlPlane marks a control-plane node peer.
+	ControlPlane bool `json:"controlPlane,omitempty"`
+	// BackendNodes are the nodes that run a Service's endpoints.
+	BackendNodes []string `json:"backendNodes,omitempty"`
+	// BackendIPs are the IPs that may answer for the peer (a pod's IP, a
+	// Service's endpoints); empty when any answer will do.
+	BackendIPs []string `json:"backendIPs,omitempty"`
+}
+
+// Target is one column: a peer addressed one way.
+type Target struct {
+	Peer
+	Mode Mode `json:"mode"`
+	// URL is what the probe is given (http://, icmp://).
+	URL string `json:"url"`
+	// Via names the node whose address a NodePort target uses, and ViaOS its OS.
+	Via   string `json:"via,omitempty"`
+	ViaOS string `json:"viaOS,omitempty"`
+}
+
+// ID names the target in tables: peer/mode, with @node for NodePorts.
+func (t Target) ID() string {
+	id := t.Name + "/" + string(t.Mode)
+	if t.Via != "" {
+		id += "@" + t.Via
+	}
+	return id
+}
+
+// Source runs probes from one place.
+type Source interface {
+	Peer() Peer
+	// Probe runs one batch: one result per target, in order. An error means
+	// the probe itself could not run (every cell of the batch is a probe error).
+	Probe(ctx context.Context, targets []string) ([]probe.Result, error)
+	// Repro is a command a person can run to probe target from this source.
+	Repro(target string) string
+}
+
+// Observation is what probing a cell showed.
+type Observation string
+
+// Observations.
+const (
+	Reachable  Observation = "reachable"
+	Blocked    Observation = "blocked"
+	ProbeError Observation = "probe-error"
+	NotProbed  Observation = "skipped"
+)
+
+// Verdict compares a cell's observation with its expectation.
+type Verdict string
+
+// Verdicts.
+const (
+	OK         Verdict = "ok"
+	Regression Verdict = "regression" // expected reachable, found blocked
+	Drift      Verdict = "drift"      // a documented limitation that no longer holds
+	Broken     Verdict = "probe-error"
+	Skipped    Verdict = "skipped"
+)
+
+// Cell is one source-target pair.
+type Cell struct {
+	Source   string       `json:"source"`
+	Target   string       `json:"target"`
+	Claims   []string     `json:"claims,omitempty"`
+	Expect   Expectation  `json:"expect"`
+	Observed Observation  `json:"observed"`
+	Verdict  Verdict      `json:"verdict"`
+	Result   probe.Result `json:"result"`
+	// First is the first probe's result when the cell was probed again.
+	First    *probe.Result `json:"first,omitempty"`
+	Reprobed bool          `json:"reprobed,omitempty"`
+	Repro    string        `json:"repro"`
+	Why      string        `json:"why,omitempty"` // a skipped cell's reason, a probe error's cause
+}
+
+// Matrix is a set of sources and targets and, once run, their cells.
+type Matrix struct {
+	Sources []Source
+	Targets []Target
+	Profile Profile
+	// Claims says which documented claims a cell evidences; a cell with
+	// none is a control cell (reported, but no claim's spec asserts it).
+	Claims func(src Peer, t Target) []string
+	// Applies says whether a source probes a target at all.
+	Applies func(src Peer, t Target) bool
+	// Workers is how many sources probe at once.
+	Workers int
+
+	mu    sync.Mutex
+	cells map[string]map[string]*Cell // source -> target -> cell
+}
+
+// Run probes every applicable cell, probes mismatching cells once more, and
+// prints each source's row of the truth table to out as it completes.
+func (m *Matrix) Run(ctx context.Context, out io.Writer) {
+	m.cells = map[string]map[string]*Cell{}
+	for _, s := range m.Sources {
+		row := map[string]*Cell{}
+		for _, t := range m.Targets {
+			if m.Applies != nil && !m.Applies(s.Peer(), t) {
+				continue
+			}
+			c := &Cell{Source: s.Peer().Name, Target: t.ID(), Expect: m.Profile.Expect(s.Peer(), t), Observed: NotProbed, Repro: s.Repro(t.URL)}
+			if m.Claims != nil {
+				c.Claims = m.Claims(s.Peer(), t)
+			}
+			row[t.ID()] = c
+		}
+		m.cells[s.Peer().Name] = row
+	}
+	if out == nil {
+		out = io.Discard
+	}
+	fmt.Fprint(out, m.header())
+	m.forEachSource(ctx, func(s Source) {
+		m.probeRow(ctx, s, func(c *Cell) bool { return true })
+		// A mismatch is probed once more before it counts.
+		m.probeRow(ctx, s, func(c *Cell) bool { return c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken })
+		m.mu.Lock()
+		line := m.rowLine(s)
+		m.mu.Unlock()
+		fmt.Fprint(out, line)
+	})
+	fmt.Fprint(out, m.footer())
+}
+
+func (m *Matrix) forEachSource(ctx context.Context, f func(Source)) {
+	workers := m.Workers
+	if workers < 1 {
+		workers = 4
+	}
+	jobs := make(chan Source)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range jobs {
+				f(s)
+			}
+		}()
+	}
+	for _, s := range m.Sources {
+		select {
+		case jobs <- s:
+		case <-ctx.Done():
+		}
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// probeRow probes, in one batch, the cells of source s that want says to.
+func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) {
+	m.mu.Lock()
+	var cells []*Cell
+	var urls []string
+	var targets []Target
+	for _, t := range m.Targets {
+		c := m.cells[s.Peer().Name][t.ID()]
+		if c == nil || !want(c) {
+			continue
+		}
+		cells, urls, targets = append(cells, c), append(urls, t.URL), append(targets, t)
+	}
+	m.mu.Unlock()
+	if len(cells) == 0 {
+		return
+	}
+	results, err := s.Probe(ctx, urls)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, c := range cells {
+		if c.Observed != NotProbed {
+			prev := c.Result
+			c.First, c.Reprobed = &prev, true
+		}
+		if err != nil {
+			c.Observed, c.Why = ProbeError, err.Error()
+			c.Result = probe.Result{Index: i, Target: urls[i], ErrorClass: "probe-error", Error: err.Error()}
+		} else {
+			c.Result = results[i]
+			c.Observed, c.Why = observe(results[i], targets[i])
+		}
+		c.Verdict = verdict(c.Expect, c.Observed)
+	}
+}
+
+// observe classifies a probe's result for target t: the probe could not
+// test the path (!), the path is blocked (X), or it answered — from a peer
+// allowed to answer for t.
+func observe(r probe.Result, t Target) (Observation, string) {
+	switch {
+	case r.OK && len(t.BackendIPs) > 0 && t.Mode != Ping && !contains(t.BackendIPs, r.Detail.PodIP):
+		return Blocked, fmt.Sprintf("answered by %s, which is not %s", r.Detail.PodIP, strings.Join(t.BackendIPs, " or "))
+	case r.OK:
+		return Reachable, ""
+	case r.ErrorClass == "unsupported" || r.ErrorClass == "invalid-target" || r.ErrorClass == "probe-error":
+		return ProbeError, r.Error
+	default:
+		return Blocked, ""
+	}
+}
+
+func verdict(e Expectation, o Observation) Verdict {
+	switch {
+	case o == NotProbed:
+		return Skipped
+	case o == ProbeError:
+		return Broken
+	case e.Reachable && o == Blocked:
+		return Regression
+	case !e.Reachable && o == Reachable:
+		return Drift
+	default:
+		return OK
+	}
+}
+
+// Cells returns every cell, by source then target order.
+func (m *Matrix) Cells() []*Cell {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Cell
+	for _, s := range m.Sources {
+		for _, t := range m.Targets {
+			if c := m.cells[s.Peer().Name][t.ID()]; c != nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// CellsFor returns the cells that evidence claim.
+func (m *Matrix) CellsFor(claim string) []*Cell {
+	var out []*Cell
+	for _, c := range m.Cells() {
+		if contains(c.Claims, claim) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ClaimIDsPlanned returns every claim some applicable cell will evidence,
+// sorted; it needs no run.
+func (m *Matrix) ClaimIDsPlanned() []string {
+	seen := map[string]bool{}
+	for _, s := range m.Sources {
+		for _, t := range m.Targets {
+			if (m.Applies == nil || m.Applies(s.Peer(), t)) && m.Claims != nil {
+				for _, id := range m.Claims(s.Peer(), t) {
+					seen[id] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

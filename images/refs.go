@@ -1,0 +1,126 @@
+package images
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// WindowsRelease is a Windows Server long-term servicing channel (LTSC)
+// release: a Windows node runs one, and can run only containers built on
+// the same one (process isolation, the only kind Kubernetes uses).
+type WindowsRelease struct {
+	Name          string // ltsc2019, ltsc2022, ltsc2025
+	Build         string // the first three parts of os.version: 10.0.20348
+	NanoserverTag string // tag of mcr.microsoft.com/windows/nanoserver
+	ServercoreTag string // tag of mcr.microsoft.com/windows/servercore
+}
+
+var windowsReleases = []WindowsRelease{
+	{Name: "ltsc2019", Build: "10.0.17763", NanoserverTag: "1809", ServercoreTag: "ltsc2019"},
+	{Name: "ltsc2022", Build: "10.0.20348", NanoserverTag: "ltsc2022", ServercoreTag: "ltsc2022"},
+	{Name: "ltsc2025", Build: "10.0.26100", NanoserverTag: "ltsc2025", ServercoreTag: "ltsc2025"},
+}
+
+// DefaultWindowsRelease is the release of the images named without one
+// ("servercore", "nanoserver").
+const DefaultWindowsRelease = "ltsc2022"
+
+// WindowsReleases lists the Windows releases the harness knows, oldest first.
+func WindowsReleases() []WindowsRelease { return slices.Clone(windowsReleases) }
+
+// ReleaseForBuild is the release of a Windows build, as a node reports it
+// (status.nodeInfo.kernelVersion, 10.0.20348.2340, or the label
+// node.kubernetes.io/windows-build, 10.0.20348).
+func ReleaseForBuild(build string) (WindowsRelease, error) {
+	for _, r := range windowsReleases {
+		if build == r.Build || strings.HasPrefix(build, r.Build+".") {
+			return r, nil
+		}
+	}
+	var known []string
+	for _, r := range windowsReleases {
+		known = append(known, r.Build+" ("+r.Name+")")
+	}
+	return WindowsRelease{}, fmt.Errorf("Windows build %q is none the harness knows (%s)", build, strings.Join(known, ", "))
+}
+
+func releaseNamed(name string) (WindowsRelease, bool) {
+	for _, r := range windowsReleases {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return WindowsRelease{}, false
+}
+
+// Image names with a variant per Windows release: <family>-<release> names
+// one, <family> alone the DefaultWindowsRelease one.
+const (
+	Servercore = "servercore"
+	Nanoserver = "nanoserver"
+)
+
+// defaults maps every image name the harness uses to its default reference.
+var defaults = func() map[string]string {
+	d := map[string]string{
+		"probe": Probe,
+		"pause": "registry.k8s.io/pause:3.10.1",
+	}
+	for _, r := range windowsReleases {
+		d[Servercore+"-"+r.Name] = "mcr.microsoft.com/windows/servercore:" + r.ServercoreTag
+		d[Nanoserver+"-"+r.Name] = "mcr.microsoft.com/windows/nanoserver:" + r.NanoserverTag
+	}
+	d[Servercore] = d[Servercore+"-"+DefaultWindowsRelease]
+	d[Nanoserver] = d[Nanoserver+"-"+DefaultWindowsRelease]
+	return d
+}()
+
+// Names lists the names of every image the harness uses, sorted.
+func Names() []string { return slices.Sorted(maps.Keys(defaults)) }
+
+// Default is the reference of the image called name when nothing overrides
+// it. It panics when no image has that name, a programming error.
+func Default(name string) string {
+	ref, ok := defaults[name]
+	if !ok {
+		panic(fmt.Sprintf("images: no image is named %q (names: %s)", name, strings.Join(Names(), ", ")))
+	}
+	return ref
+}
+
+// active holds the overrides in force (nil: none).
+var active atomic.Pointer[Overrides]
+
+// Ref is the reference to use for the image called name: the default, or
+// what the overrides in force (SetOverrides, LoadOverrides, FromEnv) make of
+// it. It panics when no image has that name, a programming error.
+func Ref(name string) string {
+	return active.Load().resolve(name, Default(name))
+}
+
+// RefForBuild is Ref of the variant of family (Servercore or Nanoserver)
+// that runs on a Windows node of build (see ReleaseForBuild), such as
+// "servercore-ltsc2019" for 10.0.17763.5458.
+func RefForBuild(family, build string) (string, error) {
+	if _, ok := defaults[family+"-"+DefaultWindowsRelease]; !ok {
+		return "", fmt.Errorf("image %q has no variant per Windows release (%s and %s do)", family, Servercore, Nanoserver)
+	}
+	r, err := ReleaseForBuild(build)
+	if err != nil {
+		return "", err
+	}
+	return Ref(family + "-" + r.Name), nil
+}
+
+// WindowsBases are the bases of the Windows variants of the probe image by
+// release name, from the nanoserver-<release> images (overrides applied).
+func WindowsBases() map[string]string {
+	bases := map[string]string{}
+	for _, r := range windowsReleases {
+		bases[r.Name] = Ref(Nanoserver + "-" + r.Name)
+	}
+	return bases
+}
