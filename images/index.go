@@ -93,39 +93,38 @@ func ProbeIndex(ctx context.Context, b ProbeBuild, opts ...remote.Option) (v1.Im
 // windows/amd64 image of rel's build when ref is an index, and checks that it
 // is one.
 func windowsBase(rel WindowsRelease, ref string, insecure bool, opts []remote.Option) (v1.Image, *v1.ConfigFile, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("Windows base for %s, %s: %s", rel.Name, ref, fmt.Sprintf(format, args...))
+	fail := func(err error) error {
+		return fmt.Errorf("Windows base for %s, %s: %w", rel.Name, ref, err)
 	}
 	r, err := parseRef(ref, insecure)
 	if err != nil {
-		return nil, nil, fail("%v", err)
+		return nil, nil, fail(err)
 	}
 	desc, err := remote.Get(r, opts...)
 	if err != nil {
-		return nil, nil, fail("%v (check the reference, or pass another with --base %s=REF)", err, rel.Name)
+		return nil, nil, fail(fmt.Errorf("%w (check the reference, or give another base: winconform images push --base %s=REF)", err, rel.Name))
 	}
 	var img v1.Image
 	if desc.MediaType.IsIndex() {
 		idx, err := desc.ImageIndex()
 		if err != nil {
-			return nil, nil, fail("%v", err)
+			return nil, nil, fail(err)
 		}
-		img, err = windowsChild(idx, rel)
-		if err != nil {
-			return nil, nil, fail("%v", err)
+		if img, err = windowsChild(idx, rel); err != nil {
+			return nil, nil, fail(err)
 		}
 	} else if img, err = desc.Image(); err != nil {
-		return nil, nil, fail("%v", err)
+		return nil, nil, fail(err)
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
-		return nil, nil, fail("reading its config: %v", err)
+		return nil, nil, fail(fmt.Errorf("reading its config: %w", err))
 	}
 	if cf.OS != "windows" || cf.Architecture != "amd64" {
-		return nil, nil, fail("it is a %s/%s image; want windows/amd64", cf.OS, cf.Architecture)
+		return nil, nil, fail(fmt.Errorf("it is a %s/%s image; want windows/amd64", cf.OS, cf.Architecture))
 	}
 	if got, err := ReleaseForBuild(cf.OSVersion); err != nil || got.Name != rel.Name {
-		return nil, nil, fail("its os.version is %q; want %s.x, the build of %s", cf.OSVersion, rel.Build, rel.Name)
+		return nil, nil, fail(fmt.Errorf("its os.version is %q; want %s.x, the build of %s", cf.OSVersion, rel.Build, rel.Name))
 	}
 	return img, cf, nil
 }

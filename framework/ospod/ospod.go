@@ -1,7 +1,8 @@
 // Package ospod builds the pods the specs run, with the OS as a parameter:
 // the same code makes the Linux and the Windows variant, pins it to a node of
-// that OS (node selector and spec.os), gives it the image for that OS, and
-// tolerates the taints the documents tell Windows nodes to carry.
+// that OS (node selector and spec.os), runs the probe at its path for that OS
+// (the one multi-platform image serves both), and tolerates the taints the
+// documents tell Windows nodes to carry.
 package ospod
 
 import (
@@ -23,9 +24,9 @@ const (
 // ProbeBinary is the probe's path in the image for os.
 func ProbeBinary(os string) string {
 	if os == "windows" {
-		return `C:\probe\probe.exe`
+		return images.ProbeWindowsPath
 	}
-	return "/probe"
+	return images.ProbeLinuxPath
 }
 
 // ProbeCommand is the command line that runs the probe with args on os.
@@ -41,7 +42,9 @@ var WindowsTaint = corev1.Taint{Key: "os", Value: "windows", Effect: corev1.Tain
 type Option func(*corev1.Pod)
 
 // Probe is a pod on os that runs the probe's server (HTTP, TCP and UDP echo)
-// and is Ready when it answers HTTP.
+// and is Ready when it answers HTTP. Pods of both OSes use the same image,
+// images.Ref("probe") (overrides applied): the probe image is an index with a
+// Linux variant and Windows ones, of which each node pulls its own.
 func Probe(name, os string, opts ...Option) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/name": name}},
@@ -50,7 +53,7 @@ func Probe(name, os string, opts ...Option) *corev1.Pod {
 			NodeSelector: map[string]string{facts.LabelOS: os},
 			Containers: []corev1.Container{{
 				Name:            "probe",
-				Image:           images.Probe,
+				Image:           images.Ref("probe"),
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         ProbeCommand(os, "serve", "--name", name),
 				Env: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{

@@ -38,7 +38,7 @@ func checkCommon(t *testing.T, p *corev1.Pod, name, os string) {
 		t.Fatalf("%d containers, want 1", len(p.Spec.Containers))
 	}
 	c := p.Spec.Containers[0]
-	if c.Image != images.Probe || c.ImagePullPolicy != corev1.PullIfNotPresent {
+	if c.Image != images.Ref("probe") || c.ImagePullPolicy != corev1.PullIfNotPresent {
 		t.Errorf("image %q pull %q", c.Image, c.ImagePullPolicy)
 	}
 	if want := ProbeCommand(os, "serve", "--name", name); !reflect.DeepEqual(c.Command, want) {
@@ -196,5 +196,21 @@ func TestOptionsCompose(t *testing.T) {
 	p := Probe("c", "linux", OnNode(facts.Node{Name: "n1"}), WithDNSName("c", "sub"))
 	if p.Spec.NodeSelector[facts.LabelHostname] != "n1" || p.Spec.Subdomain != "sub" {
 		t.Errorf("options did not both apply: selector %v subdomain %q", p.Spec.NodeSelector, p.Spec.Subdomain)
+	}
+}
+
+func TestProbeImageFollowsOverrides(t *testing.T) {
+	if got := Probe("a", "linux").Spec.Containers[0].Image; got != images.Probe {
+		t.Errorf("default image %q, want %q", got, images.Probe)
+	}
+	t.Cleanup(func() { images.SetOverrides(nil) })
+	const mirror = "mirror.example.com/winconform/probe:v0.1"
+	if err := images.SetOverrides(&images.Overrides{Registries: map[string]string{"winconform.local": "mirror.example.com/winconform"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, os := range []string{"linux", "windows"} {
+		if got := Probe("p-"+os, os).Spec.Containers[0].Image; got != mirror {
+			t.Errorf("%s pod image %q, want the overridden %q", os, got, mirror)
+		}
 	}
 }

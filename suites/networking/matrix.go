@@ -50,7 +50,7 @@ var matrixClaims = []matrixClaim{
 	{"NET-27", "a Windows node cannot reach a NodePort through its own address", []string{windows}},
 }
 
-var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ordered, func() {
+var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	var dep *netmatrix.Deployment
 
 	ginkgo.BeforeAll(func(ctx context.Context) {
