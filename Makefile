@@ -68,6 +68,7 @@ e2e-test: build
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./images/... ./infra/...
 	$(WINCONFORM) bench up --runs 3
+	$(WINCONFORM) bench matrix
 
 ## node-image: build (or find cached) the air-gapped node image
 node-image: build

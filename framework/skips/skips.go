@@ -26,6 +26,7 @@ var (
 	NoLoadBalancer      = Reason{"no-load-balancer", "the cluster has no LoadBalancer implementation"}
 	NoActiveDirectory   = Reason{"no-active-directory", "no Active Directory domain and gMSA credential spec are configured"}
 	NoInventory         = Reason{"no-inventory", "no Windows machine inventory was given"}
+	NoOutsidePeer       = Reason{"no-outside-peer", "no local probe binary (--probe-binary) to probe from outside the cluster"}
 	ManagedControlPlane = Reason{"managed-control-plane", "the control plane is not visible in this cluster (a managed service)"}
 )
 

@@ -1,0 +1,157 @@
+package networking
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/skips"
+)
+
+// backendService is a Service on port 80 in front of the probe pods labelled app=name.
+func backendService(name string, typ corev1.ServiceType) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{
+			Type:     typ,
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(ospod.HTTPPort)}},
+		},
+	}
+}
+
+func withApp(app string) ospod.Option {
+	return func(p *corev1.Pod) { p.Labels["app"] = app }
+}
+
+var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"), func() {
+	f := e2e.NewFramework("net-features")
+
+	ginkgo.DescribeTable("a ClusterIP Service spreads connections over both replicas", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		nodes := e2e.Nodes(fs, os, 1)
+		svc, err := f.ClientSet.CoreV1().Services(f.Namespace.Name).Create(ctx, backendService("web", corev1.ServiceTypeClusterIP), metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		pods := e2e.StartPods(ctx, f,
+			ospod.Probe("web-1", os, ospod.OnNode(nodes[0]), withApp("web")),
+			ospod.Probe("web-2", os, ospod.OnNode(nodes[0]), withApp("web")),
+			ospod.Probe("client", os, ospod.OnNode(nodes[0])))
+		replicas := map[string]bool{pods[0].Status.PodIP: true, pods[1].Status.PodIP: true}
+		url := fmt.Sprintf("http://%s/json", net.JoinHostPort(svc.Spec.ClusterIP, "80"))
+		targets := make([]string, 30) // every probe is a new connection
+		for i := range targets {
+			targets[i] = url
+		}
+		seen := map[string]int{}
+		gomega.Eventually(ctx, func(g gomega.Gomega) {
+			for _, r := range e2e.Connect(ctx, f, pods[2], targets...) {
+				g.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
+				g.Expect(replicas).To(gomega.HaveKey(r.Detail.PodIP), "answered by a pod that is not a replica")
+				seen[r.Detail.PodIP]++
+			}
+			g.Expect(seen).To(gomega.HaveLen(2), "connections by replica: %v", seen)
+		}).WithTimeout(time.Minute).Should(gomega.Succeed())
+		framework.Logf("%d connections to %s went to the replicas as %v", len(targets), svc.Spec.ClusterIP, seen)
+	},
+		ginkgo.Entry("windows", labels.Claim("NET-22"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("NET-22"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("the containers of a pod share one network namespace and IP", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		p := ospod.Probe("pair", os, ospod.OnNode(node))
+		second := *p.Spec.Containers[0].DeepCopy()
+		second.Name = "second"
+		second.Command = ospod.ProbeCommand(os, "serve", "--name", "second", "--http-port", "9090", "--tcp-port", "0", "--udp-port", "0")
+		second.Ports = nil
+		second.ReadinessProbe.HTTPGet.Port = intstr.FromInt32(9090)
+		p.Spec.Containers = append(p.Spec.Containers, second)
+		pod := e2e.StartPods(ctx, f, p)[0]
+		r := e2e.Connect(ctx, f, pod, "http://localhost:9090/json")[0]
+		gomega.Expect(r.OK).To(gomega.BeTrue(), "the first container cannot reach the second on localhost: %s", r.Describe())
+		gomega.Expect(r.Detail.Name).To(gomega.Equal("second"), "localhost:9090 was answered by another server")
+		gomega.Expect(r.Detail.PodIP).To(gomega.Equal(pod.Status.PodIP), "the second container sees another IP than the pod's")
+	},
+		ginkgo.Entry("windows", labels.Claim("NET-23"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("NET-23"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("a pod's DNS is configured by the cluster", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		dns, err := f.ClientSet.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
+		framework.ExpectNoError(err, "the cluster DNS Service kube-system/kube-dns")
+		pod := e2e.StartPods(ctx, f, ospod.Probe("dns", os, ospod.OnNode(node)))[0]
+		stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+			Command: ospod.ProbeCommand(os, "dnsconfig"), Namespace: f.Namespace.Name, PodName: pod.Name, ContainerName: "probe",
+			CaptureStdout: true, CaptureStderr: true,
+		})
+		framework.ExpectNoError(err, "probe dnsconfig: %s", stderr)
+		var conf struct {
+			Servers, Search []string
+			Source          string
+		}
+		framework.ExpectNoError(json.Unmarshal([]byte(stdout), &conf), "probe dnsconfig printed %q", stdout)
+		domain := framework.TestContext.ClusterDNSDomain
+		gomega.Expect(conf.Servers).To(gomega.ContainElement(dns.Spec.ClusterIP), "DNS servers (from %s) are not the cluster's DNS", conf.Source)
+		gomega.Expect(conf.Search).To(gomega.ContainElements(f.Namespace.Name+".svc."+domain, "svc."+domain, domain),
+			"search suffixes (from %s) lack the cluster's", conf.Source)
+	},
+		ginkgo.Entry("windows", labels.Claim("NET-24"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("NET-24"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("a LoadBalancer Service answers on its external address", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		svc, err := f.ClientSet.CoreV1().Services(f.Namespace.Name).Create(ctx, backendService("lb", corev1.ServiceTypeLoadBalancer), metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		pod := e2e.StartPods(ctx, f, ospod.Probe("lb-1", os, ospod.OnNode(node), withApp("lb")))[0]
+		var ingress string
+		_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			s, err := f.ClientSet.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+			if err == nil && len(s.Status.LoadBalancer.Ingress) > 0 {
+				ingress = s.Status.LoadBalancer.Ingress[0].IP + s.Status.LoadBalancer.Ingress[0].Hostname
+			}
+			return ingress != "", nil
+		})
+		if ingress == "" {
+			skips.Skip(skips.NoLoadBalancer, "a LoadBalancer Service got no external address within 30s")
+		}
+		r := probeFromOutside(ctx, "http://"+net.JoinHostPort(ingress, "80")+"/json")
+		gomega.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
+		gomega.Expect(r.Detail.PodIP).To(gomega.Equal(pod.Status.PodIP))
+	},
+		ginkgo.Entry("windows", labels.Claim("NET-26"), labels.OS(windows), labels.Needs("windows-node"), labels.Needs("load-balancer"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("NET-26"), labels.OS(linux), labels.Needs("load-balancer"), linux),
+	)
+})
+
+// probeFromOutside probes url from this machine with the local probe.
+func probeFromOutside(ctx context.Context, url string) probe.Result {
+	if e2e.Options.ProbeBinary == "" {
+		skips.Skip(skips.NoOutsidePeer)
+	}
+	out, err := exec.CommandContext(ctx, e2e.Options.ProbeBinary, "connect", "--timeout=5s", "--attempts=3", url).Output()
+	framework.ExpectNoError(err, "running the local probe")
+	rs, err := probe.Parse(string(out), []string{url})
+	framework.ExpectNoError(err)
+	return rs[0]
+}
