@@ -42,7 +42,7 @@ type ProbeBuild struct {
 // pushed.
 func ProbeIndex(ctx context.Context, b ProbeBuild, opts ...remote.Option) (v1.ImageIndex, error) {
 	if len(b.Bases) == 0 {
-		return nil, fmt.Errorf("probe index: no Windows base images given (images.WindowsBases() has the defaults)")
+		return nil, fmt.Errorf("probe index: no Windows base images: give the base of at least one release (images.WindowsBases has the defaults; winconform images push --base RELEASE=REF)")
 	}
 	for rel := range b.Bases {
 		if _, ok := releaseNamed(rel); !ok {

@@ -62,6 +62,9 @@ func checkFlags() error {
 		return err
 	}
 	filters = f
+	if err := e2e.LoadImageOverrides(); err != nil {
+		return err
+	}
 	if dryRun {
 		return nil
 	}

@@ -27,7 +27,7 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to write (default: _output/<name>.kubeconfig)")
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
-	cmd.Flags().StringVar(&f.probe, "probe", "_output/bin/probe-linux-amd64", "Linux probe binary to load into the nodes as "+images.Probe)
+	cmd.Flags().StringVar(&f.probe, "probe", "_output/bin/probe-linux-amd64", "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
 }
 
 // load reads the cluster file and applies the overrides.
@@ -69,7 +69,7 @@ func (f *clusterFlags) options() (kind.Options, error) {
 	if err := images.ProbeArchive(f.probe, archive); err != nil {
 		return opts, err
 	}
-	opts.Images = append(opts.Images, kind.ImageArchive{Name: images.Probe, Path: archive})
+	opts.Images = append(opts.Images, kind.ImageArchive{Name: images.Ref("probe"), Path: archive})
 	return opts, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/docker"
 )
 
@@ -28,8 +29,13 @@ func main() {
 		Short:         "Conformance harness for Kubernetes clusters with Windows nodes",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command sees the same image references the suites do.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			_, err := images.FromEnv()
+			return err
+		},
 	}
-	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), benchCmd())
+	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), benchCmd(), imagesCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform:", err)
 		var exit exitCode

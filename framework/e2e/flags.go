@@ -3,6 +3,7 @@ package e2e
 import (
 	"flag"
 
+	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -19,6 +20,9 @@ type Flags struct {
 	Inventory string
 	// StrictDrift fails a spec when a documented limitation no longer holds.
 	StrictDrift bool
+	// ImageOverrides points the harness's images at a mirror (see images.LoadOverrides);
+	// WINCONFORM_IMAGE_OVERRIDES when empty.
+	ImageOverrides string
 }
 
 // Options holds the flags' values once parsed.
@@ -29,7 +33,17 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Options.ProbeBinary, "probe-binary", "", "local Linux probe binary, for the client and server outside the cluster (make build puts it in _output/bin/probe-linux-amd64)")
 	fs.StringVar(&Options.ExternalURL, "external-url", "", "an HTTP server outside the cluster that pods should reach (default: one the harness runs on this machine)")
 	fs.StringVar(&Options.Inventory, "inventory", "", "inventory of the Windows machines (YAML), to probe from the Windows nodes' hosts")
+	fs.StringVar(&Options.ImageOverrides, "image-overrides", "", "YAML file pointing the harness's images at a mirror, like KUBE_TEST_REPO_LIST (default: $WINCONFORM_IMAGE_OVERRIDES)")
 	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")
+}
+
+// LoadImageOverrides applies --image-overrides, or $WINCONFORM_IMAGE_OVERRIDES.
+func LoadImageOverrides() error {
+	if Options.ImageOverrides != "" {
+		return images.LoadOverrides(Options.ImageOverrides)
+	}
+	_, err := images.FromEnv()
+	return err
 }
 
 // Machines connects to the inventory's machines, by node name; none without an inventory.

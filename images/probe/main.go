@@ -1,6 +1,7 @@
 // Command probe is the winconform network probe. It runs inside the Linux and
-// Windows test pods, either serving (HTTP, TCP echo, UDP echo) or connecting
-// to a list of targets and reporting one JSON line per target.
+// Windows test pods, either serving (HTTP, TCP echo, UDP echo), connecting
+// to a list of targets and reporting one JSON line per target, or printing
+// the pod's DNS configuration.
 package main
 
 import (
@@ -24,6 +25,7 @@ const (
 const usageText = `usage:
   probe serve [--http-port 8080] [--tcp-port 8081] [--udp-port 8081] [--name NAME]
   probe connect [--timeout 5s] [--parallel 8] [--attempts 1] TARGET... | -
+  probe dnsconfig     the pod's DNS servers and search list, as JSON
   probe version
 
 targets: tcp://HOST:PORT  udp://HOST:PORT  http://HOST[:PORT]/PATH
@@ -37,7 +39,7 @@ func main() {
 // run dispatches to a subcommand and returns the process exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect or version)")
+		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect, dnsconfig or version)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -45,6 +47,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runServe(ctx, args[1:], stdout, stderr)
 	case "connect":
 		return runConnect(ctx, args[1:], stdin, stdout, stderr)
+	case "dnsconfig":
+		return runDNSConfig(args[1:], stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "probe version: unexpected argument %q\n", args[1])
@@ -56,7 +60,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect or version)\n", args[0])
+		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect, dnsconfig or version)\n", args[0])
 		return exitUsage
 	}
 }
