@@ -35,8 +35,10 @@ type Spec struct {
 	State      string   `json:"state"`
 	Failed     bool     `json:"failed"`               // failed, panicked, timed out, interrupted or aborted
 	SkipReason string   `json:"skipReason,omitempty"` // a skips.Reason key
-	Message    string   `json:"message,omitempty"`
-	Seconds    float64  `json:"seconds"`
+	// Simulated says the spec ran on simulated nodes (kwok), and why that sufficed.
+	Simulated string  `json:"simulated,omitempty"`
+	Message   string  `json:"message,omitempty"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // Claim is one claim's result.
@@ -49,7 +51,12 @@ type Claim struct {
 	Failed  int      `json:"failed"`
 	Skipped int      `json:"skipped"`
 	Reasons []string `json:"skipReasons,omitempty"`
+	// Simulated counts the passed or failed specs that ran on simulated nodes.
+	Simulated int `json:"simulated,omitempty"`
 }
+
+// SimulatedEntry is the report entry a spec adds when it ran on simulated nodes.
+const SimulatedEntry = "winconform.simulated"
 
 // Summary is the harness's view of a run.
 type Summary struct {
@@ -81,8 +88,11 @@ func Summarize(r types.Report) Summary {
 		spec := Spec{Name: sr.FullText(), Labels: sr.Labels(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(),
 			Failed: sr.State.Is(types.SpecStateFailureStates)}
 		for _, e := range sr.ReportEntries {
-			if e.Name == skips.EntryName {
+			switch e.Name {
+			case skips.EntryName:
 				spec.SkipReason = e.StringRepresentation()
+			case SimulatedEntry:
+				spec.Simulated = e.StringRepresentation()
 			}
 		}
 		if sr.State.Is(types.SpecStateFailureStates) || sr.State == types.SpecStateSkipped {
@@ -99,6 +109,9 @@ func Summarize(r types.Report) Summary {
 			}
 			if !selected {
 				continue
+			}
+			if spec.Simulated != "" && sr.State != types.SpecStateSkipped {
+				c.Simulated++
 			}
 			switch {
 			case sr.State == types.SpecStatePassed:
@@ -185,7 +198,11 @@ func (s Summary) Markdown() string {
 	}
 	b.WriteString("## Claims\n\n| claim | kind | outcome | passed | failed | skipped | skip reasons |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range s.Claims {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %s |\n", c.ID, c.Kind, c.Outcome, c.Passed, c.Failed, c.Skipped, strings.Join(c.Reasons, ", "))
+		outcome := c.Outcome
+		if c.Simulated > 0 {
+			outcome += fmt.Sprintf(" (%d on simulated nodes)", c.Simulated)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %s |\n", c.ID, c.Kind, outcome, c.Passed, c.Failed, c.Skipped, strings.Join(c.Reasons, ", "))
 	}
 	var failed []Spec
 	for _, sp := range s.Specs {

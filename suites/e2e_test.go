@@ -24,8 +24,14 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/reports"
 
+	_ "github.com/winconform/winconform/suites/config"
+	_ "github.com/winconform/winconform/suites/identity"
 	_ "github.com/winconform/winconform/suites/limitations"
 	_ "github.com/winconform/winconform/suites/networking"
+	_ "github.com/winconform/winconform/suites/observability"
+	_ "github.com/winconform/winconform/suites/scheduling"
+	_ "github.com/winconform/winconform/suites/storage"
+	_ "github.com/winconform/winconform/suites/workloads"
 )
 
 var (
@@ -110,6 +116,9 @@ var _ = ginkgo.ReportAfterSuite("winconform summary", func(r ginkgo.Report) {
 	}
 	s := reports.Summarize(r)
 	framework.ExpectNoError(s.Write(framework.TestContext.ReportDir))
+	entries, err := reports.Ledger(r)
+	framework.ExpectNoError(err)
+	framework.ExpectNoError(reports.WriteLedger(framework.TestContext.ReportDir, entries))
 	c := s.Counts()
 	fmt.Printf("\nwinconform: claims %d passed, %d failed, %d skipped, %d not run, %d not covered; skipped specs by reason: %v; reports in %s\n",
 		c[reports.Passed], c[reports.Failed], c[reports.Skipped], c[reports.NotRun], c[reports.NotCovered], s.SkipReasons, framework.TestContext.ReportDir)

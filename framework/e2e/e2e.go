@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/probe"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/reports"
 )
 
 // PodStartTimeout bounds the wait for test pods to turn Ready.
@@ -59,6 +60,12 @@ func Nodes(fs *facts.Facts, os string, n int) []facts.Node {
 		skips.Skip(skips.TooFewNodes, fmt.Sprintf("needs %d Ready %s nodes with a kubelet, found %d", n, os, len(real)))
 	}
 	return nil
+}
+
+// MarkSimulated records that the current spec runs on simulated nodes
+// (kwok) and why that is enough for what it checks; reports show it.
+func MarkSimulated(why string) {
+	ginkgo.AddReportEntry(reports.SimulatedEntry, why, ginkgo.ReportEntryVisibilityNever)
 }
 
 // StartPods creates pods in the spec's namespace, waits until every one is

@@ -1,0 +1,87 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/ledger"
+)
+
+// LedgerEntry is a ledger entry with the spec that recorded it.
+type LedgerEntry struct {
+	ledger.Entry
+	Spec string `json:"spec"`
+}
+
+// Ledger collects the limitation ledger from a run's report entries.
+func Ledger(r types.Report) ([]LedgerEntry, error) {
+	var out []LedgerEntry
+	for _, sr := range r.SpecReports {
+		for _, e := range sr.ReportEntries {
+			if e.Name != ledger.EntryName {
+				continue
+			}
+			le, err := ledger.Parse(e.StringRepresentation())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, LedgerEntry{Entry: le, Spec: sr.FullText()})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return claims.Less(out[i].Claim, out[j].Claim) })
+	return out, nil
+}
+
+// LedgerMarkdown renders the ledger.
+func LedgerMarkdown(entries []LedgerEntry) string {
+	var b strings.Builder
+	b.WriteString("# Limitation ledger\n\n")
+	b.WriteString("Each documented limitation of Windows nodes, checked: what the documents say and for which era, what this server version is expected to do, what was observed, and the verdict (`holds`, `lifted`: the documents no longer describe the cluster, `regressed`). *Unexpected* marks an observation this server version does not explain.\n\n")
+	if len(entries) == 0 {
+		b.WriteString("No limitation was checked in this run.\n")
+		return b.String()
+	}
+	b.WriteString("| claim | limitation (document, era) | server | expected | observed | verdict | evidence |\n|---|---|---|---|---|---|---|\n")
+	for _, e := range entries {
+		verdict := string(e.Verdict)
+		if e.Unexpected {
+			verdict = "**" + verdict + " (unexpected)**"
+		}
+		evidence := e.Evidence
+		if e.Simulated {
+			evidence += " (on a simulated node)"
+		}
+		fmt.Fprintf(&b, "| %s | %s (%s, %s) | %s | %s%s | %s | %s | %s |\n", e.Claim, e.Limitation, e.Document, e.Era, e.Server,
+			e.Expected, why(e.Why), e.Observed, verdict, strings.ReplaceAll(evidence, "|", "\\|"))
+	}
+	return b.String()
+}
+
+func why(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// WriteLedger puts limitations.md and limitations.json into dir.
+func WriteLedger(dir string, entries []LedgerEntry) error {
+	if entries == nil {
+		entries = []LedgerEntry{}
+	}
+	data, err := json.MarshalIndent(entries, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "limitations.json"), data, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "limitations.md"), []byte(LedgerMarkdown(entries)), 0o644)
+}

@@ -1,0 +1,3 @@
+// Package observability asserts node and pod statistics, logs and exec for
+// Windows and Linux nodes (OBS claims).
+package observability

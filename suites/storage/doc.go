@@ -1,0 +1,3 @@
+// Package storage asserts hostPath, emptyDir and PersistentVolume behaviour
+// (VOL claims) on Windows and Linux.
+package storage
