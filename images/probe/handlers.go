@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // maxFileUpload bounds the body of POST /file.
@@ -39,6 +40,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /env", handleEnv)
 	mux.HandleFunc("GET /file", handleReadFile)
 	mux.HandleFunc("POST /file", handleWriteFile)
+	mux.HandleFunc("POST /exit", s.handleExit)
 	return s.logRequests(mux)
 }
 
@@ -210,3 +212,20 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// exitCode is the status the server ends with on POST /exit, so that a test
+// can tell a restart it caused from a crash.
+const exitCode = 3
+
+// handleExit answers, then ends the process with exitCode: the kubelet
+// restarts the container, which lets a test check what survives a restart.
+func (s *server) handleExit(w http.ResponseWriter, _ *http.Request) {
+	writeText(w, http.StatusOK, "exiting")
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond) // let the answer reach the client
+		s.exit(exitCode)
+	}()
+}

@@ -26,6 +26,11 @@ const usageText = `usage:
   probe serve [--http-port 8080] [--tcp-port 8081] [--udp-port 8081] [--name NAME]
   probe connect [--timeout 5s] [--parallel 8] [--attempts 1] TARGET... | -
   probe dnsconfig     the pod's DNS servers and search list, as JSON
+  probe env NAME      the value of an environment variable
+  probe cat PATH      a file's content
+  probe write PATH CONTENT   write a file (fails with the OS error, e.g. on a read-only mount)
+  probe whoami        the user this process runs as, as JSON
+  probe post URL      an empty HTTP POST (e.g. http://localhost:8080/exit restarts a served container)
   probe version
 
 targets: tcp://HOST:PORT  udp://HOST:PORT  http://HOST[:PORT]/PATH
@@ -39,7 +44,7 @@ func main() {
 // run dispatches to a subcommand and returns the process exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect, dnsconfig or version)")
+		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect, dnsconfig, env, cat, write, whoami, post or version)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -49,6 +54,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runConnect(ctx, args[1:], stdin, stdout, stderr)
 	case "dnsconfig":
 		return runDNSConfig(args[1:], stdout, stderr)
+	case "env":
+		return runEnv(args[1:], stdout, stderr)
+	case "cat":
+		return runCat(args[1:], stdout, stderr)
+	case "write":
+		return runWrite(args[1:], stderr)
+	case "whoami":
+		return runWhoami(args[1:], stdout, stderr)
+	case "post":
+		return runPost(ctx, args[1:], stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "probe version: unexpected argument %q\n", args[1])
@@ -60,7 +75,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect, dnsconfig or version)\n", args[0])
+		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect, dnsconfig, env, cat, write, whoami, post or version)\n", args[0])
 		return exitUsage
 	}
 }

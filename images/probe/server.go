@@ -25,6 +25,9 @@ type server struct {
 
 	mu     sync.Mutex
 	counts map[string]int // requests to / and /json per caller IP
+
+	// exit ends the process (POST /exit): os.Exit, replaced in tests.
+	exit func(code int)
 }
 
 func newServer(name string, log io.Writer) *server {
@@ -40,6 +43,7 @@ func newServer(name string, log io.Writer) *server {
 		hostname: hostname,
 		podIP:    podIP(),
 		log:      log,
+		exit:     os.Exit,
 		counts:   make(map[string]int),
 	}
 }
