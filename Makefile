@@ -19,6 +19,8 @@ LABELS     ?=
 EXISTING   ?=
 CONFIG     ?=
 REPORT_DIR ?= $(OUT)/report
+# kwok simulates Windows nodes for the scheduling specs on clusters without them.
+KWOK_VERSION ?= v0.8.0
 TEST_CLUSTER ?= winconform-test
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
@@ -30,13 +32,17 @@ SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
 
 all: build
 
-## build: the CLI, the suite binary and the probe (Linux and Windows)
-build:
+## build: the CLI, the suite binary, the probe (Linux and Windows) and kwok
+build: $(BIN)/kwok
 	@mkdir -p $(BIN)
 	$(GO) build -o $(WINCONFORM) ./cmd/winconform
 	$(GO) test -c -o $(BIN)/e2e.test ./suites
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe
+
+$(BIN)/kwok:
+	@mkdir -p $(BIN)
+	cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
 ## up: create the local cluster (or check and reuse it)
 up: build

@@ -25,6 +25,7 @@ type runFlags struct {
 	reportDir string
 	probe     string
 	inventory string
+	kwok      string
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
@@ -33,6 +34,7 @@ func (r *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.claim, "claim", "", "run the specs of these claims, e.g. NET-03 or NET-03,NET-04")
 	cmd.Flags().StringVar(&r.labels, "labels", "", "a Ginkgo label filter, e.g. 'os:linux && !needs:windows-node'")
 	cmd.Flags().StringVar(&r.reportDir, "report-dir", "_output/report", "where JUnit, Ginkgo JSON and the harness's reports go")
+	cmd.Flags().StringVar(&r.kwok, "kwok-binary", "_output/bin/kwok", "kwok, to simulate Windows nodes for scheduling specs where the cluster has none")
 	cmd.Flags().StringVar(&r.inventory, "inventory", "", "inventory of Windows machines (YAML), to probe from their hosts")
 }
 
@@ -44,6 +46,11 @@ func (r *runFlags) args(kubeconfig string) []string {
 	}
 	if r.inventory != "" {
 		args = append(args, "--inventory="+r.inventory)
+	}
+	if r.kwok != "" {
+		if _, err := os.Stat(r.kwok); err == nil {
+			args = append(args, "--kwok-binary="+r.kwok)
+		}
 	}
 	return append(args, r.selection()...)
 }
@@ -106,6 +113,9 @@ exists), loads the test images, and runs the suite binary against it. With
 				if abs, err := filepath.Abs(cf.probe); err == nil {
 					rf.probe = abs
 				}
+			}
+			if abs, err := filepath.Abs(rf.kwok); err == nil {
+				rf.kwok = abs
 			}
 			kubeconfig := existing
 			if kubeconfig == "" {

@@ -20,6 +20,9 @@ type Flags struct {
 	Inventory string
 	// StrictDrift fails a spec when a documented limitation no longer holds.
 	StrictDrift bool
+	// KwokBinary is kwok, which the scheduling suite runs to simulate
+	// Windows nodes on a cluster that has none.
+	KwokBinary string
 	// ImageOverrides points the harness's images at a mirror (see images.LoadOverrides);
 	// WINCONFORM_IMAGE_OVERRIDES when empty.
 	ImageOverrides string
@@ -34,6 +37,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Options.ExternalURL, "external-url", "", "an HTTP server outside the cluster that pods should reach (default: one the harness runs on this machine)")
 	fs.StringVar(&Options.Inventory, "inventory", "", "inventory of the Windows machines (YAML), to probe from the Windows nodes' hosts")
 	fs.StringVar(&Options.ImageOverrides, "image-overrides", "", "YAML file pointing the harness's images at a mirror, like KUBE_TEST_REPO_LIST (default: $WINCONFORM_IMAGE_OVERRIDES)")
+	fs.StringVar(&Options.KwokBinary, "kwok-binary", "", "kwok binary, to simulate Windows nodes for scheduling specs on clusters without them (make build puts it in _output/bin/kwok)")
 	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")
 }
 

@@ -161,7 +161,7 @@ func (m *Matrix) Run(ctx context.Context, out io.Writer) {
 			if m.Applies != nil && !m.Applies(s.Peer(), t) {
 				continue
 			}
-			c := &Cell{Source: s.Peer().Name, Target: t.ID(), Expect: m.Profile.Expect(s.Peer(), t), Observed: NotProbed, Repro: s.Repro(t.URL)}
+			c := &Cell{Source: s.Peer().Name, Target: t.ID(), Expect: m.Profile.Expect(s.Peer(), t), Observed: NotProbed, Verdict: Skipped, Repro: s.Repro(t.URL)}
 			if m.Claims != nil {
 				c.Claims = m.Claims(s.Peer(), t)
 			}
@@ -177,10 +177,10 @@ func (m *Matrix) Run(ctx context.Context, out io.Writer) {
 		m.probeRow(ctx, s, func(c *Cell) bool { return true })
 		// A mismatch is probed once more before it counts.
 		m.probeRow(ctx, s, func(c *Cell) bool { return c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken })
+		// Rows go out whole, one worker at a time.
 		m.mu.Lock()
-		line := m.rowLine(s)
+		fmt.Fprint(out, m.rowLine(s))
 		m.mu.Unlock()
-		fmt.Fprint(out, line)
 	})
 	fmt.Fprint(out, m.footer())
 }
@@ -202,6 +202,9 @@ func (m *Matrix) forEachSource(ctx context.Context, f func(Source)) {
 		}()
 	}
 	for _, s := range m.Sources {
+		if ctx.Err() != nil {
+			break // no source starts after a cancellation
+		}
 		select {
 		case jobs <- s:
 		case <-ctx.Done():

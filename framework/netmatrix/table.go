@@ -106,7 +106,7 @@ func (c *Cell) Describe() string {
 	if !c.Result.OK && c.Result.ErrorClass != "" {
 		s += fmt.Sprintf(" (%s: %s)", c.Result.ErrorClass, c.Result.Error)
 	}
-	if c.Why != "" {
+	if c.Why != "" && c.Why != c.Result.Error {
 		s += " (" + c.Why + ")"
 	}
 	if c.Reprobed {

@@ -1,0 +1,270 @@
+package netmatrix
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/framework/probe"
+)
+
+func TestObserve(t *testing.T) {
+	pod := podTargets(peerWinA)[0]
+	svc := serviceTargets(peerSvcLinux)[0]
+	ping := podTargets(peerWinA)[2]
+	outside := outsideTarget()
+	cases := []struct {
+		name    string
+		r       probe.Result
+		t       Target
+		want    Observation
+		wantWhy string // substrings, "|"-separated; "" means Why must be empty
+	}{
+		{"ok from the pod", okResult(ipWinA), pod, Reachable, ""},
+		{"ok from a service backend", okResult(ipLinB), svc, Reachable, ""},
+		{"ok from a stranger, pod", okResult("10.9.9.9"), pod, Blocked, "10.9.9.9|" + ipWinA},
+		{"ok from a stranger, service", okResult("10.9.9.9"), svc, Blocked, "answered by 10.9.9.9, which is not " + ipLinA + " or " + ipLinB},
+		{"ok without a pod IP, service", okResult(""), svc, Blocked, ipLinA},
+		{"ping ignores backends", okResult("10.9.9.9"), ping, Reachable, ""},
+		{"ping with no detail", okResult(""), ping, Reachable, ""},
+		{"no backends: any answer", okResult("203.0.113.7"), outside, Reachable, ""},
+		{"unsupported", failResult("unsupported", "raw sockets need privileges"), ping, ProbeError, "raw sockets need privileges"},
+		{"invalid target", failResult("invalid-target", "bad URL"), pod, ProbeError, "bad URL"},
+		{"synthesized probe error", failResult("probe-error", "exec failed"), pod, ProbeError, "exec failed"},
+		{"timeout", failResult("timeout", "i/o timeout"), pod, Blocked, ""},
+		{"refused", failResult("refused", "connection refused"), svc, Blocked, ""},
+		{"dns", failResult("dns", "no such host"), svc, Blocked, ""},
+		{"reset", failResult("reset", "connection reset by peer"), outside, Blocked, ""},
+		{"unreachable", failResult("unreachable", "no route to host"), pod, Blocked, ""},
+		{"http status", failResult("http-status", "503"), svc, Blocked, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, why := observe(c.r, c.t)
+			if got != c.want {
+				t.Errorf("observe = %s (%q), want %s", got, why, c.want)
+			}
+			if c.wantWhy == "" {
+				if why != "" {
+					t.Errorf("why %q, want none", why)
+				}
+				return
+			}
+			for _, s := range strings.Split(c.wantWhy, "|") {
+				if !strings.Contains(why, s) {
+					t.Errorf("why %q does not contain %q", why, s)
+				}
+			}
+		})
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	reach := Expectation{Reachable: true}
+	unreach := Expectation{Reachable: false, Rule: "r"}
+	cases := []struct {
+		e    Expectation
+		o    Observation
+		want Verdict
+	}{
+		{reach, Reachable, OK},
+		{reach, Blocked, Regression},
+		{reach, ProbeError, Broken},
+		{reach, NotProbed, Skipped},
+		{unreach, Reachable, Drift},
+		{unreach, Blocked, OK},
+		{unreach, ProbeError, Broken},
+		{unreach, NotProbed, Skipped},
+	}
+	for _, c := range cases {
+		if got := verdict(c.e, c.o); got != c.want {
+			t.Errorf("verdict(reachable=%v, %s) = %s, want %s", c.e.Reachable, c.o, got, c.want)
+		}
+	}
+}
+
+func documented(version, cni string) Profile {
+	return Profile{ServerVersion: version, CNI: cni, Rules: DocumentedLimits}
+}
+
+func TestExpectWindowsNodeToClusterIP(t *testing.T) {
+	p := documented("v1.34.4", "flannel/vxlan")
+	// svc-windows's backends run on win-1 only.
+	local := serviceTargets(peerSvcWindows)[0]
+	e := p.Expect(nodeWin1, local)
+	if e.Reachable || e.Rule != "windows-host-to-local-service-ip" || e.Claim != "NET-21" || e.Doc != DocSchedulingGuide || e.Reason == "" {
+		t.Errorf("win-1 -> its own Service's ClusterIP: %+v, want unreachable by windows-host-to-local-service-ip (NET-21)", e)
+	}
+	remote := p.Expect(nodeWin2, local)
+	if remote.Reachable || remote.Rule != "windows-host-to-service-ip" || remote.Claim != "NET-21" || remote.Doc != DocTroubleshooting {
+		t.Errorf("win-2 -> a ClusterIP with backends elsewhere: %+v, want unreachable by windows-host-to-service-ip", remote)
+	}
+	linuxBacked := p.Expect(nodeWin1, serviceTargets(peerSvcLinux)[0])
+	if linuxBacked.Reachable || linuxBacked.Rule != "windows-host-to-service-ip" {
+		t.Errorf("win-1 -> Linux-backed ClusterIP: %+v, want windows-host-to-service-ip", linuxBacked)
+	}
+	// Only the ClusterIP: a Windows node reaches pod IPs and other nodes' NodePorts.
+	for _, tg := range []Target{podTargets(peerWinA)[0], podTargets(peerLinA)[0], outsideTarget()} {
+		if e := p.Expect(nodeWin1, tg); !e.Reachable || e.Rule != "" {
+			t.Errorf("win-1 -> %s: %+v, want reachable", tg.ID(), e)
+		}
+	}
+}
+
+func TestExpectWindowsNodeNodePort(t *testing.T) {
+	p := documented("v1.34.4", "flannel/vxlan")
+	ts := serviceTargets(peerSvcLinux, win1, win2, linCP)
+	self := p.Expect(nodeWin1, targetByID(t, ts, "svc-linux/nodeport@"+win1))
+	if self.Reachable || self.Rule != "windows-host-local-nodeport" || self.Claim != "NET-27" || self.Doc != DocTroubleshooting {
+		t.Errorf("win-1 -> NodePort via itself: %+v, want unreachable by windows-host-local-nodeport (NET-27)", self)
+	}
+	for _, via := range []string{win2, linCP} {
+		if e := p.Expect(nodeWin1, targetByID(t, ts, "svc-linux/nodeport@"+via)); !e.Reachable {
+			t.Errorf("win-1 -> NodePort via %s: %+v, want reachable", via, e)
+		}
+	}
+	// A Linux node reaches a NodePort through its own address.
+	if e := p.Expect(nodeLinCP, targetByID(t, ts, "svc-linux/nodeport@"+linCP)); !e.Reachable {
+		t.Errorf("lin-cp -> NodePort via itself: %+v, want reachable", e)
+	}
+}
+
+func TestExpectLinuxNodeReachesEverything(t *testing.T) {
+	for _, prof := range []Profile{documented("v1.34.4", "flannel/vxlan"), documented("v1.13.5", "flannel/host-gw"), documented("", "")} {
+		for _, src := range []Peer{nodeLinCP, nodeLinW} {
+			for _, tg := range fullTargets() {
+				if e := prof.Expect(src, tg); !e.Reachable || e != (Expectation{Reachable: true}) {
+					t.Errorf("%s (%s %s) -> %s: %+v, want plainly reachable", src.Name, prof.ServerVersion, prof.CNI, tg.ID(), e)
+				}
+			}
+		}
+	}
+}
+
+func TestExpectWindowsPodOutboundNAT(t *testing.T) {
+	ext := outsideTarget()
+	cases := []struct {
+		version, cni string
+		reachable    bool
+	}{
+		{"v1.13.5", "flannel/host-gw", false},
+		{"1.13.5", "flannel/host-gw", false},
+		{"v1.10.0", "flannel/host-gw", false},
+		{"v1.13", "flannel/host-gw", false},
+		{"v1.14.0", "flannel/host-gw", true},
+		{"v1.14.1", "flannel/host-gw", true},
+		{"v1.34.4", "flannel/host-gw", true},
+		{"v1.13.5", "flannel/vxlan", true},
+		{"v1.13.5", "", true},
+		{"v1.13.5", "calico", true},
+		// An unknown version keeps the documented limitation.
+		{"", "flannel/host-gw", false},
+		{"not-a-version", "flannel/host-gw", false},
+	}
+	for _, c := range cases {
+		e := documented(c.version, c.cni).Expect(peerWinA, ext)
+		if e.Reachable != c.reachable {
+			t.Errorf("windows pod -> outside on %q %q: %+v, want reachable=%v", c.version, c.cni, e, c.reachable)
+		}
+		if !c.reachable && (e.Rule != "windows-pod-outbound-nat-host-gw" || e.Claim != "NET-17" || e.Doc != DocFlannelHostGW) {
+			t.Errorf("windows pod -> outside on %q %q: %+v, want the NET-17 host-gw rule", c.version, c.cni, e)
+		}
+	}
+	// Only Windows pods, only to the outside.
+	p := documented("v1.13.5", "flannel/host-gw")
+	if e := p.Expect(peerLinA, ext); !e.Reachable {
+		t.Errorf("linux pod -> outside on host-gw 1.13: %+v, want reachable", e)
+	}
+	if e := p.Expect(nodeWin1, ext); !e.Reachable {
+		t.Errorf("windows node -> outside on host-gw 1.13: %+v, want reachable", e)
+	}
+	for _, tg := range fullTargets() {
+		if tg.Kind == External {
+			continue
+		}
+		if e := p.Expect(peerWinA, tg); !e.Reachable {
+			t.Errorf("windows pod -> %s on host-gw 1.13: %+v, want reachable", tg.ID(), e)
+		}
+	}
+}
+
+func TestProfileCovers(t *testing.T) {
+	always := func(Peer, Target) bool { return true }
+	cases := []struct {
+		name    string
+		profile Profile
+		rule    Rule
+		want    bool
+	}{
+		{"no bounds", Profile{ServerVersion: "v1.2.3"}, Rule{}, true},
+		{"no bounds, no version", Profile{}, Rule{}, true},
+		{"since, older", Profile{ServerVersion: "v1.19.9"}, Rule{Since: "1.20.0"}, false},
+		{"since, equal", Profile{ServerVersion: "v1.20.0"}, Rule{Since: "1.20.0"}, true},
+		{"since, newer", Profile{ServerVersion: "v1.30.0"}, Rule{Since: "1.20.0"}, true},
+		{"until, older", Profile{ServerVersion: "v1.19.9"}, Rule{Until: "1.20.0"}, true},
+		{"until, equal (exclusive)", Profile{ServerVersion: "v1.20.0"}, Rule{Until: "1.20.0"}, false},
+		{"window, inside", Profile{ServerVersion: "v1.25.3"}, Rule{Since: "1.20", Until: "1.30"}, true},
+		{"window, after", Profile{ServerVersion: "v1.30.0"}, Rule{Since: "1.20", Until: "1.30"}, false},
+		{"build metadata", Profile{ServerVersion: "v1.13.5+k3s1"}, Rule{Until: "1.14.0"}, true},
+		{"unparseable", Profile{ServerVersion: "main"}, Rule{Since: "1.20", Until: "1.30"}, true},
+		{"cni matches", Profile{CNI: "flannel/host-gw"}, Rule{CNI: "flannel/host-gw"}, true},
+		{"cni differs", Profile{CNI: "flannel/vxlan"}, Rule{CNI: "flannel/host-gw"}, false},
+		{"cni differs, version unknown", Profile{CNI: "calico"}, Rule{CNI: "flannel/host-gw", Until: "1.14.0"}, false},
+	}
+	for _, c := range cases {
+		c.rule.ID, c.rule.Match = "r", always
+		if got := c.profile.covers(c.rule); got != c.want {
+			t.Errorf("%s: covers = %v, want %v", c.name, got, c.want)
+		}
+		p := c.profile
+		p.Rules = []Rule{c.rule}
+		if e := p.Expect(peerLinA, outsideTarget()); e.Reachable == c.want {
+			t.Errorf("%s: Expect %+v, want reachable=%v", c.name, e, !c.want)
+		}
+	}
+}
+
+func TestExpectFirstMatchingCoveredRuleWins(t *testing.T) {
+	yes := func(Peer, Target) bool { return true }
+	no := func(Peer, Target) bool { return false }
+	p := Profile{ServerVersion: "v1.30.0", CNI: "x", Rules: []Rule{
+		{ID: "no-match", Claim: "C0", Match: no},
+		{ID: "not-covered", Claim: "C1", CNI: "y", Match: yes},
+		{ID: "first", Claim: "C2", Reason: "because", Doc: "doc", Match: yes},
+		{ID: "second", Claim: "C3", Match: yes},
+	}}
+	want := Expectation{Reachable: false, Rule: "first", Claim: "C2", Reason: "because", Doc: "doc"}
+	if got := p.Expect(peerLinA, outsideTarget()); got != want {
+		t.Errorf("Expect = %+v, want %+v", got, want)
+	}
+	if got := (Profile{}).Expect(nodeWin1, serviceTargets(peerSvcWindows)[0]); got != (Expectation{Reachable: true}) {
+		t.Errorf("the zero profile expects %+v, want reachable", got)
+	}
+}
+
+func TestDocumentedLimitsAreWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range DocumentedLimits {
+		if r.ID == "" || r.Claim == "" || r.Reason == "" || r.Doc == "" || r.Match == nil {
+			t.Errorf("rule %+v lacks an ID, claim, reason, document or match", r)
+		}
+		if seen[r.ID] {
+			t.Errorf("rule ID %s twice", r.ID)
+		}
+		seen[r.ID] = true
+	}
+	// windows-host-to-local-service-ip must come before the general rule,
+	// or the more precise one never applies.
+	if DocumentedLimits[0].ID != "windows-host-to-local-service-ip" || DocumentedLimits[1].ID != "windows-host-to-service-ip" {
+		t.Errorf("rule order %s, %s: the local-service rule must precede the general one", DocumentedLimits[0].ID, DocumentedLimits[1].ID)
+	}
+}
+
+func TestExpectationString(t *testing.T) {
+	if got := (Expectation{Reachable: true, Reason: "ignored"}).String(); got != "reachable" {
+		t.Errorf("String = %q, want reachable", got)
+	}
+	e := Expectation{Reason: "no NAT", Doc: "the doc"}
+	if got := e.String(); got != "unreachable (no NAT; the doc)" {
+		t.Errorf("String = %q", got)
+	}
+}
