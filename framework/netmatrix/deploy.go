@@ -176,7 +176,7 @@ func (d *Deployment) podPlan() ([]*corev1.Pod, map[string]Peer) {
 			p.Labels["app.kubernetes.io/part-of"] = partOf
 			p.Labels["winconform.io/os"] = os
 			pods = append(pods, p)
-			peers[name] = Peer{Name: name, Kind: Pod, OS: os, Node: n.Name}
+			peers[name] = Peer{Name: name, Kind: Pod, OS: os, Node: n.Name, Build: n.WindowsBuild}
 		}
 	}
 	return pods, peers
@@ -373,7 +373,7 @@ func (d *Deployment) localServer(ctx context.Context) (string, func(), error) {
 func (d *Deployment) windowsHosts() {
 	for _, n := range d.env.Facts.Select(facts.Query{OS: "windows", Real: true, Ready: true}) {
 		if e, ok := d.env.Machines[n.Name]; ok {
-			d.Matrix.Sources = append(d.Matrix.Sources, RemoteSource{Self: Peer{Name: n.Name, Kind: Node, OS: "windows", Node: n.Name}, Exec: e, Probing: d.env.Probing})
+			d.Matrix.Sources = append(d.Matrix.Sources, RemoteSource{Self: Peer{Name: n.Name, Kind: Node, OS: "windows", Node: n.Name, Build: n.WindowsBuild}, Exec: e, Probing: d.env.Probing})
 		}
 	}
 }

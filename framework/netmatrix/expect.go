@@ -26,8 +26,12 @@ type Rule struct {
 	// [Since, Until); empty means unbounded.
 	Since, Until string
 	// CNI limits the rule to clusters with that CNI (e.g. "flannel/host-gw").
-	CNI   string
-	Match func(src Peer, t Target) bool
+	CNI string
+	// SinceBuild and UntilBuild bound the Windows builds (of the source's
+	// node) the limitation holds for: [SinceBuild, UntilBuild), as
+	// "10.0.20348"; empty means unbounded.
+	SinceBuild, UntilBuild string
+	Match                  func(src Peer, t Target) bool
 }
 
 // Profile is the cluster's keys (server version, CNI) and the rules that
@@ -42,7 +46,7 @@ type Profile struct {
 // first rule that matches it and covers the cluster, else reachable.
 func (p Profile) Expect(src Peer, t Target) Expectation {
 	for _, r := range p.Rules {
-		if r.Match(src, t) && p.covers(r) {
+		if r.Match(src, t) && p.covers(r) && coversBuild(r, src.Build) {
 			return Expectation{Reachable: false, Rule: r.ID, Claim: r.Claim, Reason: r.Reason, Doc: r.Doc}
 		}
 	}
@@ -108,6 +112,25 @@ var DocumentedLimits = []Rule{
 			return src.Kind == Pod && src.OS == "windows" && t.Kind == External
 		},
 	},
+}
+
+// coversBuild says whether r holds for a source on a node of Windows build
+// (major.minor.build[.revision]); an unknown build keeps the limitation.
+func coversBuild(r Rule, build string) bool {
+	if r.SinceBuild == "" && r.UntilBuild == "" {
+		return true
+	}
+	b, err := version.ParseGeneric(build)
+	if err != nil {
+		return true
+	}
+	if r.SinceBuild != "" && b.LessThan(version.MustParseGeneric(r.SinceBuild)) {
+		return false
+	}
+	if r.UntilBuild != "" && !b.LessThan(version.MustParseGeneric(r.UntilBuild)) {
+		return false
+	}
+	return true
 }
 
 func windowsNode(p Peer) bool { return p.Kind == Node && p.OS == "windows" }

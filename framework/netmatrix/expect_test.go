@@ -268,3 +268,21 @@ func TestExpectationString(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+func TestRuleBuildBounds(t *testing.T) {
+	rule := Rule{ID: "r", SinceBuild: "10.0.17763", UntilBuild: "10.0.20348",
+		Match: func(src Peer, t Target) bool { return src.Kind == Node }}
+	p := Profile{ServerVersion: "v1.34.4", Rules: []Rule{rule}}
+	for build, unreachable := range map[string]bool{
+		"10.0.17763":      true,  // ltsc2019: inside [since, until)
+		"10.0.17763.5458": true,  // a revision of it
+		"10.0.20348":      false, // ltsc2022: the limitation was lifted
+		"10.0.14393":      false, // before it applied
+		"":                true,  // an unknown build keeps the limitation
+	} {
+		got := p.Expect(Peer{Kind: Node, Build: build}, Target{})
+		if got.Reachable == unreachable {
+			t.Errorf("build %q: reachable = %v, want %v", build, got.Reachable, !unreachable)
+		}
+	}
+}

@@ -58,6 +58,8 @@ type Peer struct {
 	Node string `json:"node,omitempty"`
 	// ControlPlane marks a control-plane node peer.
 	ControlPlane bool `json:"controlPlane,omitempty"`
+	// Build is the Windows build of the peer's node (node.kubernetes.io/windows-build).
+	Build string `json:"build,omitempty"`
 	// BackendNodes are the nodes that run a Service's endpoints.
 	BackendNodes []string `json:"backendNodes,omitempty"`
 	// BackendIPs are the IPs that may answer for the peer (a pod's IP, a
