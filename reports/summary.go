@@ -7,8 +7,10 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/winconform/winconform/internal/text"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -120,7 +122,7 @@ func Summarize(r types.Report) Summary {
 				c.Failed++
 			case sr.State == types.SpecStateSkipped:
 				c.Skipped++
-				if spec.SkipReason != "" && !contains(c.Reasons, spec.SkipReason) {
+				if spec.SkipReason != "" && !slices.Contains(c.Reasons, spec.SkipReason) {
 					c.Reasons = append(c.Reasons, spec.SkipReason)
 				}
 			}
@@ -150,15 +152,6 @@ func Summarize(r types.Report) Summary {
 		s.Claims = append(s.Claims, *bc)
 	}
 	return s
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Counts returns how many claims have each outcome.
@@ -213,18 +206,10 @@ func (s Summary) Markdown() string {
 	if len(failed) > 0 {
 		b.WriteString("\n## Failed specs\n\n")
 		for _, sp := range failed {
-			fmt.Fprintf(&b, "- **%s** (%s): %s\n", sp.Name, sp.State, firstLine(sp.Message))
+			fmt.Fprintf(&b, "- **%s** (%s): %s\n", sp.Name, sp.State, text.FirstLine(sp.Message))
 		}
 	}
 	return b.String()
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // Write puts summary.json and summary.md into dir.

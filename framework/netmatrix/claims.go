@@ -1,5 +1,7 @@
 package netmatrix
 
+import "slices"
+
 // Which cells the matrix probes, and which documented claims each cell
 // evidences (the NET claims of framework/claims).
 
@@ -45,7 +47,7 @@ func ClaimsFor(src Peer, t Target) []string {
 	var out []string
 	add := func(ids ...string) {
 		for _, id := range ids {
-			if id != "" && !contains(out, id) {
+			if id != "" && !slices.Contains(out, id) {
 				out = append(out, id)
 			}
 		}
@@ -85,7 +87,7 @@ func ClaimsFor(src Peer, t Target) []string {
 			add("NET-18")
 		case src.OS == "linux" && src.ControlPlane && t.OS == "windows" && t.Kind == Service && t.Mode == ClusterIP:
 			add("NET-19")
-		case src.OS == "windows" && t.Kind == Service && t.Mode == ClusterIP && contains(t.BackendNodes, src.Node):
+		case src.OS == "windows" && t.Kind == Service && t.Mode == ClusterIP && slices.Contains(t.BackendNodes, src.Node):
 			add("NET-21")
 		case src.OS == "windows" && t.Mode == NodePort && t.Via == src.Node:
 			add("NET-27")

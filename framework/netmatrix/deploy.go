@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
@@ -251,7 +252,7 @@ func (d *Deployment) serviceTargets(ctx context.Context, svc *corev1.Service, po
 	for _, p := range pods {
 		if p.Labels["winconform.io/os"] == os && p.Labels["app.kubernetes.io/part-of"] == partOf {
 			ips = append(ips, p.Status.PodIP)
-			if !contains(nodes, p.Spec.NodeName) {
+			if !slices.Contains(nodes, p.Spec.NodeName) {
 				nodes = append(nodes, p.Spec.NodeName)
 			}
 		}

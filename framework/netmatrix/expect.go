@@ -2,6 +2,7 @@ package netmatrix
 
 import (
 	"k8s.io/apimachinery/pkg/util/version"
+	"slices"
 )
 
 // Expectation is what a cell should show on this cluster.
@@ -87,7 +88,7 @@ var DocumentedLimits = []Rule{
 		ID: "windows-host-to-local-service-ip", Claim: "NET-21", Doc: DocSchedulingGuide,
 		Reason: "a Windows node's host cannot reach the IP of a Service whose pods it hosts",
 		Match: func(src Peer, t Target) bool {
-			return windowsNode(src) && t.Kind == Service && t.Mode == ClusterIP && contains(t.BackendNodes, src.Node)
+			return windowsNode(src) && t.Kind == Service && t.Mode == ClusterIP && slices.Contains(t.BackendNodes, src.Node)
 		},
 	},
 	{

@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -257,7 +258,7 @@ func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) 
 // allowed to answer for t.
 func observe(r probe.Result, t Target) (Observation, string) {
 	switch {
-	case r.OK && len(t.BackendIPs) > 0 && t.Mode != Ping && !contains(t.BackendIPs, r.Detail.PodIP):
+	case r.OK && len(t.BackendIPs) > 0 && t.Mode != Ping && !slices.Contains(t.BackendIPs, r.Detail.PodIP):
 		return Blocked, fmt.Sprintf("answered by %s, which is not %s", r.Detail.PodIP, strings.Join(t.BackendIPs, " or "))
 	case r.OK:
 		return Reachable, ""
@@ -302,7 +303,7 @@ func (m *Matrix) Cells() []*Cell {
 func (m *Matrix) CellsFor(claim string) []*Cell {
 	var out []*Cell
 	for _, c := range m.Cells() {
-		if contains(c.Claims, claim) {
+		if slices.Contains(c.Claims, claim) {
 			out = append(out, c)
 		}
 	}
@@ -328,13 +329,4 @@ func (m *Matrix) ClaimIDsPlanned() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

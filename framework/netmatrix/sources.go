@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/winconform/winconform/internal/text"
 	"os/exec"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (s PodSource) Peer() Peer { return s.Self }
 func (s PodSource) Probe(ctx context.Context, targets []string) ([]probe.Result, error) {
 	stdout, stderr, err := s.Exec.Exec(ctx, s.Namespace, s.Pod, s.Container, append([]string{s.Binary}, s.args(targets)...))
 	if err != nil {
-		return nil, fmt.Errorf("%v: %s", err, firstLine(stderr))
+		return nil, fmt.Errorf("%v: %s", err, text.FirstLine(stderr))
 	}
 	return probe.Parse(stdout, targets)
 }
@@ -82,7 +83,7 @@ func (s LocalSource) Probe(ctx context.Context, targets []string) ([]probe.Resul
 	cmd := exec.CommandContext(ctx, s.Binary, s.args(targets)...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s: %v: %s", s.Binary, err, firstLine(errb.String()))
+		return nil, fmt.Errorf("%s: %v: %s", s.Binary, err, text.FirstLine(errb.String()))
 	}
 	return probe.Parse(out.String(), targets)
 }
@@ -141,11 +142,3 @@ func (s RemoteSource) Repro(target string) string {
 
 // psQuote quotes s for PowerShell: single quotes, with ' doubled.
 func psQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimRight(s, "\r")
-}

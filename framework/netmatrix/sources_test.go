@@ -3,6 +3,7 @@ package netmatrix
 import (
 	"context"
 	"errors"
+	"github.com/winconform/winconform/internal/text"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -345,8 +346,8 @@ func TestFirstLine(t *testing.T) {
 		"\n\n  first\nsecond\n": "first",
 	}
 	for in, want := range cases {
-		if got := firstLine(in); got != want {
-			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		if got := text.FirstLine(in); got != want {
+			t.Errorf("text.FirstLine(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

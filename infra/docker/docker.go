@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/winconform/winconform/internal/text"
 	"io"
 	"os/exec"
 	"strings"
@@ -92,7 +93,7 @@ func (c *Client) Ping(ctx context.Context) (string, error) {
 		reason := err.Error()
 		var re *RunError
 		if errors.As(err, &re) {
-			reason = firstLine(string(re.Stderr))
+			reason = text.FirstLine(string(re.Stderr))
 			if reason == "" {
 				reason = re.Err.Error()
 			}
@@ -129,12 +130,4 @@ func (c *Client) Pull(ctx context.Context, ref string, timeout time.Duration) er
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return c.Run(ctx, "pull", "--quiet", ref)
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"github.com/winconform/winconform/internal/text"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,8 +306,8 @@ func TestFirstLine(t *testing.T) {
 		"\n  one\ntwo\n":   "one",
 		"   \n\n  spaced ": "spaced",
 	} {
-		if got := firstLine(in); got != want {
-			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		if got := text.FirstLine(in); got != want {
+			t.Errorf("text.FirstLine(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

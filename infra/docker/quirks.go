@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/winconform/winconform/internal/text"
 	"os"
 	"strconv"
 	"strings"
@@ -119,7 +120,7 @@ func (c *Client) DetectQuirks(ctx context.Context, image string) (Quirks, error)
 func detail(err error) string {
 	var re *RunError
 	if errors.As(err, &re) {
-		if s := firstLine(string(re.Stderr)); s != "" {
+		if s := text.FirstLine(string(re.Stderr)); s != "" {
 			return s
 		}
 	}

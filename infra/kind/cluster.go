@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/winconform/winconform/internal/text"
 	"io"
 	"os"
 	"path/filepath"
@@ -213,7 +214,7 @@ func (c *Cluster) resolveImage(ctx context.Context, res *Result) error {
 		} else if c.cfg.NodeImageBuild == BuildNever {
 			return fmt.Errorf("node image %s is not present and cannot be pulled (%v): make it available, or set nodeImageBuild: auto to build one locally", want, err)
 		} else {
-			c.logf("node image %s cannot be pulled (%s): using a locally built one", want, firstLine(err.Error()))
+			c.logf("node image %s cannot be pulled (%s): using a locally built one", want, text.FirstLine(err.Error()))
 		}
 	}
 	if res.NodeImage == "" {
@@ -388,7 +389,7 @@ func (c *Cluster) collectLogs() string {
 		return ""
 	}
 	if err != nil {
-		c.logf("some node logs could not be collected: %s", firstLine(err.Error()))
+		c.logf("some node logs could not be collected: %s", text.FirstLine(err.Error()))
 	}
 	return dir
 }
@@ -405,14 +406,6 @@ func (c *Cluster) Down() (bool, error) {
 		return false, err
 	}
 	return true, c.delete()
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // kindErrorOutput is what the command behind a kind error printed.

@@ -2,6 +2,7 @@ package kind
 
 import (
 	"encoding/json"
+	"github.com/winconform/winconform/internal/text"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -413,8 +414,8 @@ func TestHarnessKubernetesVersion(t *testing.T) {
 
 func TestFirstLine(t *testing.T) {
 	for in, want := range map[string]string{"": "", "x": "x", "\n a\nb\n": "a", "one\ntwo\nthree": "one"} {
-		if got := firstLine(in); got != want {
-			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		if got := text.FirstLine(in); got != want {
+			t.Errorf("text.FirstLine(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

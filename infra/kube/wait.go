@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/winconform/winconform/internal/text"
 	"sort"
 	"strings"
 	"time"
@@ -138,24 +139,16 @@ func DescribePod(p *corev1.Pod) string {
 	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 	for _, cs := range statuses {
 		if w := cs.State.Waiting; w != nil {
-			return fmt.Sprintf("%s (container %s waiting: %s %s)", s, cs.Name, w.Reason, firstLine(w.Message))
+			return fmt.Sprintf("%s (container %s waiting: %s %s)", s, cs.Name, w.Reason, text.FirstLine(w.Message))
 		}
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return fmt.Sprintf("%s (container %s exited %d: %s %s)", s, cs.Name, t.ExitCode, t.Reason, firstLine(t.Message))
+			return fmt.Sprintf("%s (container %s exited %d: %s %s)", s, cs.Name, t.ExitCode, t.Reason, text.FirstLine(t.Message))
 		}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue {
-			return fmt.Sprintf("%s (unschedulable: %s)", s, firstLine(c.Message))
+			return fmt.Sprintf("%s (unschedulable: %s)", s, text.FirstLine(c.Message))
 		}
 	}
 	return s + " (not ready)"
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

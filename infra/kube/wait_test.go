@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"github.com/winconform/winconform/internal/text"
 	"slices"
 	"strings"
 	"testing"
@@ -347,8 +348,8 @@ func TestWaitReadyParentDeadline(t *testing.T) {
 
 func TestFirstLine(t *testing.T) {
 	for in, want := range map[string]string{"": "", "a": "a", " a\nb ": "a", "\n\nx\ny": "x"} {
-		if got := firstLine(in); got != want {
-			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		if got := text.FirstLine(in); got != want {
+			t.Errorf("text.FirstLine(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

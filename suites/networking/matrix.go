@@ -6,6 +6,7 @@ package networking
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -83,7 +84,7 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 		for _, os := range c.oses {
 			ls = append(ls, labels.OS(os))
 		}
-		if contains(c.oses, windows) {
+		if slices.Contains(c.oses, windows) {
 			ls = append(ls, labels.Needs("windows-node"))
 		}
 		ginkgo.It(c.id+": "+c.title, append(ls, func() { assertClaim(dep, c.id) })...)
@@ -129,15 +130,6 @@ func assertClaim(dep *netmatrix.Deployment, claim string) {
 		skips.Skip(skips.Reason{Key: "not-probed", Text: "no cell of this claim could be probed"})
 	}
 	framework.Logf("%s: %d cells as expected", claim, len(cells))
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 const (
