@@ -49,6 +49,8 @@ require (
 	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4
 	k8s.io/client-go v0.34.4
+	k8s.io/kubectl v0.0.0
+	k8s.io/kubelet v0.34.4
 	k8s.io/kubernetes v1.34.4
 	k8s.io/pod-security-admission v0.0.0
 	sigs.k8s.io/kind v0.33.0
@@ -250,8 +252,6 @@ require (
 	k8s.io/kube-openapi v0.0.0-20250710124328-f3f2b991d03b // indirect
 	k8s.io/kube-proxy v0.0.0 // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
-	k8s.io/kubectl v0.0.0 // indirect
-	k8s.io/kubelet v0.34.4 // indirect
 	k8s.io/metrics v0.34.4 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/system-validators v1.10.2 // indirect

@@ -42,6 +42,7 @@ func TestDefaults(t *testing.T) {
 		"nanoserver-ltsc2019": "mcr.microsoft.com/windows/nanoserver:1809",
 		"nanoserver-ltsc2022": "mcr.microsoft.com/windows/nanoserver:ltsc2022",
 		"nanoserver-ltsc2025": "mcr.microsoft.com/windows/nanoserver:ltsc2025",
+		"windows-hostprocess": "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
 	}
 	got := map[string]string{}
 	for _, n := range Names() {

@@ -68,6 +68,9 @@ var defaults = func() map[string]string {
 	d := map[string]string{
 		"probe": Probe,
 		"pause": "registry.k8s.io/pause:3.10.1",
+		// The base of the Windows nodes' HostProcess DaemonSets (kube-proxy,
+		// flannel): it has no OS version, so it runs on every Windows build.
+		"windows-hostprocess": "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
 	}
 	for _, r := range windowsReleases {
 		d[Servercore+"-"+r.Name] = "mcr.microsoft.com/windows/servercore:" + r.ServercoreTag

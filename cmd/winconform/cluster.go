@@ -75,11 +75,15 @@ func (f *clusterFlags) options() (kind.Options, error) {
 
 func upCmd() *cobra.Command {
 	var f clusterFlags
+	var w windowsFlags
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Create the local kind cluster (or check and reuse it) and load the test images",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := w.precheck(&f); err != nil {
+				return err
+			}
 			res, err := up(cmd, &f)
 			if err != nil {
 				return err
@@ -87,10 +91,14 @@ func upCmd() *cobra.Command {
 			out, _ := json.MarshalIndent(res, "", "  ")
 			fmt.Fprintln(cmd.ErrOrStderr(), string(out))
 			fmt.Fprintf(cmd.ErrOrStderr(), "cluster %q is ready: export KUBECONFIG=%s\n", res.Name, res.Kubeconfig)
+			if w.inventory != "" {
+				return joinAfterUp(cmd, &f, &w, cmd.ErrOrStderr())
+			}
 			return nil
 		},
 	}
 	f.register(cmd)
+	w.registerUp(cmd)
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/user"
+	"strconv"
 	"time"
 )
 
@@ -76,8 +77,13 @@ func runWhoami(args []string, stdout, stderr io.Writer) int {
 	}
 	u, err := user.Current()
 	if err != nil {
-		fmt.Fprintf(stderr, "probe whoami: %v\n", err)
-		return exitFailure
+		// A uid with no user database entry (runAsUser with a number the
+		// image does not know) still has ids; Windows has no numeric ones.
+		if os.Getuid() < 0 {
+			fmt.Fprintf(stderr, "probe whoami: %v\n", err)
+			return exitFailure
+		}
+		u = &user.User{Uid: strconv.Itoa(os.Getuid()), Gid: strconv.Itoa(os.Getgid())}
 	}
 	json.NewEncoder(stdout).Encode(identity{UID: u.Uid, GID: u.Gid, Username: u.Username})
 	return exitOK

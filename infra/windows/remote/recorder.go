@@ -32,3 +32,6 @@ func (r *Recorder) Transcript() *Transcript { return r.transcript }
 
 // WriteTranscript writes the transcript to dir (see Transcript.Write).
 func (r *Recorder) WriteTranscript(dir string) error { return r.transcript.Write(dir) }
+
+// AddSecret redacts secret from the steps recorded from now on.
+func (r *Recorder) AddSecret(secret string) { r.transcript.AddSecret(secret) }

@@ -31,7 +31,7 @@ type Entry struct {
 // they are added. It is safe for concurrent use.
 type Transcript struct {
 	name     string
-	redactor redactor
+	redactor *redactor
 	mu       sync.Mutex
 	entries  []Entry
 }
@@ -41,6 +41,9 @@ type Transcript struct {
 func NewTranscript(name string, secrets ...string) *Transcript {
 	return &Transcript{name: name, redactor: newRedactor(secrets...)}
 }
+
+// AddSecret redacts secret from the steps added from now on.
+func (t *Transcript) AddSecret(secret string) { t.redactor.add(secret) }
 
 // Add appends a step: its script, its result, and its error and cleanup
 // error (either may be nil).

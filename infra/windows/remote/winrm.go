@@ -25,7 +25,7 @@ type WinRM struct {
 	url        string
 	http       *http.Client
 	endpoint   *winrm.Endpoint
-	redactor   redactor
+	redactor   *redactor
 	transcript *Transcript
 }
 
@@ -68,6 +68,13 @@ func (w *WinRM) String() string {
 
 // Transcript is every step run so far, secrets redacted.
 func (w *WinRM) Transcript() *Transcript { return w.transcript }
+
+// AddSecret keeps secret (a bootstrap token, say) out of the results,
+// errors and transcript of every step from now on, as the password is.
+func (w *WinRM) AddSecret(secret string) {
+	w.redactor.add(secret)
+	w.transcript.AddSecret(secret)
+}
 
 // WriteTranscript writes the transcript to dir as <name>.transcript.log and
 // <name>.transcript.json.

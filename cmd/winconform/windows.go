@@ -1,0 +1,263 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/infra/windows/remote"
+)
+
+// windowsFlags are the flags of the commands that work on the inventory's
+// Windows machines.
+type windowsFlags struct {
+	inventory   string
+	machine     string
+	artifacts   string
+	collectLogs bool
+}
+
+func (w *windowsFlags) register(cmd *cobra.Command, required bool) {
+	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML)")
+	cmd.Flags().StringVar(&w.machine, "machine", "", "only this machine of the inventory (default: every machine)")
+	cmd.Flags().StringVar(&w.artifacts, "artifacts", filepath.Join("_output", "windows"), "where reports, WinRM transcripts and machine logs go")
+	if required {
+		_ = cmd.MarkFlagRequired("inventory")
+	}
+}
+
+// registerUp adds to `up` the flags that join machines after it.
+func (w *windowsFlags) registerUp(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML) to join once the cluster is up")
+	cmd.Flags().StringVar(&w.artifacts, "windows-artifacts", filepath.Join("_output", "windows"), "with --inventory: where the join reports, WinRM transcripts and machine logs go")
+}
+
+// machines loads the inventory and selects the machines.
+func (w *windowsFlags) machines() ([]inventory.Machine, error) {
+	inv, err := inventory.LoadFromOS(w.inventory)
+	if err != nil {
+		return nil, err
+	}
+	if w.machine == "" {
+		return inv.Machines, nil
+	}
+	m, ok := inv.Machine(w.machine)
+	if !ok {
+		var names []string
+		for _, m := range inv.Machines {
+			names = append(names, m.Name)
+		}
+		return nil, fmt.Errorf("%s has no machine %q (it has %s)", w.inventory, w.machine, strings.Join(names, ", "))
+	}
+	return []inventory.Machine{m}, nil
+}
+
+// precheck fails before any work when the inventory or the cluster file
+// cannot work for Windows machines.
+func (w *windowsFlags) precheck(cf *clusterFlags) error {
+	if w.inventory == "" {
+		return nil
+	}
+	if _, err := w.machines(); err != nil {
+		return err
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	if _, err := kind.WindowsAPIServerAddress(cfg); err != nil {
+		return fmt.Errorf("cluster %q cannot take Windows machines: %w", cfg.Name, err)
+	}
+	return nil
+}
+
+// controlPlane finds the cluster and readies it for Windows nodes.
+func (w *windowsFlags) controlPlane(cmd *cobra.Command, cf *clusterFlags) (*kind.WindowsControlPlane, error) {
+	cfg, err := cf.load()
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig, err := filepath.Abs(cf.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kind.New(cmd.Context(), cfg, kind.Options{Kubeconfig: kubeconfig, Log: cmd.ErrOrStderr()})
+	if err != nil {
+		return nil, err
+	}
+	return c.WindowsControlPlane(cmd.Context())
+}
+
+// join prepares the control plane and joins each machine, one after the
+// other; it writes each machine's report and transcript to the artifacts
+// directory, and the logs of those that fail.
+func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
+	machines, err := w.machines()
+	if err != nil {
+		return err
+	}
+	cp, err := w.controlPlane(cmd, cf)
+	if err != nil {
+		return err
+	}
+	log := cmd.ErrOrStderr()
+	ctx := cmd.Context()
+	err = windows.PrepareControlPlane(ctx, cp.RESTConfig(), windows.PrepareOptions{
+		APIServerEndpoint: cp.Endpoint(), ServiceSubnet: cp.ServiceSubnet(), Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	logs := filepath.Join(w.artifacts, "logs")
+	var failed []string
+	for _, m := range machines {
+		exec, err := remote.NewWinRM(windows.RemoteConfig(m))
+		if err != nil {
+			return err
+		}
+		rep, jerr := windows.Join(ctx, m, exec, cp, windows.JoinOptions{Log: log, LogsDir: logs})
+		if jerr == nil && w.collectLogs {
+			if err := windows.CollectLogs(ctx, exec, logs); err != nil {
+				fmt.Fprintf(log, "%s: collecting logs: %v\n", m.Name, err)
+			}
+		}
+		if err := w.save(m.Name, "join-report.json", rep, exec); err != nil {
+			fmt.Fprintf(log, "%s: %v\n", m.Name, err)
+		}
+		_ = exec.Close()
+		if jerr != nil {
+			fmt.Fprintf(log, "%s: join failed: %v\n", m.Name, jerr)
+			if rep != nil && rep.LogsDir != "" {
+				fmt.Fprintf(log, "%s: its logs are in %s\n", m.Name, filepath.Join(rep.LogsDir, m.Name))
+			}
+			failed = append(failed, m.Name)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	for _, p := range windows.LinuxOnlyDaemonSetsProblems(ctx, cp.Clientset()) {
+		fmt.Fprintf(log, "warning: %s\n", p)
+	}
+	fmt.Fprintf(log, "reports and transcripts: %s\n", w.artifacts)
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d machines did not join: %s", len(failed), len(machines), strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// save writes a machine's report (as JSON) and its WinRM transcript to
+// <artifacts>/<machine>/.
+func (w *windowsFlags) save(machine, file string, report any, exec *remote.WinRM) error {
+	dir := filepath.Join(w.artifacts, machine)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var errs []error
+	if report != nil {
+		data, err := json.MarshalIndent(report, "", "  ")
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, file), append(data, '\n'), 0o644)
+		}
+		errs = append(errs, err)
+	}
+	errs = append(errs, exec.WriteTranscript(dir))
+	return errors.Join(errs...)
+}
+
+func joinCmd() *cobra.Command {
+	var cf clusterFlags
+	var w windowsFlags
+	cmd := &cobra.Command{
+		Use:   "join",
+		Short: "Join the inventory's Windows machines to the local cluster over WinRM",
+		Long: `join readies the cluster for Windows nodes (the Windows kube-proxy and flannel
+HostProcess DaemonSets; the Linux-only DaemonSets kept off Windows nodes), then
+joins each machine of the inventory: it installs containerd, the kubelet,
+kube-proxy and the CNI plugins, runs kubeadm join, waits for the node to be
+Ready and applies the inventory's labels and taints. Joining a joined machine
+changes nothing. Reports and WinRM transcripts go to --artifacts/<machine>/,
+and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := w.precheck(&cf); err != nil {
+				return err
+			}
+			return w.join(cmd, &cf)
+		},
+	}
+	registerClusterLookup(cmd, &cf)
+	w.register(cmd, true)
+	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
+	return cmd
+}
+
+func resetCmd() *cobra.Command {
+	var cf clusterFlags
+	var w windowsFlags
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Remove the inventory's Windows machines from the local cluster (they can join again)",
+		Long: `reset drains and deletes each machine's node, then, on the machine, runs
+kubeadm reset, deletes the kubelet service, and removes the node's
+configuration, the CNI configuration and flannel's HNS networks. The runtime
+and the binaries stay, so that the machine can join again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			machines, err := w.machines()
+			if err != nil {
+				return err
+			}
+			cp, err := w.controlPlane(cmd, &cf)
+			if err != nil {
+				return err
+			}
+			log := cmd.ErrOrStderr()
+			var failed []string
+			for _, m := range machines {
+				exec, err := remote.NewWinRM(windows.RemoteConfig(m))
+				if err != nil {
+					return err
+				}
+				rep, rerr := windows.Reset(cmd.Context(), m, exec, cp, windows.ResetOptions{Log: log})
+				if err := w.save(m.Name, "reset-report.json", rep, exec); err != nil {
+					fmt.Fprintf(log, "%s: %v\n", m.Name, err)
+				}
+				_ = exec.Close()
+				if rerr != nil {
+					fmt.Fprintf(log, "%s: reset failed: %v\n", m.Name, rerr)
+					failed = append(failed, m.Name)
+				}
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("%d of %d machines were not reset: %s", len(failed), len(machines), strings.Join(failed, ", "))
+			}
+			return nil
+		},
+	}
+	registerClusterLookup(cmd, &cf)
+	w.register(cmd, true)
+	return cmd
+}
+
+// registerClusterLookup registers the flags that find the cluster.
+func registerClusterLookup(cmd *cobra.Command, f *clusterFlags) {
+	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
+	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (default: _output/<name>.kubeconfig)")
+}
+
+// joinAfterUp joins the inventory's machines to the cluster up just made.
+func joinAfterUp(cmd *cobra.Command, cf *clusterFlags, w *windowsFlags, out io.Writer) error {
+	fmt.Fprintf(out, "joining the Windows machines of %s\n", w.inventory)
+	return w.join(cmd, cf)
+}

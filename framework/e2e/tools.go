@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	utilexec "k8s.io/client-go/util/exec"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/podexec"
+)
+
+// PodOS is the OS a pod was made for (spec.os), Linux when it names none.
+func PodOS(p *corev1.Pod) string {
+	if p.Spec.OS != nil {
+		return string(p.Spec.OS.Name)
+	}
+	return "linux"
+}
+
+// Tool runs `probe ARGS` (env, cat, write, whoami, post...) in container
+// ("" for the first) of pod and returns what it printed, untrimmed; a
+// non-zero exit is an error (see ExitStatus).
+func Tool(ctx context.Context, f *framework.Framework, pod *corev1.Pod, container string, args ...string) (stdout, stderr string, err error) {
+	if container == "" {
+		container = pod.Spec.Containers[0].Name
+	}
+	c := podexec.Client{Config: f.ClientConfig(), Clientset: f.ClientSet}
+	return c.Exec(ctx, pod.Namespace, pod.Name, container, ospod.ProbeCommand(PodOS(pod), args...))
+}
+
+// MustTool is Tool that fails the spec unless the probe succeeds.
+func MustTool(ctx context.Context, f *framework.Framework, pod *corev1.Pod, container string, args ...string) string {
+	if container == "" {
+		container = pod.Spec.Containers[0].Name
+	}
+	ginkgo.By(fmt.Sprintf("probe %q in container %s of pod %s", args, container, pod.Name))
+	stdout, stderr, err := Tool(ctx, f, pod, container, args...)
+	framework.ExpectNoError(err, "probe %q in pod %s: %s", args, pod.Name, stderr)
+	return stdout
+}
+
+// ExitStatus is the exit status of a command that ran and failed, or -1
+// when err is no such failure (the exec itself broke).
+func ExitStatus(err error) int {
+	var ee utilexec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitStatus()
+	}
+	return -1
+}
+
+// StartTimeout bounds the wait for a pod of os to turn Ready: Windows
+// images are larger.
+func StartTimeout(os string) time.Duration {
+	if os == "windows" {
+		return 10 * time.Minute
+	}
+	return PodStartTimeout
+}
+
+// TryStart creates p and waits until it is Ready, returning it as the API
+// server has it, or the reason it did not start, without failing the spec
+// (for specs that record what they saw).
+func TryStart(ctx context.Context, f *framework.Framework, p *corev1.Pod) (*corev1.Pod, error) {
+	client := f.ClientSet.CoreV1().Pods(f.Namespace.Name)
+	if _, err := client.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("creating pod %s: %w", p.Name, err)
+	}
+	waitErr := e2epod.WaitTimeoutForPodReadyInNamespace(ctx, f.ClientSet, p.Name, f.Namespace.Name, StartTimeout(PodOS(p)))
+	got, err := client.Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if waitErr != nil {
+		return got, fmt.Errorf("pod %s did not turn Ready (phase %s): %w", p.Name, got.Status.Phase, waitErr)
+	}
+	return got, nil
+}
+
+// Start is TryStart that fails the spec when the pod does not start.
+func Start(ctx context.Context, f *framework.Framework, p *corev1.Pod) *corev1.Pod {
+	got, err := TryStart(ctx, f, p)
+	framework.ExpectNoError(err)
+	return got
+}
+
+// NodeSummary reads a node's kubelet summary (stats/summary) through the
+// API server's node proxy.
+func NodeSummary(ctx context.Context, cs kubernetes.Interface, node string) (*statsv1alpha1.Summary, error) {
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", "stats", "summary").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("GET /api/v1/nodes/%s/proxy/stats/summary: %w", node, err)
+	}
+	var s statsv1alpha1.Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("stats/summary of %s: %w", node, err)
+	}
+	return &s, nil
+}

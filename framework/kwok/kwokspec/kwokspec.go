@@ -1,0 +1,189 @@
+// Package kwokspec gives an Ordered spec container the Windows nodes its
+// scheduler- and API-level specs run on: the cluster's real Windows nodes
+// when it has them, else nodes that kwok simulates for the container's
+// lifetime (started in BeforeAll, stopped by DeferCleanup, also when a spec
+// fails or the run is interrupted).
+//
+// Simulated nodes carry the documented taint os=windows:NoSchedule and the
+// simulator's isolation taint (framework/kwok), so that only pods built with
+// Tolerate (this container's) land on them; other suites running on the same
+// cluster at the same time never do.
+package kwokspec
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/kwok"
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/skips"
+)
+
+// DefaultBuilds are the builds of the simulated nodes: Windows Server 2019
+// and 2022, so that specs can tell nodes apart by build.
+var DefaultBuilds = []string{"10.0.17763", "10.0.20348"}
+
+// StopTimeout bounds the simulator's cleanup.
+const StopTimeout = 3 * time.Minute
+
+// Windows is the set of Windows nodes a container's specs use.
+type Windows struct {
+	// Nodes are the Windows nodes, as the API server had them at setup.
+	Nodes []corev1.Node
+	// Simulated says the nodes are kwok's.
+	Simulated bool
+	// Sim is the simulator (nil for real nodes).
+	Sim *kwok.Sim
+	// Requested maps each simulated node to the build the harness gave it.
+	Requested map[string]string
+
+	skip   *skips.Reason
+	detail string
+}
+
+// Setup finds the Windows nodes, or simulates one node per build (at least
+// one; DefaultBuilds when none is given) with kwok (--kwok-binary), named
+// <prefix>-<run ID>-<build number>. Call it from BeforeAll. When neither is
+// possible it returns an empty set whose Require skips with the reason.
+func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
+	cs, err := framework.LoadClientset()
+	framework.ExpectNoError(err, "connecting to the cluster")
+	fs, err := facts.Get(ctx, cs)
+	framework.ExpectNoError(err, "discovering the cluster's facts")
+	if real := fs.Select(facts.Query{OS: "windows", Real: true, Ready: true}); len(real) > 0 {
+		w := &Windows{}
+		for _, n := range real {
+			node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			framework.ExpectNoError(err, "reading Windows node %s", n.Name)
+			w.Nodes = append(w.Nodes, *node)
+		}
+		framework.Logf("Windows nodes: %v (real)", w.Names())
+		return w
+	}
+	if e2e.Options.KwokBinary == "" {
+		return &Windows{skip: &skips.NoWindowsNode, detail: "and no --kwok-binary was given to simulate one"}
+	}
+	if len(builds) == 0 {
+		builds = DefaultBuilds
+	}
+	sim, err := kwok.Start(ctx, kwok.Options{Binary: e2e.Options.KwokBinary, Kubeconfig: framework.TestContext.KubeConfig, Client: cs})
+	framework.ExpectNoError(err, "starting kwok to simulate Windows nodes")
+	ginkgo.DeferCleanup(func(ctx context.Context) error {
+		framework.Logf("stopping kwok (run %s) and deleting its nodes %v", sim.RunID(), sim.Nodes())
+		return sim.Stop(ctx)
+	}, ginkgo.NodeTimeout(StopTimeout))
+	w := &Windows{Simulated: true, Sim: sim, Requested: map[string]string{}}
+	for _, b := range builds {
+		name := fmt.Sprintf("%s-%s-%s", prefix, sim.RunID(), b[strings.LastIndex(b, ".")+1:])
+		n, err := sim.AddWindowsNode(ctx, name, b, ospod.WindowsTaint)
+		framework.ExpectNoError(err, "simulating Windows node %s (build %s)", name, b)
+		w.Nodes = append(w.Nodes, *n)
+		w.Requested[name] = b
+	}
+	framework.Logf("Windows nodes: %v, simulated by kwok (run %s, pods from %s, log %s)", w.Names(), sim.RunID(), kwok.DefaultCIDR, sim.LogPath())
+	return w
+}
+
+// Require skips the spec when there are no Windows nodes.
+func (w *Windows) Require() {
+	if w == nil {
+		skips.Skip(skips.NoWindowsNode, "the Windows nodes were not set up")
+	}
+	if w.skip != nil {
+		skips.Skip(*w.skip, w.detail)
+	}
+}
+
+// RequireReal skips the spec unless the Windows nodes are real; what says
+// what needs the kubelet.
+func (w *Windows) RequireReal(what string) {
+	w.Require()
+	if w.Simulated {
+		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated Windows node(s); %s", len(w.Nodes), what))
+	}
+}
+
+// Mark records, when the nodes are simulated, that the spec ran on them
+// and why that is enough for what it checks.
+func (w *Windows) Mark(why string) {
+	if w != nil && w.Simulated {
+		e2e.MarkSimulated(why)
+	}
+}
+
+// Names lists the nodes' names.
+func (w *Windows) Names() []string {
+	var out []string
+	for _, n := range w.Nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// Has says whether name is one of the Windows nodes.
+func (w *Windows) Has(name string) bool {
+	for _, n := range w.Nodes {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Builds maps each node to its node.kubernetes.io/windows-build label.
+func (w *Windows) Builds() map[string]string {
+	out := map[string]string{}
+	for _, n := range w.Nodes {
+		out[n.Name] = n.Labels[facts.LabelWindowsBuild]
+	}
+	return out
+}
+
+// DistinctBuilds lists the builds of the nodes, sorted.
+func (w *Windows) DistinctBuilds() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, b := range w.Builds() {
+		if b != "" && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Tolerations are what a pod needs to land on the simulated nodes beyond
+// the documented os=windows taint: the simulator's isolation taint (none
+// for real nodes).
+func (w *Windows) Tolerations() []corev1.Toleration {
+	if w == nil || w.Sim == nil {
+		return nil
+	}
+	return []corev1.Toleration{w.Sim.Toleration()}
+}
+
+// Tolerate is the ospod option that adds Tolerations.
+func (w *Windows) Tolerate() ospod.Option {
+	return func(p *corev1.Pod) { p.Spec.Tolerations = append(p.Spec.Tolerations, w.Tolerations()...) }
+}
+
+// Refresh reads the nodes again from the API server.
+func (w *Windows) Refresh(ctx context.Context, cs kubernetes.Interface) {
+	for i, n := range w.Nodes {
+		got, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err, "reading Windows node %s", n.Name)
+		w.Nodes[i] = *got
+	}
+}

@@ -1,0 +1,589 @@
+package windows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/winconform/winconform/images"
+	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/infra/windows/remote"
+)
+
+// The steps, by the names their scripts and reports use. Join runs them in
+// JoinSteps order: the runtime, then the kubelet, then kube-proxy, then the
+// CNI (the documented order of a Windows node's services), then the rest.
+const (
+	StepPing              = "ping"
+	StepReboot            = "reboot"
+	StepPreflight         = "preflight"
+	StepContainersFeature = "containers-feature"
+	StepContainerd        = "containerd"
+	StepKubelet           = "kubelet"
+	StepKubeProxy         = "kube-proxy"
+	StepCNI               = "cni"
+	StepFirewall          = "firewall"
+	StepDefender          = "defender"
+	StepProbe             = "probe"
+	StepKubeadmJoin       = "kubeadm-join"
+	// StepNode runs in Go, through the API: the node Ready, its build label
+	// checked, the inventory's labels and taints applied.
+	StepNode = "node"
+
+	StepDrain        = "drain"
+	StepDeleteNode   = "delete-node"
+	StepKubeadmReset = "kubeadm-reset"
+	StepHNSCleanup   = "hns-cleanup"
+	StepCollectLogs  = "collect-logs"
+)
+
+// JoinSteps are Join's steps in the order it runs them.
+func JoinSteps() []string {
+	return []string{StepPreflight, StepContainersFeature, StepContainerd, StepKubelet, StepKubeProxy, StepCNI,
+		StepFirewall, StepDefender, StepProbe, StepKubeadmJoin, StepNode}
+}
+
+// The node services the steps set up, in the documented start order.
+const (
+	ComponentRuntime   = "runtime"
+	ComponentKubelet   = "kubelet"
+	ComponentKubeProxy = "kube-proxy"
+	ComponentCNI       = "cni"
+)
+
+var stepComponents = map[string]string{
+	StepContainerd: ComponentRuntime,
+	StepKubelet:    ComponentKubelet,
+	StepKubeProxy:  ComponentKubeProxy,
+	StepCNI:        ComponentCNI,
+}
+
+// Where things go on a machine.
+const (
+	InstallDir          = `C:\k`
+	ContainerdDir       = `C:\Program Files\containerd`
+	ContainerdLog       = `C:\var\log\containerd\containerd.log`
+	CNIBinDir           = `C:\opt\cni\bin`
+	CNIConfDir          = `C:\etc\cni\net.d`
+	ProbePath           = `C:\winconform\probe.exe`
+	CRISocket           = "npipe:////./pipe/containerd-containerd"
+	KubeletFirewallRule = "winconform-kubelet"
+	KubeletPort         = 10250
+)
+
+// Default versions of what a machine installs when its inventory names no
+// source (binaries). Machines without Internet access take sources from
+// their inventory: a path on the machine or a URL they can reach.
+const (
+	DefaultContainerdVersion = "1.7.28"
+	DefaultCNIPluginsVersion = "v1.7.1"
+	DefaultFlannelCNIVersion = "v1.6.0-flannel1"
+	kubernetesDownloads      = "https://dl.k8s.io"
+)
+
+// DefaultSources are the download URLs used for components the inventory
+// gives no source for, by binaries key.
+func DefaultSources(kubernetesVersion string) map[string]string {
+	k8s := kubernetesDownloads + "/" + kubernetesVersion + "/bin/windows/amd64/"
+	return map[string]string{
+		"containerd":      "https://github.com/containerd/containerd/releases/download/v" + DefaultContainerdVersion + "/containerd-" + DefaultContainerdVersion + "-windows-amd64.tar.gz",
+		"cni":             "https://github.com/containernetworking/plugins/releases/download/" + DefaultCNIPluginsVersion + "/cni-plugins-windows-amd64-" + DefaultCNIPluginsVersion + ".tgz",
+		"cni-flannel":     "https://github.com/flannel-io/cni-plugin/releases/download/" + DefaultFlannelCNIVersion + "/flannel-amd64.exe",
+		"flanneld":        "https://github.com/flannel-io/flannel/releases/download/" + cni.FlannelVersion + "/flanneld.exe",
+		"kubelet":         k8s + "kubelet.exe",
+		"kubeadm":         k8s + "kubeadm.exe",
+		"kube-proxy":      k8s + "kube-proxy.exe",
+		"kube-log-runner": k8s + "kube-log-runner.exe",
+	}
+}
+
+// JoinOptions are how Join runs.
+type JoinOptions struct {
+	// Timeouts bound the steps and waits; zero fields take the defaults.
+	Timeouts Timeouts
+	// ConnRetries is how many times a step whose connection dropped runs
+	// again once the machine answers; 2 when 0, none when negative.
+	ConnRetries int
+	// Log receives progress lines; nil for none.
+	Log io.Writer
+	// LogsDir, when set, receives the machine's logs (CollectLogs) when
+	// the join fails.
+	LogsDir string
+}
+
+func (o JoinOptions) retries() int {
+	switch {
+	case o.ConnRetries < 0:
+		return 0
+	case o.ConnRetries == 0:
+		return 2
+	}
+	return o.ConnRetries
+}
+
+// JoinReport is what Join did to a machine.
+type JoinReport struct {
+	Machine           string `json:"machine"`
+	Address           string `json:"address"`
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// Build is the machine's Windows build, major.minor.build.UBR.
+	Build string `json:"build,omitempty"`
+	// Steps are the steps run, in order.
+	Steps []StepReport `json:"steps"`
+	// Order is the names of the steps in the order they ran (INF-03).
+	Order    []string  `json:"order"`
+	Reboots  int       `json:"reboots"`
+	Started  time.Time `json:"started"`
+	Duration Duration  `json:"duration"`
+	// Error is the failure that stopped the join, if any.
+	Error string `json:"error,omitempty"`
+	// LogsDir is where the machine's logs went after a failure.
+	LogsDir string `json:"logsDir,omitempty"`
+}
+
+// Changed reports whether any step changed anything.
+func (r *JoinReport) Changed() bool {
+	for _, s := range r.Steps {
+		if s.Changed {
+			return true
+		}
+	}
+	return false
+}
+
+// Step returns the report of the step called name.
+func (r *JoinReport) Step(name string) (StepReport, bool) {
+	for _, s := range r.Steps {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return StepReport{}, false
+}
+
+// ComponentOrder is the order in which the steps set up the node's
+// services: runtime, kubelet, kube-proxy, cni when all went well.
+func (r *JoinReport) ComponentOrder() []string {
+	var out []string
+	for _, name := range r.Order {
+		if c := stepComponents[name]; c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// joinRun is one Join.
+type joinRun struct {
+	*runner
+	m       inventory.Machine
+	cp      ControlPlane
+	version string
+	report  *JoinReport
+	build   fullBuild
+}
+
+var kubernetesVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
+
+// Join makes the machine a node of the cluster: it checks the machine's
+// Windows, installs the runtime, the kubelet, kube-proxy and the CNI (in
+// that order), opens the kubelet's port, adds Defender exclusions (when the
+// inventory asks), puts the probe program in place, runs kubeadm join, and
+// waits for the node to be Ready with the machine's build; then it applies
+// the inventory's labels and taints. Every step is idempotent: joining a
+// joined machine changes nothing, and the report says so.
+//
+// The report is returned even with an error, with the steps run until then.
+// The error is a *StepError (errors.Is-able against the named errors of this
+// package and the remote package's classes).
+func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp ControlPlane, opts JoinOptions) (rep *JoinReport, err error) {
+	if exec == nil || cp == nil {
+		return nil, errors.New("windows: Join needs a remote exec and a control plane")
+	}
+	if m.Name == "" {
+		return nil, errors.New("windows: the machine has no name")
+	}
+	version := cp.KubernetesVersion()
+	if !kubernetesVersion.MatchString(version) {
+		return nil, fmt.Errorf("windows: the control plane's Kubernetes version %q is not a version such as v1.34.4", version)
+	}
+	rep = &JoinReport{Machine: m.Name, Address: m.Address, KubernetesVersion: version, Started: time.Now()}
+	j := &joinRun{
+		runner: &runner{machine: m.Name, exec: exec, t: opts.Timeouts.withDefaults(), retries: opts.retries(), log: opts.Log},
+		m:      m, cp: cp, version: version, report: rep,
+	}
+	defer func() {
+		rep.Reboots = j.reboots
+		rep.Duration = Duration(time.Since(rep.Started))
+		if err == nil {
+			return
+		}
+		rep.Error = err.Error()
+		if opts.LogsDir != "" {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+			defer cancel()
+			if lerr := CollectLogs(lctx, exec, opts.LogsDir); lerr != nil {
+				j.logf("collecting logs after the failure: %v", lerr)
+			}
+			rep.LogsDir = opts.LogsDir
+		}
+	}()
+	j.logf("joining (Kubernetes %s)", version)
+	for _, s := range []func(context.Context) error{
+		j.preflight, j.containersFeature, j.containerd, j.kubelet, j.kubeProxy, j.cni,
+		j.firewall, j.defender, j.probe, j.kubeadmJoin, j.node,
+	} {
+		if err := s(ctx); err != nil {
+			return rep, err
+		}
+	}
+	j.logf("joined: node %s is Ready (%s)", m.Name, summarize(rep))
+	return rep, nil
+}
+
+func summarize(rep *JoinReport) string {
+	changed := 0
+	for _, s := range rep.Steps {
+		if s.Changed {
+			changed++
+		}
+	}
+	if changed == 0 {
+		return "nothing changed"
+	}
+	return fmt.Sprintf("%d of %d steps changed something", changed, len(rep.Steps))
+}
+
+// do runs a remote step and records it.
+func (j *joinRun) do(ctx context.Context, name string, params []Param) (status, error) {
+	sr := StepReport{Name: name, Component: stepComponents[name], Started: time.Now()}
+	j.report.Order = append(j.report.Order, name)
+	st, err := j.runSettled(ctx, &sr, name, params)
+	j.finish(&sr, st.Changed, err)
+	return st, err
+}
+
+// finish records a step's end.
+func (j *joinRun) finish(sr *StepReport, changed bool, err error) {
+	sr.Duration = Duration(time.Since(sr.Started))
+	sr.Changed = changed
+	if err != nil {
+		sr.Error = err.Error()
+		j.logf("%s: failed after %s", sr.Name, time.Duration(sr.Duration).Round(time.Millisecond))
+	} else {
+		word := "unchanged"
+		switch {
+		case sr.Skipped:
+			word = "skipped (" + sr.SkipReason + ")"
+		case changed:
+			word = "changed"
+		}
+		j.logf("%s: %s (%s)", sr.Name, word, time.Duration(sr.Duration).Round(time.Millisecond))
+	}
+	j.report.Steps = append(j.report.Steps, *sr)
+}
+
+// skip records a step that does not apply.
+func (j *joinRun) skip(name, reason string) {
+	j.report.Order = append(j.report.Order, name)
+	sr := StepReport{Name: name, Component: stepComponents[name], Started: time.Now(), Skipped: true, SkipReason: reason}
+	j.finish(&sr, false, nil)
+}
+
+// fullBuild is a Windows build with its update revision.
+type fullBuild struct {
+	inventory.Build
+	UBR int
+}
+
+func (b fullBuild) String() string { return fmt.Sprintf("%s.%d", b.Build, b.UBR) }
+
+var buildPattern = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(?:\.(\d+))?$`)
+
+func parseFullBuild(s string) (fullBuild, error) {
+	m := buildPattern.FindStringSubmatch(s)
+	if m == nil {
+		return fullBuild{}, fmt.Errorf("%q is not a Windows build (major.minor.build.UBR)", s)
+	}
+	n := make([]int, 4)
+	for i := 1; i <= 4; i++ {
+		if m[i] != "" {
+			n[i-1], _ = strconv.Atoi(m[i])
+		}
+	}
+	return fullBuild{Build: inventory.Build{Major: n[0], Minor: n[1], Number: n[2]}, UBR: n[3]}, nil
+}
+
+func releasesText() string {
+	var parts []string
+	for _, r := range inventory.SupportedReleases() {
+		parts = append(parts, fmt.Sprintf("%s (%s, %s)", r.Build, r.Product, r.Name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (j *joinRun) preflight(ctx context.Context) error {
+	sr := StepReport{Name: StepPreflight, Started: time.Now()}
+	j.report.Order = append(j.report.Order, StepPreflight)
+	st, err := j.runStep(ctx, &sr, StepPreflight, nil)
+	if err == nil {
+		err = j.checkPreflight(st)
+	}
+	j.finish(&sr, false, err)
+	return err
+}
+
+func (j *joinRun) checkPreflight(st status) error {
+	fail := func(kind error, format string, args ...any) error {
+		return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+	}
+	b, err := parseFullBuild(st.str("build"))
+	if err != nil {
+		return fail(ErrBadStatus, "the machine reported no usable build: %v", err)
+	}
+	j.build = b
+	j.report.Build = b.String()
+	j.bootTime = st.str("bootTime")
+	if !b.Build.Supported() {
+		return fail(ErrBuildTooOld, "Windows build %s is too old: Kubernetes supports Windows nodes from Windows Server 2019 (%s) on; the supported releases are %s",
+			b, inventory.OldestSupportedBuild(), releasesText())
+	}
+	if want := j.m.ExpectedBuild; !want.IsZero() && b.Build.Compare(want) != 0 {
+		return fail(ErrBuildMismatch, "the machine runs Windows build %s, but the inventory expects %s (expectedBuild): point the inventory at the right machine, or fix expectedBuild",
+			b.Build, want)
+	}
+	if !st.flag("admin") {
+		return fail(ErrNotAdmin, "the account %s is not an administrator of the machine: joining installs services; use an account in the Administrators group", st.str("user"))
+	}
+	return nil
+}
+
+func (j *joinRun) containersFeature(ctx context.Context) error {
+	_, err := j.do(ctx, StepContainersFeature, nil)
+	return err
+}
+
+// source is where a component comes from: the inventory's binaries, else
+// the default download.
+func (j *joinRun) source(key string) string {
+	if s := j.m.Binaries[key]; s != "" {
+		return s
+	}
+	return DefaultSources(j.version)[key]
+}
+
+// kubernetesSource is where one of the Kubernetes node binaries comes from:
+// binaries.<name> (the .exe itself), else binaries.kubernetes (an archive
+// such as kubernetes-node-windows-amd64.tar.gz, or a URL or directory
+// holding <name>.exe), else dl.k8s.io.
+func (j *joinRun) kubernetesSource(name string) string {
+	if s := j.m.Binaries[name]; s != "" {
+		return s
+	}
+	base := j.m.Binaries["kubernetes"]
+	switch {
+	case base == "":
+		return DefaultSources(j.version)[name]
+	case isArchive(base):
+		return base
+	case strings.HasPrefix(base, "http://") || strings.HasPrefix(base, "https://"):
+		u, err := url.Parse(base)
+		if err != nil {
+			return strings.TrimRight(base, "/") + "/" + name + ".exe"
+		}
+		u.Path = path.Join(u.Path, name+".exe")
+		return u.String()
+	}
+	return strings.TrimRight(base, `\/`) + `\` + name + ".exe"
+}
+
+func isArchive(s string) bool {
+	s = strings.ToLower(strings.SplitN(s, "?", 2)[0])
+	return strings.HasSuffix(s, ".zip") || strings.HasSuffix(s, ".tgz") || strings.HasSuffix(s, ".tar.gz")
+}
+
+var containerdVersion = regexp.MustCompile(`containerd-v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)-windows`)
+
+// versionOf guesses a containerd version from its source's name, such as
+// 1.7.28 from containerd-1.7.28-windows-amd64.tar.gz; "" when the name says
+// none (the step then compares sources).
+func versionOf(source string) string {
+	if m := containerdVersion.FindStringSubmatch(source); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func (j *joinRun) containerd(ctx context.Context) error {
+	src := j.source("containerd")
+	sandbox := images.Ref("pause")
+	if strings.ContainsAny(sandbox, "'\"\n") {
+		return fmt.Errorf("windows: the pause image reference %q cannot go in containerd's configuration", sandbox)
+	}
+	_, err := j.do(ctx, StepContainerd, []Param{
+		{"Source", src}, {"Version", versionOf(src)}, {"SandboxImage", sandbox},
+		{"InstallDir", ContainerdDir}, {"CNIBinDir", CNIBinDir}, {"CNIConfDir", CNIConfDir}, {"LogFile", ContainerdLog},
+	})
+	return err
+}
+
+func (j *joinRun) kubelet(ctx context.Context) error {
+	_, err := j.do(ctx, StepKubelet, []Param{
+		{"KubernetesVersion", j.version},
+		{"KubeletSource", j.kubernetesSource("kubelet")},
+		{"KubeadmSource", j.kubernetesSource("kubeadm")},
+		{"KubeLogRunnerSource", j.kubernetesSource("kube-log-runner")},
+		{"InstallDir", InstallDir},
+		{"NodeName", j.m.Name},
+	})
+	return err
+}
+
+func (j *joinRun) kubeProxy(ctx context.Context) error {
+	_, err := j.do(ctx, StepKubeProxy, []Param{
+		{"KubernetesVersion", j.version}, {"KubeProxySource", j.kubernetesSource("kube-proxy")}, {"InstallDir", InstallDir},
+	})
+	return err
+}
+
+func (j *joinRun) cni(ctx context.Context) error {
+	plugins := j.source("cni")
+	flannel := j.m.Binaries["cni-flannel"]
+	if flannel == "" && j.m.Binaries["cni"] == "" {
+		// The default plugins archive lacks flannel, which has its own releases.
+		flannel = DefaultSources(j.version)["cni-flannel"]
+	}
+	_, err := j.do(ctx, StepCNI, []Param{
+		{"PluginsSource", plugins}, {"FlannelPluginSource", flannel}, {"FlanneldSource", j.source("flanneld")},
+		{"BinDir", CNIBinDir}, {"ConfDir", CNIConfDir}, {"InstallDir", InstallDir},
+	})
+	return err
+}
+
+func (j *joinRun) firewall(ctx context.Context) error {
+	_, err := j.do(ctx, StepFirewall, []Param{{"RuleName", KubeletFirewallRule}, {"Port", strconv.Itoa(KubeletPort)}})
+	return err
+}
+
+// DefenderExclusions are the paths and processes excluded from Microsoft
+// Defender's scans when the inventory asks (INF-08).
+func DefenderExclusions() (paths, processes []string) {
+	paths = []string{ContainerdDir, `C:\ProgramData\containerd`, InstallDir, CNIBinDir, `C:\var\lib\kubelet`}
+	processes = []string{
+		ContainerdDir + `\containerd.exe`, ContainerdDir + `\containerd-shim-runhcs-v1.exe`,
+		InstallDir + `\kubelet.exe`, InstallDir + `\kube-proxy.exe`, InstallDir + `\flanneld.exe`,
+	}
+	return paths, processes
+}
+
+func (j *joinRun) defender(ctx context.Context) error {
+	if !j.m.DefenderExclusions {
+		j.skip(StepDefender, "the inventory does not ask for Defender exclusions")
+		return nil
+	}
+	paths, processes := DefenderExclusions()
+	_, err := j.do(ctx, StepDefender, []Param{{"Paths", strings.Join(paths, "|")}, {"Processes", strings.Join(processes, "|")}})
+	return err
+}
+
+func (j *joinRun) probe(ctx context.Context) error {
+	src := j.m.Binaries["probe"]
+	if src == "" {
+		j.skip(StepProbe, "the inventory gives no binaries.probe")
+		return nil
+	}
+	_, err := j.do(ctx, StepProbe, []Param{{"Source", src}, {"Destination", ProbePath}})
+	return err
+}
+
+// kubeadmJoin asks the machine whether it has joined; if not, it makes a
+// bootstrap token and runs kubeadm join, then deletes the token.
+func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
+	sr := StepReport{Name: StepKubeadmJoin, Started: time.Now()}
+	j.report.Order = append(j.report.Order, StepKubeadmJoin)
+	changed := false
+	defer func() { j.finish(&sr, changed, err) }()
+
+	cs := j.cp.Clientset()
+	nodeExists := false
+	if _, gerr := cs.CoreV1().Nodes().Get(ctx, j.m.Name, metav1.GetOptions{}); gerr == nil {
+		nodeExists = true
+	} else if !apierrors.IsNotFound(gerr) {
+		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: gerr, Detail: "cannot look the node up"}
+	}
+	params := func(mode, token, discovery string) []Param {
+		return []Param{
+			{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeExists", strconv.FormatBool(nodeExists)}, {"Token", token},
+			{"DiscoveryConfig", discovery}, {"KubeadmPath", InstallDir + `\kubeadm.exe`}, {"CRISocket", CRISocket},
+		}
+	}
+	st, err := j.runStep(ctx, &sr, StepKubeadmJoin, params("check", "", ""))
+	if err != nil || !st.flag("needsJoin") {
+		changed = st.Changed
+		return err
+	}
+
+	jc, err := j.cp.JoinCommand(ctx)
+	if err == nil {
+		err = jc.Validate()
+	}
+	if err != nil {
+		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrJoinCommand, Err: err, Detail: "the control plane gave no join command"}
+	}
+	defer j.deleteToken(jc)
+	ca, err := clusterCA(ctx, cs, j.cp.RESTConfig())
+	if err == nil {
+		err = verifyCA(ca, jc.CACertHashes)
+	}
+	if err != nil {
+		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrCACertHash, Err: err, Detail: "cannot trust the cluster's CA"}
+	}
+	discovery, err := DiscoveryConfig(jc.Endpoint, ca)
+	if err != nil {
+		return err
+	}
+	// The token is a credential: keep it out of the results, errors and
+	// transcripts, as the password is.
+	if k, ok := j.exec.(remote.SecretKeeper); ok {
+		k.AddSecret(jc.Token)
+	}
+	j.logf("%s: kubeadm join via %s", StepKubeadmJoin, jc.Endpoint)
+	changed = true
+	st, err = j.runStep(ctx, &sr, StepKubeadmJoin, params("join", jc.Token, discovery))
+	var se *StepError
+	if errors.As(err, &se) && se.Kind == ErrStepFailed {
+		se.Kind = ErrKubeadmJoin
+		se.Detail = fmt.Sprintf("kubeadm join exited with an error (script exit code %d); its last lines", se.ExitCode)
+		return se
+	}
+	if err == nil && !st.flag("joined") {
+		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Detail: "the machine did not join", Output: tailLines(sr.Output, 20)}
+	}
+	return err
+}
+
+// deleteToken deletes the bootstrap token once the join is done, so that
+// the token in the transcripts is useless.
+func (j *joinRun) deleteToken(jc JoinCommand) {
+	id := jc.TokenID()
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := j.cp.Clientset().CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, "bootstrap-token-"+id, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		j.logf("deleting bootstrap token %s: %v (it expires by itself)", id, err)
+	}
+}

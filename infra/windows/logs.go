@@ -1,0 +1,73 @@
+package windows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/winconform/winconform/infra/windows/remote"
+)
+
+// LogItems are what CollectLogs gathers from a machine, with the file each
+// goes to.
+var LogItems = []struct{ Item, File string }{
+	{"kubelet", "kubelet.log"},
+	{"containerd", "containerd.log"},
+	{"kube-proxy", "kube-proxy.log"},
+	{"flannel", "flannel.log"},
+	{"hns-networks", "hns-networks.json"},
+	{"hns-endpoints", "hns-endpoints.json"},
+}
+
+// logLines is how many of the last lines of each log file CollectLogs keeps.
+const logLines = 5000
+
+// CollectLogs gathers a machine's kubelet, containerd, kube-proxy and
+// flannel logs and its HNS networks and endpoints (as JSON) into
+// dir/<machine>/. An item that cannot be had is noted in its file and in the
+// error, and the others are still gathered. What it writes comes through
+// the remote exec, which redacts the machine's password.
+func CollectLogs(ctx context.Context, exec remote.Exec, dir string) error {
+	out := filepath.Join(dir, fileName(exec.Name()))
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("windows: logs of %s: %w", exec.Name(), err)
+	}
+	r := &runner{machine: exec.Name(), exec: exec, t: Timeouts{}.withDefaults()}
+	var errs []error
+	for _, it := range LogItems {
+		var sr StepReport
+		_, err := r.runStep(ctx, &sr, StepCollectLogs, []Param{{"Item", it.Item}, {"Lines", fmt.Sprint(logLines)}})
+		content := sr.Output
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", it.Item, err))
+			content = fmt.Sprintf("# winconform could not collect %s: %v\n%s", it.Item, err, content)
+		}
+		if !strings.HasSuffix(content, "\n") {
+			content += "\n"
+		}
+		if werr := os.WriteFile(filepath.Join(out, it.File), []byte(content), 0o644); werr != nil {
+			errs = append(errs, werr)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fileName makes a machine name safe as a directory name.
+func fileName(name string) string {
+	if name == "" {
+		return "machine"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, name)
+}

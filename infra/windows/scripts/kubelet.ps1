@@ -1,0 +1,102 @@
+# winconform-step: kubelet
+# parameters: KubernetesVersion, KubeletSource, KubeadmSource, KubeLogRunnerSource, InstallDir, NodeName
+# Installs kubelet.exe, kubeadm.exe and kube-log-runner.exe of the cluster's
+# Kubernetes version into $InstallDir and registers the kubelet service:
+# kubelet itself as a Windows service (--windows-service), under
+# kube-log-runner for its log file, depending on containerd. The service
+# starts on demand until kubeadm join has configured the kubelet.
+$changed = $false
+if (-not (Get-Service -Name containerd -ErrorAction SilentlyContinue)) {
+    throw 'the containerd service is missing: the runtime comes before the kubelet'
+}
+New-Item -ItemType Directory -Force -Path $InstallDir | Out-Null
+$want = $KubernetesVersion.TrimStart('v')
+$kubelet = Join-Path $InstallDir 'kubelet.exe'
+$kubeadm = Join-Path $InstallDir 'kubeadm.exe'
+$runner = Join-Path $InstallDir 'kube-log-runner.exe'
+$service = Get-Service -Name kubelet -ErrorAction SilentlyContinue
+
+function Install-Exe {
+    param([string] $Source, [string] $Name, [string] $Destination)
+    $work = New-WorkDir $Name
+    $file = Find-SourceFile -Source $Source -Name $Name -Work $work
+    Copy-Item -LiteralPath $file -Destination $Destination -Force
+}
+
+$binaries = @(
+    @{ Name = 'kubelet.exe'; Path = $kubelet; Source = $KubeletSource; ArgumentList = @('--version') },
+    @{ Name = 'kubeadm.exe'; Path = $kubeadm; Source = $KubeadmSource; ArgumentList = @('version', '-o', 'short') }
+)
+foreach ($b in $binaries) {
+    if ((Get-ExeVersion -Path $b.Path -ArgumentList $b.ArgumentList).TrimStart('v') -eq $want) { continue }
+    if ($b.Name -eq 'kubelet.exe' -and $null -ne $service -and $service.Status -ne 'Stopped') {
+        Stop-Service -Name kubelet -Force
+    }
+    Install-Exe -Source $b.Source -Name $b.Name -Destination $b.Path
+    $got = (Get-ExeVersion -Path $b.Path -ArgumentList $b.ArgumentList).TrimStart('v')
+    if ($got -ne $want) { throw "$($b.Source) installed $($b.Name) $got, not $KubernetesVersion" }
+    $changed = $true
+}
+# kube-log-runner prints no version: the source it came from says it.
+$state = Get-State 'kube-log-runner'
+if (-not (Test-Path -LiteralPath $runner) -or (Get-StateValue $state 'source') -ne $KubeLogRunnerSource) {
+    Install-Exe -Source $KubeLogRunnerSource -Name 'kube-log-runner.exe' -Destination $runner
+    Set-State 'kube-log-runner' ([ordered]@{ source = $KubeLogRunnerSource })
+    $changed = $true
+}
+if (Add-MachinePath $InstallDir) { $changed = $true }
+
+foreach ($dir in @('C:\var\log\kubelet', 'C:\var\lib\kubelet\etc\kubernetes', 'C:\etc\kubernetes\pki', 'C:\etc\kubernetes\manifests')) {
+    if (-not (Test-Path -LiteralPath $dir)) { New-Item -ItemType Directory -Force -Path $dir | Out-Null; $changed = $true }
+}
+# The kubelet looks for the cluster CA under its root directory too.
+$link = 'C:\var\lib\kubelet\etc\kubernetes\pki'
+if (-not (Test-Path -LiteralPath $link)) {
+    New-Item -ItemType SymbolicLink -Path $link -Value 'C:\etc\kubernetes\pki' | Out-Null
+    $changed = $true
+}
+
+# The command line: the flags kubeadm would put in kubeadm-flags.env (the CRI
+# endpoint, the node name) and what Windows needs (no QoS cgroups, no node
+# allocatable enforcement, no resolv.conf).
+$kubeletArgs = @(
+    '--windows-service',
+    '--cert-dir=C:\var\lib\kubelet\pki',
+    '--config=C:\var\lib\kubelet\config.yaml',
+    '--bootstrap-kubeconfig=C:\etc\kubernetes\bootstrap-kubelet.conf',
+    '--kubeconfig=C:\etc\kubernetes\kubelet.conf',
+    "--hostname-override=$NodeName",
+    '--container-runtime-endpoint=npipe:////./pipe/containerd-containerd',
+    '--cgroups-per-qos=false',
+    '--enforce-node-allocatable=""',
+    '--resolv-conf=""',
+    '--v=2'
+)
+$binPath = '"{0}" --log-file=C:\var\log\kubelet\kubelet.log "{1}" {2}' -f $runner, $kubelet, ($kubeletArgs -join ' ')
+
+if ($null -eq $service) {
+    New-Service -Name kubelet -DisplayName 'kubelet' -BinaryPathName $binPath -StartupType Manual -DependsOn containerd | Out-Null
+    $changed = $true
+} else {
+    $current = (Get-CimInstance -ClassName Win32_Service -Filter "Name='kubelet'").PathName
+    if ($current -ne $binPath) {
+        # The registry, not sc.exe: Windows PowerShell 5.1 does not escape the
+        # quotes inside an argument it passes to a program.
+        $key = 'HKLM:\SYSTEM\CurrentControlSet\Services\kubelet'
+        Set-ItemProperty -LiteralPath $key -Name ImagePath -Value $binPath
+        Set-ItemProperty -LiteralPath $key -Name DependOnService -Type MultiString -Value @('containerd')
+        if ($service.Status -ne 'Stopped') { Restart-Service -Name kubelet -Force }
+        $changed = $true
+    }
+}
+# Restart the kubelet when it fails.
+$r = Invoke-Native -FilePath "$env:SystemRoot\System32\sc.exe" -ArgumentList @('failure', 'kubelet', 'reset=', '0', 'actions=', 'restart/10000/restart/10000/restart/10000')
+if ($r.ExitCode -ne 0) { throw "sc.exe failure kubelet failed: $($r.Output -join '; ')" }
+# A kubelet stopped above to be replaced, on a joined machine, starts again.
+$service = Get-Service -Name kubelet
+if ((Test-Path -LiteralPath 'C:\etc\kubernetes\kubelet.conf') -and $service.Status -ne 'Running') {
+    Start-Service -Name kubelet
+    $changed = $true
+}
+
+Write-Status ([ordered]@{ changed = $changed; version = $KubernetesVersion; service = 'kubelet'; binPath = $binPath })

@@ -1,0 +1,179 @@
+package identity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/skips"
+)
+
+const (
+	linux   = "linux"
+	windows = "windows"
+)
+
+// GMSACredSpecEnv names the GMSACredentialSpec (windows.k8s.io/v1, cluster
+// scoped) the gMSA spec uses; without it the spec skips: a gMSA needs an
+// Active Directory domain, Windows nodes joined to it, the gMSA webhook and a
+// credential spec, none of which the harness can make.
+const GMSACredSpecEnv = "WINCONFORM_GMSA_CREDSPEC"
+
+var gmsaResource = schema.GroupVersionResource{Group: "windows.k8s.io", Version: "v1", Resource: "gmsacredentialspecs"}
+
+// identity is what `probe whoami` prints.
+type identity struct {
+	UID      string `json:"uid"`
+	GID      string `json:"gid"`
+	Username string `json:"username"`
+}
+
+// whoami runs `probe whoami` in the pod's probe container.
+func whoami(ctx context.Context, f *framework.Framework, pod *corev1.Pod, os string) identity {
+	stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+		Command: ospod.ProbeCommand(os, "whoami"), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: "probe",
+		CaptureStdout: true, CaptureStderr: true,
+	})
+	framework.ExpectNoError(err, "probe whoami in pod %s (stderr: %s)", pod.Name, stderr)
+	var id identity
+	framework.ExpectNoError(json.Unmarshal([]byte(stdout), &id), "probe whoami printed %q", stdout)
+	return id
+}
+
+// asWindowsUser sets the pod's runAsUserName.
+func asWindowsUser(user string) ospod.Option {
+	return func(p *corev1.Pod) {
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: &user}}
+	}
+}
+
+var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
+	f := e2e.NewFramework("identity")
+
+	ginkgo.DescribeTable("runAsUserName sets the user a Windows container runs as", func(ctx context.Context, user string) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
+		pod := e2e.StartPods(ctx, f, ospod.Probe("user", windows, ospod.OnNode(node), asWindowsUser(user)))[0]
+		id := whoami(ctx, f, pod, windows)
+		gomega.Expect(strings.ToLower(id.Username)).To(gomega.HaveSuffix(`\`+strings.ToLower(user)), "runAsUserName %s", user)
+		framework.Logf("Windows pod %s with runAsUserName %s runs as %q", pod.Name, user, id.Username)
+	},
+		ginkgo.Entry("ContainerUser", labels.Claim("ID-01"), labels.OS(windows), labels.Needs("windows-node"), "ContainerUser"),
+		ginkgo.Entry("ContainerAdministrator", labels.Claim("ID-01"), labels.OS(windows), labels.Needs("windows-node"), "ContainerAdministrator"),
+	)
+
+	ginkgo.It("does not start a Windows container whose runAsUserName is an unknown user", labels.Claim("ID-01"), labels.OS(windows), labels.Needs("windows-node"), func(ctx context.Context) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
+		p := ospod.Probe("unknown-user", windows, ospod.OnNode(node), asWindowsUser("NoSuchUser-winconform"))
+		_, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
+		framework.ExpectNoError(err, "the API server refused a well-formed runAsUserName")
+		var reason string
+		err = wait.PollUntilContextTimeout(ctx, 3*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, p.Name, metav1.GetOptions{})
+			if err != nil || len(got.Status.ContainerStatuses) == 0 {
+				return false, nil
+			}
+			st := got.Status.ContainerStatuses[0]
+			if st.State.Running != nil && st.Ready {
+				return false, fmt.Errorf("the container runs as unknown user NoSuchUser-winconform")
+			}
+			if w := st.State.Waiting; w != nil && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+				reason = w.Reason + ": " + w.Message
+				return w.Reason != "CrashLoopBackOff" || st.RestartCount > 0, nil
+			}
+			if t := st.State.Terminated; t != nil && t.ExitCode != 0 {
+				reason = fmt.Sprintf("terminated %s (exit %d): %s", t.Reason, t.ExitCode, t.Message)
+				return true, nil
+			}
+			return false, nil
+		})
+		framework.ExpectNoError(err, "the container with an unknown runAsUserName")
+		framework.Logf("a Windows container with an unknown runAsUserName does not start: %s", reason)
+	})
+
+	ginkgo.It("runAsUser sets the uid of a Linux container (the twin)", labels.Claim("ID-01"), labels.OS(linux), func(ctx context.Context) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0]
+		uid, gid := int64(1234), int64(5678)
+		p := ospod.Probe("uid", linux, ospod.OnNode(node))
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &gid}
+		// The image's /etc/passwd has no entry for the uid, and the probe
+		// (without cgo) then takes the user's name from $USER; the uid and
+		// gid it prints come from the kernel (getuid, getgid).
+		p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "USER", Value: "uid-1234"})
+		pod := e2e.StartPods(ctx, f, p)[0]
+		id := whoami(ctx, f, pod, linux)
+		gomega.Expect(id.UID).To(gomega.Equal(fmt.Sprint(uid)))
+		gomega.Expect(id.GID).To(gomega.Equal(fmt.Sprint(gid)))
+		framework.Logf("Linux pod %s with runAsUser %d, runAsGroup %d runs as %+v", pod.Name, uid, gid, id)
+	})
+
+	ginkgo.It("refuses windowsOptions in a Linux pod, naming the field", labels.Claim("ID-01"), labels.OS(linux), func(ctx context.Context) {
+		p := ospod.Probe("linux-windows-options", linux, asWindowsUser("ContainerUser"))
+		_, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		gomega.Expect(err).To(gomega.HaveOccurred(), "a Linux pod with securityContext.windowsOptions was accepted")
+		gomega.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "refused, but not by validation: %v", err)
+		gomega.Expect(err.Error()).To(gomega.ContainSubstring("spec.securityContext.windowsOptions"))
+		framework.Logf("refused: %v", err)
+	})
+
+	ginkgo.It("gives a Windows container the Active Directory identity of a gMSA credential spec", labels.Claim("ID-02"), labels.OS(windows), labels.Needs("windows-node"), labels.Needs("active-directory"), func(ctx context.Context) {
+		name := os.Getenv(GMSACredSpecEnv)
+		if name == "" {
+			skips.Skip(skips.NoActiveDirectory, fmt.Sprintf("set %s to the name of a GMSACredentialSpec", GMSACredSpecEnv))
+		}
+		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
+		dyn, err := dynamic.NewForConfig(f.ClientConfig())
+		framework.ExpectNoError(err)
+		spec, err := dyn.Resource(gmsaResource).Get(ctx, name, metav1.GetOptions{})
+		framework.ExpectNoError(err, "%s=%s: reading GMSACredentialSpec %s (is the gMSA CRD installed?)", GMSACredSpecEnv, name, name)
+		domain, _, _ := unstructured.NestedString(spec.Object, "credspec", "DomainJoinConfig", "DnsName")
+
+		ginkgo.By("letting the namespace's default service account use the credential spec")
+		role := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "winconform-gmsa-" + f.Namespace.Name},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{gmsaResource.Group}, Resources: []string{gmsaResource.Resource}, Verbs: []string{"use"}, ResourceNames: []string{name}}},
+		}
+		_, err = f.ClientSet.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		ginkgo.DeferCleanup(framework.IgnoreNotFound(f.ClientSet.RbacV1().ClusterRoles().Delete), role.Name, metav1.DeleteOptions{})
+		_, err = f.ClientSet.RbacV1().RoleBindings(f.Namespace.Name).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "gmsa"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: f.Namespace.Name}},
+		}, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+
+		p := ospod.Probe("gmsa", windows, ospod.OnNode(node))
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{GMSACredentialSpecName: &name}}
+		pod := e2e.StartPods(ctx, f, p)[0]
+		wo := pod.Spec.SecurityContext.WindowsOptions
+		gomega.Expect(wo.GMSACredentialSpec).NotTo(gomega.BeNil(), "the gMSA webhook did not fill in the credential spec (is it installed?)")
+		if domain != "" {
+			stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+				Command: ospod.ProbeCommand(windows, "env", "USERDNSDOMAIN"), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: "probe",
+				CaptureStdout: true, CaptureStderr: true,
+			})
+			framework.ExpectNoError(err, "probe env USERDNSDOMAIN (stderr: %s)", stderr)
+			gomega.Expect(strings.EqualFold(strings.TrimSpace(stdout), domain)).To(gomega.BeTrue(), "the container's domain is %q, the credential spec's %q", stdout, domain)
+		}
+		framework.Logf("Windows pod %s runs with gMSA credential spec %s (domain %s): %+v", pod.Name, name, domain, whoami(ctx, f, pod, windows))
+	})
+})

@@ -1,0 +1,157 @@
+package limitations
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/images"
+)
+
+// hypervHandler is the containerd runtime handler for Hyper-V isolated
+// Windows containers (hcsshim's runhcs-wcow-hypervisor), where one is configured.
+const hypervHandler = "runhcs-wcow-hypervisor"
+
+// startTimeout bounds the wait for a container on a real Windows node to
+// run or to fail for good (image pulls of Windows base images are slow).
+const startTimeout = 5 * time.Minute
+
+// outcome waits until the pod is Ready, or its first container is stuck
+// for a reason in fatal, and returns whether it ran and the last state.
+func outcome(ctx context.Context, f *framework.Framework, name string, fatal ...string) (bool, *corev1.Pod) {
+	var pod *corev1.Pod
+	ran := false
+	_ = wait.PollUntilContextTimeout(ctx, 3*time.Second, startTimeout, true, func(ctx context.Context) (bool, error) {
+		p, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		pod = p
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				ran = true
+				return true, nil
+			}
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			return true, nil
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil {
+				for _, r := range fatal {
+					if w.Reason == r && (cs.RestartCount > 0 || r != "CrashLoopBackOff") {
+						return true, nil
+					}
+				}
+			}
+		}
+		return false, nil
+	})
+	return ran, pod
+}
+
+// podEvents is the pod's warning events, for the ledger.
+func podEvents(ctx context.Context, f *framework.Framework, name string) string {
+	evs, err := f.ClientSet.CoreV1().Events(f.Namespace.Name).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, e := range evs.Items {
+		if e.Type == corev1.EventTypeWarning {
+			out = append(out, e.Reason+": "+e.Message)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations"), func() {
+	f := e2e.NewFramework("win-isolation")
+
+	ginkgo.It("runs containers with process isolation only, not Hyper-V isolation", labels.Claim("LIM-03"), labels.OS(windows), labels.Needs("windows-node"), func(ctx context.Context) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
+		rc := &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "winconform-hyperv-" + f.Namespace.Name},
+			Handler:    hypervHandler,
+			Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{facts.LabelOS: windows, facts.LabelWindowsBuild: node.WindowsBuild}},
+		}
+		_, err := f.ClientSet.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		ginkgo.DeferCleanup(framework.IgnoreNotFound(f.ClientSet.NodeV1().RuntimeClasses().Delete), rc.Name, metav1.DeleteOptions{})
+		p := ospod.Probe("hyperv", windows, ospod.OnNode(node))
+		p.Spec.RuntimeClassName = &rc.Name
+		_, err = f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		ran, got := outcome(ctx, f, p.Name, "CreateContainerError", "RunContainerError", "CreateContainerConfigError", "CrashLoopBackOff")
+		observed, evidence := ledger.Limited, fmt.Sprintf("a pod with RuntimeClass handler %s on %s did not run: %s %s", hypervHandler, node.Name, waitingReason(got), podEvents(ctx, f, p.Name))
+		if ran {
+			observed, evidence = ledger.Works, fmt.Sprintf("a pod with RuntimeClass handler %s ran on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild)
+		}
+		record(ctx, f, ledger.Entry{
+			Claim:      "LIM-03",
+			Limitation: "Hyper-V containers are not supported; Windows containers run with process isolation",
+			Document:   docGuide19 + "; " + docBlog19, Era: eraGuide19,
+			Expected: ledger.Limited,
+			Why:      "Kubernetes supports process-isolated Windows containers only; a Hyper-V runtime handler is an unsupported containerd configuration",
+			Observed: observed, Evidence: evidence,
+		})
+	})
+
+	ginkgo.It("runs only container images of the host's Windows build", labels.Claim("LIM-04"), labels.OS(windows), labels.Needs("windows-node"), func(ctx context.Context) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
+		hostRel, err := images.ReleaseForBuild(node.WindowsBuild)
+		framework.ExpectNoError(err, "node %s", node.Name)
+		// An image of another release: a newer one when there is one (a
+		// host never runs newer images), else an older one.
+		var other images.WindowsRelease
+		for _, r := range images.WindowsReleases() {
+			if r.Name != hostRel.Name && (other.Name == "" || r.Build > hostRel.Build) {
+				other = r
+			}
+		}
+		image := images.Ref(images.Nanoserver + "-" + other.Name)
+		ginkgo.By(fmt.Sprintf("running %s (%s, build %s) on %s (build %s)", image, other.Name, other.Build, node.Name, node.WindowsBuild))
+		p := ospod.Probe("other-build", windows, ospod.OnNode(node))
+		c := &p.Spec.Containers[0]
+		c.Image, c.Command, c.Ports, c.ReadinessProbe = image, []string{"cmd", "/c", "ping -t localhost"}, nil, nil
+		_, err = f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		ran, got := outcome(ctx, f, p.Name, "ErrImagePull", "ImagePullBackOff", "CreateContainerError", "RunContainerError", "CrashLoopBackOff")
+		reason := waitingReason(got) + " " + podEvents(ctx, f, p.Name)
+		observed := ledger.Works
+		evidence := fmt.Sprintf("%s (build %s) ran on %s (build %s)", image, other.Build, node.Name, node.WindowsBuild)
+		if !ran {
+			mismatch := false
+			for _, sign := range []string{"no match for platform", "does not match the host", "operating system of the container does not match", "0xc0370101"} {
+				mismatch = mismatch || strings.Contains(strings.ToLower(reason), strings.ToLower(sign))
+			}
+			if !mismatch {
+				framework.Failf("inconclusive: %s did not run on %s, but not for its build: %s", image, node.Name, reason)
+			}
+			observed, evidence = ledger.Limited, fmt.Sprintf("%s (build %s) did not run on %s (build %s): %s", image, other.Build, node.Name, node.WindowsBuild, reason)
+		}
+		gomega.Expect(evidence).NotTo(gomega.BeEmpty())
+		record(ctx, f, ledger.Entry{
+			Claim:      "LIM-04",
+			Limitation: "A container image's Windows build must match the host's build (process isolation)",
+			Document:   docBlog19 + "; " + docSched, Era: eraBlog19,
+			Expected: ledger.Limited,
+			Why:      "process isolation shares the host's kernel, so the image's build must be the host's",
+			Observed: observed, Evidence: evidence,
+		})
+	})
+})

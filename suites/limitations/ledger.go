@@ -1,0 +1,89 @@
+package limitations
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/ospod"
+)
+
+const (
+	linux   = "linux"
+	windows = "windows"
+)
+
+// The documents the limitations come from, and the eras they were written for.
+const (
+	docGuide19 = `"Using Windows Server Containers in Kubernetes", the Kubernetes 1.9 guide, "Known Limitations for Windows Server Containers with v1.9" (seed 000)`
+	eraGuide19 = "Kubernetes 1.9"
+	docBlog19  = `"Kubernetes on Windows (1): General Overview", blog post of 30 September 2019 (seed 003)`
+	eraBlog19  = "Kubernetes 1.14 to 1.16 (2019)"
+	docSched   = `"Guide for scheduling Windows containers in Kubernetes", current Kubernetes documentation (seed 002)`
+)
+
+// record adds e (with the server version) to the ledger and fails the spec
+// when the observation is not what this server version is expected to do;
+// drift from the documents fails it only with --strict-drift.
+func record(ctx context.Context, f *framework.Framework, e ledger.Entry) ledger.Entry {
+	fs, err := facts.Get(ctx, f.ClientSet)
+	framework.ExpectNoError(err)
+	e.Server = fs.ServerVersion
+	e = ledger.Record(e)
+	if e.Unexpected {
+		framework.Failf("%s: expected %s on %s (%s), observed %s: %s", e.Claim, e.Expected, e.Server, e.Why, e.Observed, e.Evidence)
+	}
+	if e.Verdict == ledger.Lifted && e2e.Options.StrictDrift {
+		framework.Failf("%s: the documented limitation no longer holds (--strict-drift): %s", e.Claim, e.Evidence)
+	}
+	return e
+}
+
+// osPod is a minimal pod of os: spec.os.name and the node selector set, the
+// probe image, and the Windows taint tolerated.
+func osPod(name, os string) *corev1.Pod {
+	return ospod.Probe(name, os)
+}
+
+// dryRun creates p through every validation and admission step without storing it.
+func dryRun(ctx context.Context, f *framework.Framework, p *corev1.Pod) (*corev1.Pod, error) {
+	return f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+}
+
+// oneLine shortens an API error for the ledger.
+func oneLine(err error) string {
+	s := strings.ReplaceAll(err.Error(), "\n", " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// waitingReason describes why the pod's first container is not running.
+func waitingReason(p *corev1.Pod) string {
+	if p == nil || len(p.Status.ContainerStatuses) == 0 {
+		if p != nil {
+			return fmt.Sprintf("phase %s, no container status", p.Status.Phase)
+		}
+		return "no pod"
+	}
+	s := p.Status.ContainerStatuses[0].State
+	switch {
+	case s.Waiting != nil:
+		return s.Waiting.Reason + ": " + s.Waiting.Message
+	case s.Terminated != nil:
+		return fmt.Sprintf("terminated %s (exit %d): %s", s.Terminated.Reason, s.Terminated.ExitCode, s.Terminated.Message)
+	case s.Running != nil:
+		return "running"
+	}
+	return "unknown"
+}
+
+func ptr[T any](v T) *T { return &v }

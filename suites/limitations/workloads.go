@@ -1,0 +1,298 @@
+package limitations
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/kwok/kwokspec"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/ospod"
+)
+
+// podTemplate is the probe pod of os as a template labelled app=name.
+func podTemplate(name, os string, opts ...ospod.Option) corev1.PodTemplateSpec {
+	p := ospod.Probe(name, os, opts...)
+	p.Labels["app"] = name
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: p.Labels}, Spec: p.Spec}
+}
+
+// selectsLinuxOnly says whether a pod template can only land on Linux
+// nodes: a node selector or a required node affinity on kubernetes.io/os.
+func selectsLinuxOnly(spec corev1.PodSpec) bool {
+	if spec.NodeSelector[facts.LabelOS] == linux {
+		return true
+	}
+	a := spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return false
+	}
+	for _, t := range terms { // terms are ORed: each must pin Linux
+		pinned := false
+		for _, r := range t.MatchExpressions {
+			if r.Key == facts.LabelOS && r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 && r.Values[0] == linux {
+				pinned = true
+			}
+			if r.Key == facts.LabelOS && r.Operator == corev1.NodeSelectorOpNotIn && len(r.Values) == 1 && r.Values[0] == windows {
+				pinned = true
+			}
+		}
+		if !pinned {
+			return false
+		}
+	}
+	return true
+}
+
+// targetsNode says whether a (DaemonSet) pod is on node or, Pending, is
+// meant for it (the DaemonSet controller pins its pods by node affinity on
+// metadata.name).
+func targetsNode(p corev1.Pod, node string) bool {
+	if p.Spec.NodeName == node {
+		return true
+	}
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, r := range t.MatchFields {
+			if r.Key == "metadata.name" {
+				for _, v := range r.Values {
+					if v == node {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// isNodeAgent says whether a DaemonSet is kube-proxy or a CNI agent.
+func isNodeAgent(ds appsv1.DaemonSet) (string, bool) {
+	switch {
+	case ds.Name == "kube-proxy":
+		return "kube-proxy", true
+	case strings.Contains(ds.Name, "flannel") || ds.Namespace == "kube-flannel":
+		return "CNI agent (flannel)", true
+	}
+	for _, cni := range []string{"calico-node", "cilium", "antrea-agent", "weave-net", "kindnet"} {
+		if strings.HasPrefix(ds.Name, cni) {
+			return "CNI agent (" + cni + ")", true
+		}
+	}
+	return "", false
+}
+
+var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite("limitations"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+	f := e2e.NewFramework("win-workloads")
+	var win *kwokspec.Windows
+
+	ginkgo.BeforeAll(func(ctx context.Context) {
+		win = kwokspec.Setup(ctx, "wc-lim", kwokspec.DefaultBuilds...)
+	})
+
+	ginkgo.It("runs a StatefulSet on Windows nodes", labels.Claim("LIM-05"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		cs, ns := f.ClientSet, f.Namespace.Name
+		_, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "web"},
+				Ports: []corev1.ServicePort{{Name: "http", Port: ospod.HTTPPort}}},
+		}, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		tpl := podTemplate("web", windows, win.Tolerate())
+		ss := &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: appsv1.StatefulSetSpec{
+				ServiceName: "web", Replicas: ptr(int32(2)),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				Template: tpl,
+			},
+		}
+		_, err = cs.AppsV1().StatefulSets(ns).Create(ctx, ss, metav1.CreateOptions{})
+		framework.ExpectNoError(err, "the API server refused a StatefulSet of Windows pods")
+		var got *appsv1.StatefulSet
+		_ = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err = cs.AppsV1().StatefulSets(ns).Get(ctx, "web", metav1.GetOptions{})
+			return err == nil && got.Status.ReadyReplicas == 2, nil
+		})
+		if got == nil {
+			framework.Failf("reading StatefulSet web: %v", err)
+		}
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		framework.ExpectNoError(err)
+		var placed []string
+		ordered := true
+		for _, p := range pods.Items {
+			placed = append(placed, fmt.Sprintf("%s on %s (%s)", p.Name, p.Spec.NodeName, p.Status.Phase))
+			ordered = ordered && (p.Name == "web-0" || p.Name == "web-1") && p.Spec.Hostname == p.Name && p.Spec.Subdomain == "web"
+			gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "StatefulSet pod %s is on %s, not a Windows node", p.Name, p.Spec.NodeName)
+		}
+		sort.Strings(placed)
+		observed, evidence := ledger.Limited, fmt.Sprintf("StatefulSet web: %d/2 ready; pods %v", got.Status.ReadyReplicas, placed)
+		if got.Status.ReadyReplicas == 2 && ordered {
+			observed = ledger.Works
+			evidence = fmt.Sprintf("StatefulSet web: 2/2 ready, stable names and DNS identities (hostname = pod name, subdomain web): %s", strings.Join(placed, ", "))
+		}
+		win.Mark("the StatefulSet controller and the scheduler are real; the pods' Running state comes from kwok, not from a Windows kubelet")
+		record(ctx, f, ledger.Entry{
+			Claim:      "LIM-05",
+			Limitation: "The StatefulSet functionality for stateful applications is not supported",
+			Document:   docGuide19, Era: eraGuide19,
+			Expected:  ledger.Works,
+			Why:       "StatefulSets are supported with Windows nodes since Windows support became stable (1.14); the controller does not depend on the node's OS",
+			Observed:  observed,
+			Evidence:  evidence,
+			Simulated: win.Simulated,
+		})
+	})
+
+	ginkgo.It("accepts a HorizontalPodAutoscaler for Windows pods and reports its conditions", labels.Claim("LIM-06"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		cs, ns := f.ClientSet, f.Namespace.Name
+		_, metricsErr := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
+		metricsServed := metricsErr == nil
+		request := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+		withRequest := func(p *corev1.Pod) { p.Spec.Containers[0].Resources = request }
+		conds := map[string][]autoscalingv2.HorizontalPodAutoscalerCondition{}
+		for _, os := range []string{windows, linux} {
+			name := "hpa-" + os
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: ptr(int32(1)),
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+					Template: podTemplate(name, os, win.Tolerate(), withRequest),
+				},
+			}
+			_, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+			framework.ExpectNoError(err)
+			hpa := &autoscalingv2.HorizontalPodAutoscaler{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+					ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+					MinReplicas:    ptr(int32(1)), MaxReplicas: 3,
+					Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+						Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(50))},
+					}}},
+				},
+			}
+			_, err = cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{})
+			framework.ExpectNoError(err, "the API server refused an HPA for the %s Deployment", os)
+		}
+		for _, os := range []string{windows, linux} {
+			name := "hpa-" + os
+			err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+				h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return false, nil
+				}
+				conds[os] = h.Status.Conditions
+				return condition(h.Status.Conditions, autoscalingv2.AbleToScale) != nil && condition(h.Status.Conditions, autoscalingv2.ScalingActive) != nil, nil
+			})
+			framework.ExpectNoError(err, "the HPA controller reported no AbleToScale and ScalingActive conditions for %s: %v", name, conds[os])
+		}
+		w, l := condition(conds[windows], autoscalingv2.ScalingActive), condition(conds[linux], autoscalingv2.ScalingActive)
+		describe := func(c *autoscalingv2.HorizontalPodAutoscalerCondition) string {
+			return fmt.Sprintf("ScalingActive=%s (%s: %s)", c.Status, c.Reason, c.Message)
+		}
+		evidence := fmt.Sprintf("the API server accepted the HPA and the controller reports AbleToScale=%s, %s for the Windows Deployment; the Linux twin: %s; metrics.k8s.io served: %v",
+			condition(conds[windows], autoscalingv2.AbleToScale).Status, describe(w), describe(l), metricsServed)
+		observed := ledger.Limited
+		if w.Status == corev1.ConditionTrue {
+			observed = ledger.Works
+		}
+		expected, why := ledger.Works, "HPA works for Windows pods (since 1.14) given a metrics API (metrics-server reads the kubelet's summary, which Windows kubelets serve)"
+		switch {
+		case !metricsServed:
+			expected, why = ledger.Limited, "this cluster serves no metrics API (metrics.k8s.io), so no HPA can scale, Windows or Linux; the limitation observed is the cluster's, not Windows'"
+		case win.Simulated:
+			expected, why = ledger.Limited, "the Windows pods are simulated (kwok) and report no metrics"
+		}
+		win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
+		record(ctx, f, ledger.Entry{
+			Claim:      "LIM-06",
+			Limitation: "Horizontal Pod Autoscaling for Windows Server Container pods has not been verified to work end-to-end",
+			Document:   docGuide19, Era: eraGuide19,
+			Expected: expected, Why: why,
+			Observed: observed, Evidence: evidence,
+			Simulated: win.Simulated,
+		})
+	})
+
+	ginkgo.It("keeps Linux-only DaemonSets (kube-proxy, the CNI agent) off Windows nodes, with none of their pods Pending there", labels.Claim("LIM-08"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		cs := f.ClientSet
+		list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
+		framework.ExpectNoError(err)
+		var agents []string
+		linuxOnly := map[string]appsv1.DaemonSet{}
+		for _, ds := range list.Items {
+			key := ds.Namespace + "/" + ds.Name
+			if what, ok := isNodeAgent(ds); ok {
+				agents = append(agents, what+" "+key)
+				gomega.Expect(selectsLinuxOnly(ds.Spec.Template.Spec)).To(gomega.BeTrue(),
+					"%s %s does not select kubernetes.io/os=linux (node selector %v, affinity %v)", what, key, ds.Spec.Template.Spec.NodeSelector, ds.Spec.Template.Spec.Affinity)
+			}
+			if selectsLinuxOnly(ds.Spec.Template.Spec) {
+				linuxOnly[key] = ds
+			}
+		}
+		gomega.Expect(agents).NotTo(gomega.BeEmpty(), "found neither kube-proxy nor a known CNI agent DaemonSet")
+		framework.Logf("node agents: %v; Linux-only DaemonSets: %d; Windows nodes: %v", agents, len(linuxOnly), win.Names())
+
+		ginkgo.By("no pod of a Linux-only DaemonSet runs on, or waits for, a Windows node (watched for 15s)")
+		check := func(g gomega.Gomega) {
+			pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			for _, p := range pods.Items {
+				owner := metav1.GetControllerOf(&p)
+				if owner == nil || owner.Kind != "DaemonSet" {
+					continue
+				}
+				if _, ok := linuxOnly[p.Namespace+"/"+owner.Name]; !ok {
+					continue
+				}
+				for _, n := range win.Names() {
+					g.Expect(targetsNode(p, n)).To(gomega.BeFalse(), "pod %s/%s of DaemonSet %s targets Windows node %s (phase %s)", p.Namespace, p.Name, owner.Name, n, p.Status.Phase)
+				}
+			}
+		}
+		gomega.Consistently(ctx, check).WithTimeout(15 * time.Second).WithPolling(3 * time.Second).Should(gomega.Succeed())
+		for key, ds := range linuxOnly {
+			framework.Logf("DaemonSet %s: desired %d, scheduled %d, misscheduled %d", key, ds.Status.DesiredNumberScheduled, ds.Status.CurrentNumberScheduled, ds.Status.NumberMisscheduled)
+			gomega.Expect(ds.Status.NumberMisscheduled).To(gomega.BeZero(), "DaemonSet %s has misscheduled pods", key)
+		}
+		win.Mark("the DaemonSet controller and the scheduler are real and see the simulated nodes' Windows labels; kwok nodes run no pods of their own")
+	})
+})
+
+func condition(cs []autoscalingv2.HorizontalPodAutoscalerCondition, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}

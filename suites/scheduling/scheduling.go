@@ -1,0 +1,425 @@
+package scheduling
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/kwok/kwokspec"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/images"
+)
+
+// Why a simulated node is enough for what these specs check.
+const (
+	simPlacement = "the placement is the real scheduler's against simulated Windows nodes (kwok); kwok only reports the pods Running"
+	simAPI       = "the API server's validation and the real scheduler's placement; the Windows nodes are simulated (kwok) and run nothing"
+)
+
+// The legacy OS label of the Kubernetes 1.9 era.
+const labelBetaOS = "beta.kubernetes.io/os"
+
+var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("scheduling"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+	f := e2e.NewFramework("scheduling")
+	var win *kwokspec.Windows
+
+	ginkgo.BeforeAll(func(ctx context.Context) {
+		win = kwokspec.Setup(ctx, "wc-sched", kwokspec.DefaultBuilds...)
+	})
+
+	ginkgo.It("places pods with nodeSelector kubernetes.io/os=windows on Windows nodes only", labels.Claim("SCH-01"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		// The pods tolerate every taint (Windows and control plane), so
+		// that only the node selector keeps them off Linux nodes.
+		var pods []*corev1.Pod
+		for i := range 4 {
+			pods = append(pods, ospod.Probe(fmt.Sprintf("win-%d", i), windows, win.Tolerate(), tolerateControlPlane()))
+		}
+		for _, p := range e2e.StartPods(ctx, f, pods...) {
+			gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "pod %s was placed on %s, not on a Windows node (%v)", p.Name, p.Spec.NodeName, win.Names())
+			gomega.Expect(nodeOS(ctx, f.ClientSet, p.Spec.NodeName)).To(gomega.Equal(windows))
+			framework.Logf("pod %s: node %s, %s, IP %s", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.PodIP)
+		}
+		win.Mark(simPlacement)
+	})
+
+	ginkgo.DescribeTable("the legacy label beta.kubernetes.io/os of old manifests", func(ctx context.Context, os string) {
+		var nodes []corev1.Node
+		if os == windows {
+			win.RequireReal("beta.kubernetes.io/os is set by the kubelet, and a simulated node carries only the labels the harness gave it")
+			nodes = win.Nodes
+		} else {
+			nodes = realNodes(ctx, f, os)
+		}
+		var carrying []string
+		for _, n := range nodes {
+			if n.Labels[labelBetaOS] == os {
+				carrying = append(carrying, n.Name)
+			}
+		}
+		framework.Logf("%d of %d %s node(s) carry %s=%s: %v", len(carrying), len(nodes), os, labelBetaOS, os, carrying)
+
+		ginkgo.By("scheduling a pod that selects its nodes as a Kubernetes 1.9 manifest does")
+		p := ospod.Probe("legacy-selector", os, win.Tolerate())
+		p.Spec.NodeSelector = map[string]string{labelBetaOS: os}
+		createPod(ctx, f, p)
+		var placed *corev1.Pod
+		_ = wait.PollUntilContextTimeout(ctx, time.Second, scheduleTimeout, true, func(ctx context.Context) (bool, error) {
+			got, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			placed = got
+			return got.Spec.NodeName != "" || scheduledCondition(got).Reason == corev1.PodReasonUnschedulable, nil
+		})
+		observed := ledger.Limited
+		evidence := fmt.Sprintf("%d of %d %s node(s) carry %s=%s", len(carrying), len(nodes), os, labelBetaOS, os)
+		if placed != nil && placed.Spec.NodeName != "" {
+			gomega.Expect(nodeOS(ctx, f.ClientSet, placed.Spec.NodeName)).To(gomega.Equal(os), "the pod selecting %s=%s landed on node %s", labelBetaOS, os, placed.Spec.NodeName)
+			evidence += fmt.Sprintf("; a pod with nodeSelector %s=%s was scheduled to %s", labelBetaOS, os, placed.Spec.NodeName)
+			if len(carrying) > 0 {
+				observed = ledger.Works
+			}
+		} else {
+			evidence += fmt.Sprintf("; a pod with nodeSelector %s=%s stayed Pending: %s", labelBetaOS, os, scheduledCondition(placed).Message)
+		}
+		e := ledger.Record(ledger.Entry{
+			Claim:      "SCH-02",
+			Limitation: fmt.Sprintf("Manifests of the 1.9 era select %s nodes with the legacy label %s (kubernetes.io/os did not exist yet); where nodes no longer carry it, such manifests do not schedule", os, labelBetaOS),
+			Document:   docGuide19 + "; " + docSigWindows,
+			Era:        "Kubernetes 1.9",
+			Server:     e2e.Facts(ctx, f).ServerVersion,
+			Expected:   ledger.Works,
+			Why:        "the kubelet still sets beta.kubernetes.io/os beside kubernetes.io/os (deprecated since 1.14, not removed)",
+			Observed:   observed,
+			Evidence:   evidence,
+		})
+		checkLedger(e)
+	},
+		ginkgo.Entry("on Windows nodes", labels.Claim("SCH-02"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("on Linux nodes (the same kubelet code)", labels.Claim("SCH-02"), labels.OS(linux), linux),
+	)
+
+	ginkgo.It("may place a Windows-image pod without a node selector on a Linux node", labels.Claim("SCH-03"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		// An old-style manifest: a Windows image, no node selector, no
+		// spec.os. It tolerates only the simulator's isolation taint, so
+		// that the Windows nodes are open to it but for what the documents
+		// tell clusters to do (the os=windows taint).
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "no-selector"},
+			Spec: corev1.PodSpec{
+				Containers:                    []corev1.Container{{Name: "web", Image: images.Ref(images.Nanoserver), Command: []string{"cmd", "/c", "ping -t localhost"}}},
+				Tolerations:                   win.Tolerations(),
+				TerminationGracePeriodSeconds: ptr(int64(1)),
+			},
+		}
+		if !tainted(win.Nodes) {
+			ginkgo.By("the Windows nodes are not tainted: giving the pod a preference (not a requirement) for Linux nodes")
+			preferOS(linux)(p)
+		}
+		createPod(ctx, f, p)
+		got := waitScheduled(ctx, f.ClientSet, f.Namespace.Name, p.Name)
+		gomega.Expect(nodeOS(ctx, f.ClientSet, got.Spec.NodeName)).To(gomega.Equal(linux),
+			"the Windows-image pod without a selector went to %s; the scheduler does not look at the image's OS, so it must be placed on a Linux node here", got.Spec.NodeName)
+		// What the Linux kubelet makes of it, for the log: it cannot run a Windows image.
+		time.Sleep(5 * time.Second)
+		now, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, p.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		framework.Logf("Windows-image pod %s was placed on Linux node %s; its container: %s", p.Name, got.Spec.NodeName, containerState(now))
+		win.Mark("the scheduler is real and placed the pod on a real Linux node; the Windows nodes it passed over are simulated")
+	})
+
+	ginkgo.It("keeps other pods off Windows nodes with the taint os=windows:NoSchedule, and lets tolerating, selecting pods on", labels.Claim("SCH-04"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		for _, n := range win.Nodes {
+			if hasTaint(n, ospod.WindowsTaint) {
+				continue
+			}
+			ginkgo.By(fmt.Sprintf("tainting real Windows node %s with os=windows:NoSchedule for this spec", n.Name))
+			taintNode(ctx, f, n.Name, true)
+			name := n.Name
+			ginkgo.DeferCleanup(func(ctx context.Context) { taintNode(ctx, f, name, false) })
+		}
+
+		ginkgo.By("a pod that selects Windows nodes but does not tolerate the taint stays Pending")
+		p := ospod.Probe("untolerated", windows, win.Tolerate(), withoutToleration(ospod.WindowsTaint.Key))
+		createPod(ctx, f, p)
+		cond := waitUnschedulable(ctx, f.ClientSet, f.Namespace.Name, p.Name)
+		// The scheduler names taints only by count ("had untolerated
+		// taint(s)"); the pod "tolerated" below differs from this one only
+		// by the os=windows toleration, and runs.
+		gomega.Expect(cond.Message).To(gomega.ContainSubstring("untolerated taint"), "the scheduler's reason is not a taint")
+
+		ginkgo.By("pods that tolerate nothing and select nothing go to Linux nodes")
+		var others []string
+		for i := range 3 {
+			o := ospod.Probe(fmt.Sprintf("other-%d", i), linux, unsteered(win.Tolerations()...))
+			createPod(ctx, f, o)
+			others = append(others, o.Name)
+		}
+		for _, name := range others {
+			got := waitScheduled(ctx, f.ClientSet, f.Namespace.Name, name)
+			gomega.Expect(win.Has(got.Spec.NodeName)).To(gomega.BeFalse(), "pod %s without a toleration was placed on Windows node %s", name, got.Spec.NodeName)
+		}
+
+		ginkgo.By("a pod with the toleration and the node selector runs on a Windows node")
+		ok := e2e.StartPods(ctx, f, ospod.Probe("tolerated", windows, win.Tolerate()))[0]
+		gomega.Expect(win.Has(ok.Spec.NodeName)).To(gomega.BeTrue(), "pod %s was placed on %s", ok.Name, ok.Spec.NodeName)
+		win.Mark(simPlacement)
+	})
+
+	ginkgo.It("labels Windows nodes with node.kubernetes.io/windows-build, equal to the host's build", labels.Claim("SCH-05"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		win.Refresh(ctx, f.ClientSet)
+		buildRe := regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+		for _, n := range win.Nodes {
+			build, ok := n.Labels[facts.LabelWindowsBuild]
+			gomega.Expect(ok).To(gomega.BeTrue(), "node %s has no %s label", n.Name, facts.LabelWindowsBuild)
+			gomega.Expect(build).To(gomega.MatchRegexp(buildRe.String()), "node %s: %s=%q", n.Name, facts.LabelWindowsBuild, build)
+			kernel := n.Status.NodeInfo.KernelVersion
+			gomega.Expect(strings.HasPrefix(kernel, build+".") || kernel == build).To(gomega.BeTrue(),
+				"node %s: %s=%s, but the host reports kernel version %s", n.Name, facts.LabelWindowsBuild, build, kernel)
+			if win.Simulated {
+				gomega.Expect(build).To(gomega.Equal(win.Requested[n.Name]), "simulated node %s", n.Name)
+			}
+			framework.Logf("node %s: %s=%s, kernel %s, %s", n.Name, facts.LabelWindowsBuild, build, kernel, n.Status.NodeInfo.OSImage)
+		}
+		if win.Simulated {
+			gomega.Expect(win.DistinctBuilds()).To(gomega.HaveLen(len(kwokspec.DefaultBuilds)), "the simulated nodes should have distinct builds")
+		}
+		win.Mark("the labels and kernel versions of simulated nodes are the ones the harness gave them; only a real Windows kubelet shows that the label equals the host's build")
+	})
+
+	ginkgo.It("keeps a pod that selects a Windows build no node has Pending", labels.Claim("SCH-06"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		p := ospod.Probe("no-such-build", windows, win.Tolerate())
+		p.Spec.NodeSelector[facts.LabelWindowsBuild] = "10.0.99999"
+		createPod(ctx, f, p)
+		cond := waitUnschedulable(ctx, f.ClientSet, f.Namespace.Name, p.Name)
+		gomega.Expect(cond.Message).To(gomega.ContainSubstring("didn't match Pod's node affinity/selector"))
+
+		ginkgo.By("a pod that selects a build some node has runs on a node of that build")
+		builds := win.Builds()
+		for i, b := range win.DistinctBuilds() {
+			q := ospod.Probe(fmt.Sprintf("build-%d", i), windows, win.Tolerate())
+			q.Spec.NodeSelector[facts.LabelWindowsBuild] = b
+			got := e2e.StartPods(ctx, f, q)[0]
+			gomega.Expect(builds[got.Spec.NodeName]).To(gomega.Equal(b), "pod selecting build %s landed on %s", b, got.Spec.NodeName)
+		}
+		win.Mark(simPlacement)
+	})
+
+	ginkgo.It("places the pods that name a RuntimeClass by its scheduling section", labels.Claim("SCH-07"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		build := win.Nodes[0].Labels[facts.LabelWindowsBuild]
+		gomega.Expect(build).NotTo(gomega.BeEmpty(), "node %s has no build label", win.Nodes[0].Name)
+		tolerations := append([]corev1.Toleration{{Key: ospod.WindowsTaint.Key, Operator: corev1.TolerationOpEqual, Value: ospod.WindowsTaint.Value, Effect: ospod.WindowsTaint.Effect}}, win.Tolerations()...)
+		rc := &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "winconform-" + f.Namespace.Name},
+			// The handler the documents use for process-isolated Windows containers (containerd).
+			Handler: "runhcs-wcow-process",
+			Scheduling: &nodev1.Scheduling{
+				NodeSelector: map[string]string{facts.LabelOS: windows, "kubernetes.io/arch": "amd64", facts.LabelWindowsBuild: build},
+				Tolerations:  tolerations,
+			},
+		}
+		_, err := f.ClientSet.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
+		framework.ExpectNoError(err, "creating RuntimeClass %s", rc.Name)
+		ginkgo.DeferCleanup(framework.IgnoreNotFound(f.ClientSet.NodeV1().RuntimeClasses().Delete), rc.Name, metav1.DeleteOptions{})
+
+		p := ospod.Probe("runtimeclass", windows, unsteered())
+		p.Spec.RuntimeClassName = &rc.Name
+		got := e2e.StartPods(ctx, f, p)[0]
+		gomega.Expect(got.Spec.NodeSelector).To(gomega.HaveKeyWithValue(facts.LabelWindowsBuild, build), "the RuntimeClass's node selector was not merged into the pod")
+		gomega.Expect(got.Spec.Tolerations).To(gomega.ContainElement(gomega.HaveField("Key", ospod.WindowsTaint.Key)), "the RuntimeClass's tolerations were not merged into the pod")
+		gomega.Expect(win.Builds()[got.Spec.NodeName]).To(gomega.Equal(build), "the pod landed on %s, not a node of build %s", got.Spec.NodeName, build)
+		framework.Logf("pod %s (runtimeClassName %s) runs on %s, build %s", got.Name, rc.Name, got.Spec.NodeName, build)
+		win.Mark("RuntimeClass admission and the scheduler are real; the Windows nodes are simulated, so the handler is never run")
+	})
+
+	ginkgo.It("accepts spec.os.name windows, which does not by itself steer scheduling", labels.Claim("SCH-08"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		ginkgo.By("a pod with spec.os.name windows and no node selector")
+		p := ospod.Probe("os-only", windows, unsteered(win.Tolerations()...))
+		created := createPod(ctx, f, p)
+		gomega.Expect(created.Spec.OS).NotTo(gomega.BeNil())
+		gomega.Expect(string(created.Spec.OS.Name)).To(gomega.Equal(windows))
+		if tainted(win.Nodes) {
+			got := waitScheduled(ctx, f.ClientSet, f.Namespace.Name, p.Name)
+			gomega.Expect(nodeOS(ctx, f.ClientSet, got.Spec.NodeName)).To(gomega.Equal(linux),
+				"with the Windows nodes tainted, the scheduler should have placed the Windows pod on a Linux node, not %s", got.Spec.NodeName)
+			framework.Logf("pod %s (spec.os.name windows) was scheduled to Linux node %s", p.Name, got.Spec.NodeName)
+		}
+
+		ginkgo.By("a pod with spec.os.name windows that tolerates the Windows taints and prefers Linux nodes")
+		q := ospod.Probe("os-prefers-linux", windows, win.Tolerate(), preferOS(linux))
+		q.Spec.NodeSelector = nil
+		createPod(ctx, f, q)
+		got := waitScheduled(ctx, f.ClientSet, f.Namespace.Name, q.Name)
+		gomega.Expect(nodeOS(ctx, f.ClientSet, got.Spec.NodeName)).To(gomega.Equal(linux),
+			"the Windows nodes were open to the pod and it preferred Linux; spec.os.name windows must not pull it to %s", got.Spec.NodeName)
+		after := waitKubeletVerdict(ctx, f.ClientSet, f.Namespace.Name, q.Name)
+		framework.Logf("the Linux kubelet on %s then: phase %s, reason %q: %s", got.Spec.NodeName, after.Status.Phase, after.Status.Reason, after.Status.Message)
+		win.Mark("the scheduler is real and placed the pods on real Linux nodes; the Windows nodes it passed over are simulated")
+	})
+
+	ginkgo.DescribeTable("a kubelet rejects a pod whose spec.os.name is not its OS", func(ctx context.Context, nodeOSName, podOS string) {
+		var node string
+		if nodeOSName == windows {
+			win.RequireReal("only a kubelet admits or rejects pods, and kwok admits everything")
+			node = win.Nodes[0].Name
+		} else {
+			node = e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0].Name
+		}
+		p := ospod.Probe("wrong-os", podOS, unsteered())
+		p.Spec.NodeName = node // bound directly: only the kubelet decides
+		createPod(ctx, f, p)
+		got := waitKubeletVerdict(ctx, f.ClientSet, f.Namespace.Name, p.Name)
+		gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodFailed), "the %s kubelet on %s ran a pod whose spec.os.name is %s", nodeOSName, node, podOS)
+		gomega.Expect(got.Status.Reason).To(gomega.Equal("PodOSNotSupported"), "status message: %s", got.Status.Message)
+		msg, err := waitEvent(ctx, f.ClientSet, f.Namespace.Name, p.Name, "PodOSNotSupported")
+		framework.ExpectNoError(err)
+		framework.Logf("the %s kubelet on %s rejected pod %s (spec.os.name %s): status %s %q, event %q", nodeOSName, node, p.Name, podOS, got.Status.Reason, got.Status.Message, msg)
+	},
+		ginkgo.Entry("a Windows node rejects a Linux pod", labels.Claim("SCH-09"), labels.OS(windows), labels.Needs("windows-node"), windows, linux),
+		ginkgo.Entry("a Linux node rejects a Windows pod", labels.Claim("SCH-09"), labels.OS(linux), linux, windows),
+	)
+
+	ginkgo.It("accepts CPU and memory requests and limits and schedules Windows pods by their requests", labels.Claim("SCH-10"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+		win.Require()
+		res := corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		}
+		p := ospod.Probe("sized", windows, win.Tolerate())
+		p.Spec.Containers[0].Resources = res
+		got := e2e.StartPods(ctx, f, p)[0]
+		gomega.Expect(win.Has(got.Spec.NodeName)).To(gomega.BeTrue())
+		gomega.Expect(got.Spec.Containers[0].Resources.Requests.Cpu().String()).To(gomega.Equal("250m"))
+		gomega.Expect(got.Spec.Containers[0].Resources.Limits.Memory().String()).To(gomega.Equal("256Mi"))
+		gomega.Expect(got.Status.QOSClass).To(gomega.Equal(corev1.PodQOSBurstable))
+
+		ginkgo.By("a pod that requests more CPU than any Windows node has stays Pending")
+		var most resource.Quantity
+		for _, n := range win.Nodes {
+			if c := n.Status.Allocatable.Cpu(); c.Cmp(most) > 0 {
+				most = c.DeepCopy()
+			}
+		}
+		tooMuch := most.DeepCopy()
+		tooMuch.Add(resource.MustParse("1"))
+		big := ospod.Probe("too-big", windows, win.Tolerate())
+		big.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: tooMuch}}
+		createPod(ctx, f, big)
+		cond := waitUnschedulable(ctx, f.ClientSet, f.Namespace.Name, big.Name)
+		gomega.Expect(cond.Message).To(gomega.ContainSubstring("Insufficient cpu"))
+		framework.Logf("a pod requesting %s CPU (the Windows nodes have at most %s) is Pending: %s", tooMuch.String(), most.String(), cond.Message)
+		win.Mark("requests and limits are checked by the API server and the real scheduler against the simulated nodes' capacity; nothing enforces them on a simulated node")
+	})
+
+	ginkgo.DescribeTable("enforces CPU and memory limits", func(ctx context.Context, os string) {
+		var node string
+		if os == windows {
+			win.RequireReal("limits are enforced by the kubelet and the container runtime")
+			node = win.Nodes[0].Name
+		} else {
+			node = e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0].Name
+		}
+		p := ospod.Probe("limited", os, unsteered(win.Tolerations()...))
+		p.Spec.NodeSelector = map[string]string{facts.LabelHostname: node}
+		p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		}
+		pod := e2e.StartPods(ctx, f, p)[0]
+		const memLimit = 256 << 20
+		if os == linux {
+			// The limits reach the container's cgroup (v2 or v1).
+			mem := catFirst(ctx, f, pod, "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+			gomega.Expect(mem).To(gomega.Equal(fmt.Sprint(memLimit)), "the container's memory limit in its cgroup")
+			cpu := catFirst(ctx, f, pod, "/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us")
+			gomega.Expect(strings.Fields(cpu)[0]).To(gomega.Equal("50000"), "the container's CPU quota in its cgroup (per 100ms period)")
+			framework.Logf("Linux container %s on %s: memory limit %s bytes, CPU quota %s", pod.Name, node, mem, cpu)
+			return
+		}
+		// Windows: the limits are job-object limits the probe cannot read;
+		// the kubelet's own figures must stay under the limit.
+		var ws uint64
+		gomega.Eventually(ctx, func(g gomega.Gomega) {
+			s, err := e2e.NodeSummary(ctx, f.ClientSet, node)
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			found := false
+			for _, ps := range s.Pods {
+				if ps.PodRef.Name == pod.Name && ps.PodRef.Namespace == pod.Namespace && ps.Memory != nil && ps.Memory.WorkingSetBytes != nil {
+					ws, found = *ps.Memory.WorkingSetBytes, true
+				}
+			}
+			g.Expect(found).To(gomega.BeTrue(), "pod %s is not in %s's summary yet", pod.Name, node)
+		}).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(gomega.Succeed())
+		gomega.Expect(ws).To(gomega.BeNumerically("<=", memLimit), "pod %s's working set is over its memory limit", pod.Name)
+		framework.Logf("Windows pod %s on %s: working set %d bytes under its %d-byte limit", pod.Name, node, ws, memLimit)
+	},
+		ginkgo.Entry("on Windows nodes", labels.Claim("SCH-10"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("on Linux nodes (the twin)", labels.Claim("SCH-10"), labels.OS(linux), linux),
+	)
+})
+
+// catFirst prints the first of paths that exists in the pod's container.
+func catFirst(ctx context.Context, f *framework.Framework, pod *corev1.Pod, paths ...string) string {
+	var errs []string
+	for _, path := range paths {
+		stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+			Command: ospod.ProbeCommand(linux, "cat", path), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: pod.Spec.Containers[0].Name,
+			CaptureStdout: true, CaptureStderr: true,
+		})
+		if err == nil {
+			return strings.TrimSpace(stdout)
+		}
+		errs = append(errs, fmt.Sprintf("%s: %v %s", path, err, strings.TrimSpace(stderr)))
+	}
+	framework.Failf("none of %v can be read in pod %s: %s", paths, pod.Name, strings.Join(errs, "; "))
+	return ""
+}
+
+// taintNode adds (or removes) the documented os=windows:NoSchedule taint.
+func taintNode(ctx context.Context, f *framework.Framework, name string, add bool) {
+	n, err := f.ClientSet.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	var taints []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if !(t.Key == ospod.WindowsTaint.Key && t.Effect == ospod.WindowsTaint.Effect) {
+			taints = append(taints, t)
+		}
+	}
+	if add {
+		taints = append(taints, ospod.WindowsTaint)
+	}
+	n.Spec.Taints = taints
+	_, err = f.ClientSet.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	framework.ExpectNoError(err, "updating the taints of node %s", name)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The documents, as the ledger names them.
+const (
+	docGuide19    = `"Using Windows Server Containers in Kubernetes", the Kubernetes 1.9 guide (seed 000)`
+	docSigWindows = "the SIG-Windows notes (seed 004)"
+)

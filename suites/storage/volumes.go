@@ -1,0 +1,342 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+	admissionapi "k8s.io/pod-security-admission/api"
+
+	"github.com/winconform/winconform/fixtures"
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/ospod"
+)
+
+// What the probe's tools print on each OS for a file that is not there.
+var notFound = map[string]string{
+	linux:   "no such file or directory",
+	windows: "The system cannot find the file specified",
+}
+
+var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
+	f := e2e.NewFramework("storage")
+	// hostPath volumes are refused below the privileged pod security level.
+	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
+
+	ginkgo.DescribeTable("a hostPath written with escaped backslashes mounts read-only", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		t := fixtures.For(node)
+		host := startHostDir(ctx, f, t, node)
+		content := "put on node " + node.Name + " for " + f.Namespace.Name
+		e2e.MustTool(ctx, f, host.pod, "", "write", host.file("content.txt"), content)
+
+		p, err := fixtures.HostPathPod(t, fixtures.HostPath{Name: "hostpath-volume-pod", Form: fixtures.Escaped, ReadOnly: true, HostDir: host.path, MustExist: true})
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(p)
+		pod := startOnHost(ctx, f, p)
+		mount := mountPath(pod, fixtures.HostPathVolumeName)
+		if os == windows {
+			// The escaped backslashes of the manifest reached the API as single ones.
+			gomega.Expect(mount).To(gomega.Equal(`C:\etc\foo`))
+			gomega.Expect(pod.Spec.Volumes[0].HostPath.Path).To(gomega.Equal(host.path))
+		}
+
+		got := e2e.MustTool(ctx, f, pod, "", "cat", fixtures.Join(mount, "content.txt"))
+		gomega.Expect(got).To(gomega.Equal(content), "the container reads another content than the node's file")
+
+		ginkgo.By("writing into the read-only mount")
+		_, stderr, err := e2e.Tool(ctx, f, pod, "", "write", fixtures.Join(mount, "refused.txt"), "should not land")
+		gomega.Expect(err).To(gomega.HaveOccurred(), "a write into the read-only hostPath %s succeeded", mount)
+		gomega.Expect(e2e.ExitStatus(err)).To(gomega.Equal(1), "the probe did not run to its write error: %v", err)
+		gomega.Expect(stderr).To(gomega.HavePrefix("probe write: "))
+		if os == linux {
+			gomega.Expect(stderr).To(gomega.ContainSubstring("read-only file system"))
+		}
+		framework.Logf("the write was refused: %s", strings.TrimSpace(stderr))
+		_, stderr, err = e2e.Tool(ctx, f, host.pod, "", "cat", host.file("refused.txt"))
+		gomega.Expect(err).To(gomega.HaveOccurred(), "the refused write reached the node's directory")
+		gomega.Expect(stderr).To(gomega.ContainSubstring(notFound[os]))
+		gomega.Expect(e2e.MustTool(ctx, f, host.pod, "", "cat", host.file("content.txt"))).To(gomega.Equal(content))
+	},
+		ginkgo.Entry("windows", labels.Claim("VOL-01"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("VOL-01"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("a hostPath written with forward slashes mounts read-write", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		t := fixtures.For(node)
+		host := startHostDir(ctx, f, t, node)
+
+		p, err := fixtures.HostPathPod(t, fixtures.HostPath{Name: "test-pd", Form: fixtures.Slashes, HostDir: host.path, MustExist: true})
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(p)
+		pod := startOnHost(ctx, f, p)
+		mount := mountPath(pod, fixtures.HostPathVolumeName)
+		if os == windows {
+			gomega.Expect(mount).To(gomega.Equal("C:/test-pd"))
+			gomega.Expect(pod.Spec.Volumes[0].HostPath.Path).To(gomega.Equal(strings.ReplaceAll(host.path, `\`, "/")))
+		}
+
+		content := "written in container " + pod.Name + " of " + f.Namespace.Name
+		e2e.MustTool(ctx, f, pod, "", "write", fixtures.Join(mount, "from-container.txt"), content)
+
+		ginkgo.By("reading the file on the node")
+		gomega.Expect(e2e.MustTool(ctx, f, host.pod, "", "cat", host.file("from-container.txt"))).To(gomega.Equal(content),
+			"the node's directory %s does not hold what the container wrote", host.path)
+
+		ginkgo.By("reading it from a second pod that mounts the same hostPath on the same node")
+		r, err := fixtures.HostPathPod(t, fixtures.HostPath{Name: "test-pd-reader", Form: fixtures.Slashes, ReadOnly: true, HostDir: host.path, MustExist: true})
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(r)
+		reader := startOnHost(ctx, f, r)
+		gomega.Expect(e2e.MustTool(ctx, f, reader, "", "cat", fixtures.Join(mountPath(reader, fixtures.HostPathVolumeName), "from-container.txt"))).To(gomega.Equal(content))
+	},
+		ginkgo.Entry("windows", labels.Claim("VOL-02"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("VOL-02"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("one pod mounts several emptyDir volumes, one without a drive letter", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		p, err := fixtures.EmptyDirs(fixtures.For(node), "empty-dir-pod")
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(p)
+		pod := e2e.Start(ctx, f, p)
+		cache, scratch := mountPath(pod, fixtures.CacheVolumeName), mountPath(pod, fixtures.ScratchVolumeName)
+		gomega.Expect(cache).To(gomega.Equal("/cache"))
+		if os == windows {
+			gomega.Expect(scratch).To(gomega.Equal("C:/scratch"))
+		}
+		// The same file name in both: each volume must keep its own.
+		e2e.MustTool(ctx, f, pod, "", "write", fixtures.Join(cache, "which"), "cache-volume")
+		e2e.MustTool(ctx, f, pod, "", "write", fixtures.Join(scratch, "which"), "scratch-volume")
+		gomega.Expect(e2e.MustTool(ctx, f, pod, "", "cat", fixtures.Join(cache, "which"))).To(gomega.Equal("cache-volume"))
+		gomega.Expect(e2e.MustTool(ctx, f, pod, "", "cat", fixtures.Join(scratch, "which"))).To(gomega.Equal("scratch-volume"))
+	},
+		ginkgo.Entry("windows", labels.Claim("VOL-03"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("VOL-03"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("the containers of a pod share an emptyDir", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		p, err := fixtures.SharedEmptyDir(fixtures.For(node), "shared")
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(p)
+		pod := e2e.Start(ctx, f, p)
+		first, err := fixtures.MountPath(pod, "first", fixtures.SharedVolumeName)
+		framework.ExpectNoError(err)
+		second, err := fixtures.MountPath(pod, "second", fixtures.SharedVolumeName)
+		framework.ExpectNoError(err)
+
+		e2e.MustTool(ctx, f, pod, "first", "write", fixtures.Join(first, "from-first"), "written by the first container")
+		gomega.Expect(e2e.MustTool(ctx, f, pod, "second", "cat", fixtures.Join(second, "from-first"))).To(gomega.Equal("written by the first container"))
+		e2e.MustTool(ctx, f, pod, "second", "write", fixtures.Join(second, "from-second"), "written by the second container")
+		gomega.Expect(e2e.MustTool(ctx, f, pod, "first", "cat", fixtures.Join(first, "from-second"))).To(gomega.Equal("written by the second container"))
+	},
+		ginkgo.Entry("windows", labels.Claim("VOL-04"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("VOL-04"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("an emptyDir with medium: Memory", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		p, err := fixtures.MemoryEmptyDir(fixtures.For(node), "memory")
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(p)
+		if os == windows {
+			recordMemoryMedium(ctx, f, fs.ServerVersion, p)
+			return
+		}
+		pod := e2e.Start(ctx, f, p)
+		mount := mountPath(pod, fixtures.MemoryVolumeName)
+		e2e.MustTool(ctx, f, pod, "", "write", fixtures.Join(mount, "kept-in-memory"), "in RAM")
+		gomega.Expect(e2e.MustTool(ctx, f, pod, "", "cat", fixtures.Join(mount, "kept-in-memory"))).To(gomega.Equal("in RAM"))
+		mounts := e2e.MustTool(ctx, f, pod, "", "cat", "/proc/mounts")
+		fsType := mountType(mounts, mount)
+		gomega.Expect(fsType).To(gomega.Equal("tmpfs"), "%s is not a tmpfs; /proc/mounts:\n%s", mount, mounts)
+		framework.Logf("%s is a %s mount", mount, fsType)
+	},
+		ginkgo.Entry("windows", labels.Claim("VOL-05"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("VOL-05"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("a hostPath PersistentVolume bound by a claim mounts in a pod", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		t := fixtures.For(node)
+		host := startHostDir(ctx, f, t, node)
+		pv, pvc, err := fixtures.PersistentVolumeAndClaim(t, fixtures.PersistentVolume{
+			Claim: "windows-pv-claim", Namespace: f.Namespace.Name, HostDir: host.path, Node: node.Name, MustExist: true})
+		framework.ExpectNoError(err)
+
+		// The volume is cluster-scoped, so the namespace does not take it along.
+		pv, err = f.ClientSet.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		ginkgo.DeferCleanup(func(ctx context.Context) {
+			err := f.ClientSet.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				framework.Failf("deleting PersistentVolume %s: %v", pv.Name, err)
+			}
+		})
+		pvc, err = f.ClientSet.CoreV1().PersistentVolumeClaims(f.Namespace.Name).Create(ctx, pvc, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+
+		ginkgo.By("waiting for the claim to bind the volume")
+		err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err := f.ClientSet.CoreV1().PersistentVolumeClaims(pvc.Namespace).Get(ctx, pvc.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			pvc = got
+			return got.Status.Phase == corev1.ClaimBound, nil
+		})
+		framework.ExpectNoError(err, "claim %s is %s", pvc.Name, pvc.Status.Phase)
+		gomega.Expect(pvc.Spec.VolumeName).To(gomega.Equal(pv.Name))
+		pv, err = f.ClientSet.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		gomega.Expect(pv.Status.Phase).To(gomega.Equal(corev1.VolumeBound))
+		gomega.Expect(pv.Spec.ClaimRef.UID).To(gomega.Equal(pvc.UID), "the volume is bound to another claim")
+
+		w, err := fixtures.ClaimPod(t, "pv-writer", pvc.Name)
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(w)
+		writer := startOnHost(ctx, f, w)
+		mount := mountPath(writer, fixtures.ClaimVolumeName)
+		content := "written through claim " + pvc.Name + " by " + writer.Name
+		e2e.MustTool(ctx, f, writer, "", "write", fixtures.Join(mount, "data.txt"), content)
+		gomega.Expect(e2e.MustTool(ctx, f, host.pod, "", "cat", host.file("data.txt"))).To(gomega.Equal(content),
+			"the write did not reach the volume's directory %s on node %s", host.path, node.Name)
+
+		ginkgo.By("deleting the writer, then reading the file from a new pod")
+		framework.ExpectNoError(e2epod.DeletePodWithWait(ctx, f.ClientSet, writer))
+		r, err := fixtures.ClaimPod(t, "pv-reader", pvc.Name)
+		framework.ExpectNoError(err)
+		ospod.OnNode(node)(r)
+		reader := startOnHost(ctx, f, r)
+		gomega.Expect(e2e.MustTool(ctx, f, reader, "", "cat", fixtures.Join(mountPath(reader, fixtures.ClaimVolumeName), "data.txt"))).To(gomega.Equal(content))
+	},
+		ginkgo.Entry("windows", labels.Claim("VOL-06"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("VOL-06"), labels.OS(linux), linux),
+	)
+
+	ginkgo.DescribeTable("emptyDir data outlives a container restart and goes with the pod", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		render := func() *corev1.Pod {
+			p, err := fixtures.EmptyDirs(fixtures.For(node), "restarted")
+			framework.ExpectNoError(err)
+			ospod.OnNode(node)(p)
+			return p
+		}
+		pod := e2e.Start(ctx, f, render())
+		file := fixtures.Join(mountPath(pod, fixtures.CacheVolumeName), "survivor.txt")
+		content := "written before the restart, " + f.Namespace.Name
+		e2e.MustTool(ctx, f, pod, "", "write", file, content)
+
+		ginkgo.By("making the container exit (POST /exit) so that the kubelet restarts it")
+		before := pod.Status.ContainerStatuses[0].RestartCount
+		// The container may end before the exec session does: the restart is what counts.
+		if _, stderr, err := e2e.Tool(ctx, f, pod, "", "post", "http://localhost:8080/exit"); err != nil {
+			framework.Logf("probe post /exit: %v (%s)", err, stderr)
+		}
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err := f.ClientSet.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			pod = got
+			cs := got.Status.ContainerStatuses[0]
+			return cs.RestartCount > before && cs.Ready, nil
+		})
+		framework.ExpectNoError(err, "the container did not restart and turn Ready again")
+		cs := pod.Status.ContainerStatuses[0]
+		gomega.Expect(cs.LastTerminationState.Terminated).NotTo(gomega.BeNil())
+		gomega.Expect(cs.LastTerminationState.Terminated.ExitCode).To(gomega.Equal(int32(3)), "the container ended otherwise than by POST /exit")
+		framework.Logf("container restarted (%d -> %d restarts, last exit code %d)", before, cs.RestartCount, cs.LastTerminationState.Terminated.ExitCode)
+		gomega.Expect(e2e.MustTool(ctx, f, pod, "", "cat", file)).To(gomega.Equal(content), "the file did not survive the container's restart")
+
+		ginkgo.By("deleting the pod and creating it again")
+		framework.ExpectNoError(e2epod.DeletePodWithWait(ctx, f.ClientSet, pod))
+		again := e2e.Start(ctx, f, render())
+		gomega.Expect(again.UID).NotTo(gomega.Equal(pod.UID))
+		_, stderr, err := e2e.Tool(ctx, f, again, "", "cat", file)
+		gomega.Expect(err).To(gomega.HaveOccurred(), "the file outlived its pod")
+		gomega.Expect(e2e.ExitStatus(err)).To(gomega.Equal(1))
+		gomega.Expect(stderr).To(gomega.ContainSubstring(notFound[os]))
+	},
+		ginkgo.Entry("windows", labels.Claim("VOL-07"), labels.OS(windows), labels.Needs("windows-node"), windows),
+		ginkgo.Entry("linux (the twin)", labels.Claim("VOL-07"), labels.OS(linux), linux),
+	)
+})
+
+// startOnHost starts a pod that mounts a hostDir, saying what it means when
+// it cannot: the directory is the emptyDir of another pod, found where a
+// kubelet with the default root directory keeps it.
+func startOnHost(ctx context.Context, f *framework.Framework, p *corev1.Pod) *corev1.Pod {
+	got, err := e2e.TryStart(ctx, f, p)
+	framework.ExpectNoError(err, "pod %s mounts a directory under the kubelet's default root (%s): a kubelet with another --root-dir does not have it",
+		p.Name, fixtures.KubeletVolumeDir(e2e.PodOS(p), "<uid>", fixtures.HostDirVolumeName))
+	return got
+}
+
+// mountType is the file system type /proc/mounts gives for path, "" when
+// nothing is mounted there.
+func mountType(procMounts, path string) string {
+	for _, line := range strings.Split(procMounts, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 3 && fields[1] == path {
+			return fields[2]
+		}
+	}
+	return ""
+}
+
+// recordMemoryMedium starts p, a Windows pod with an emptyDir of medium
+// Memory, and records in the ledger what became of the volume.
+func recordMemoryMedium(ctx context.Context, f *framework.Framework, server string, p *corev1.Pod) {
+	e := ledger.Entry{
+		Claim:      "VOL-05",
+		Limitation: "emptyDir volumes with medium: Memory are not supported on Windows nodes",
+		Document:   "Kubernetes documentation, Windows storage (kubernetes.io/docs/concepts/storage/windows-storage); the medium itself: seed 004",
+		Era:        "current (Kubernetes 1.23 and later)",
+		Server:     server,
+		Expected:   ledger.Limited,
+		Why: "the current Windows storage page lists \"Memory as the storage medium (for example, emptyDir.medium set to Memory)\" " +
+			"among the storage functionality not supported on Windows nodes; Windows has no tmpfs, and the kubelet's Windows mounter " +
+			"(k8s.io/mount-utils, Mounter.MountSensitive) makes a \"tmpfs\" mount a plain directory on the node's disk",
+		Observed: ledger.Limited,
+	}
+	pod, err := e2e.TryStart(ctx, f, p)
+	if ctx.Err() != nil {
+		return // interrupted: nothing was observed
+	}
+	switch {
+	case err != nil:
+		e.Evidence = "the pod did not start: " + err.Error()
+	default:
+		mount := mountPath(pod, fixtures.MemoryVolumeName)
+		file := fixtures.Join(mount, "kept-in-memory")
+		_, stderr, werr := e2e.Tool(ctx, f, pod, "", "write", file, "in RAM?")
+		got, _, rerr := e2e.Tool(ctx, f, pod, "", "cat", file)
+		if werr != nil || rerr != nil || got != "in RAM?" {
+			e.Evidence = fmt.Sprintf("the pod ran but the volume at %s did not keep a file (write: %v %s; read: %v, %q)", mount, werr, strings.TrimSpace(stderr), rerr, got)
+		} else {
+			e.Evidence = fmt.Sprintf("the pod ran and the volume at %s kept a file, as an ordinary directory: a Windows container has no memory-backed file system to show", mount)
+		}
+	}
+	ledger.Record(e)
+}
