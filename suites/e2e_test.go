@@ -26,6 +26,7 @@ import (
 
 	_ "github.com/winconform/winconform/suites/config"
 	_ "github.com/winconform/winconform/suites/identity"
+	_ "github.com/winconform/winconform/suites/infra"
 	_ "github.com/winconform/winconform/suites/limitations"
 	_ "github.com/winconform/winconform/suites/networking"
 	_ "github.com/winconform/winconform/suites/observability"

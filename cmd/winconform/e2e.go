@@ -26,6 +26,9 @@ type runFlags struct {
 	probe     string
 	inventory string
 	kwok      string
+	// What the local cluster was asked for, for INF-01.
+	expectVersion string
+	expectSANs    []string
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
@@ -46,6 +49,12 @@ func (r *runFlags) args(kubeconfig string) []string {
 	}
 	if r.inventory != "" {
 		args = append(args, "--inventory="+r.inventory)
+	}
+	if r.expectVersion != "" {
+		args = append(args, "--expect-kubernetes-version="+r.expectVersion)
+	}
+	if len(r.expectSANs) > 0 {
+		args = append(args, "--expect-cert-sans="+strings.Join(r.expectSANs, ","))
 	}
 	if r.kwok != "" {
 		if _, err := os.Stat(r.kwok); err == nil {
@@ -127,6 +136,13 @@ exists), loads the test images, and runs the suite binary against it. With
 					return err
 				}
 				kubeconfig = res.Kubeconfig
+				if cfg, err := cf.load(); err == nil {
+					rf.expectVersion = cfg.KubernetesVersion
+					rf.expectSANs = append(rf.expectSANs, cfg.Networking.CertSANs...)
+					if a := cfg.Networking.APIServerAddress; a != "" && a != "0.0.0.0" {
+						rf.expectSANs = append(rf.expectSANs, a)
+					}
+				}
 			}
 			return runSuite(cmd.Context(), rf, kubeconfig, extra)
 		},

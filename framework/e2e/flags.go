@@ -23,6 +23,15 @@ type Flags struct {
 	// KwokBinary is kwok, which the scheduling suite runs to simulate
 	// Windows nodes on a cluster that has none.
 	KwokBinary string
+	// ExpectVersion is the Kubernetes version the cluster was asked for.
+	ExpectVersion string
+	// ExpectSANs are names and addresses the API server's certificate must
+	// have (so that the Windows machines can reach it by them).
+	ExpectSANs string
+	// WindowsArtifacts is where `winconform join` wrote its reports.
+	WindowsArtifacts string
+	// Disruptive allows specs that reset and rejoin Windows machines.
+	Disruptive bool
 	// ImageOverrides points the harness's images at a mirror (see images.LoadOverrides);
 	// WINCONFORM_IMAGE_OVERRIDES when empty.
 	ImageOverrides string
@@ -38,6 +47,10 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Options.Inventory, "inventory", "", "inventory of the Windows machines (YAML), to probe from the Windows nodes' hosts")
 	fs.StringVar(&Options.ImageOverrides, "image-overrides", "", "YAML file pointing the harness's images at a mirror, like KUBE_TEST_REPO_LIST (default: $WINCONFORM_IMAGE_OVERRIDES)")
 	fs.StringVar(&Options.KwokBinary, "kwok-binary", "", "kwok binary, to simulate Windows nodes for scheduling specs on clusters without them (make build puts it in _output/bin/kwok)")
+	fs.StringVar(&Options.ExpectVersion, "expect-kubernetes-version", "", "the Kubernetes version the cluster was made at (INF-01 checks the API server's)")
+	fs.StringVar(&Options.ExpectSANs, "expect-cert-sans", "", "comma-separated names and addresses the API server's certificate must have (INF-01)")
+	fs.StringVar(&Options.WindowsArtifacts, "windows-artifacts", "_output/windows", "where `winconform join` wrote its reports (INF-03)")
+	fs.BoolVar(&Options.Disruptive, "disruptive", false, "allow specs that reset and rejoin the inventory's Windows machines (INF-05)")
 	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")
 }
 
