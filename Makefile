@@ -7,6 +7,7 @@
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
 #   make up / make down / make list / make bench
+#   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -17,6 +18,7 @@ SUITE      ?=
 FOCUS      ?=
 LABELS     ?=
 EXISTING   ?=
+INVENTORY  ?=
 CONFIG     ?=
 REPORT_DIR ?= $(OUT)/report
 # kwok simulates Windows nodes for the scheduling specs on clusters without them.
@@ -26,9 +28,10 @@ TEST_CLUSTER ?= winconform-test
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
 CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
+INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image fmt vet clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet clean
 
 all: build
 
@@ -44,9 +47,9 @@ $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
-## up: create the local cluster (or check and reuse it)
+## up: create the local cluster (or check and reuse it); with INVENTORY, join its Windows machines
 up: build
-	$(WINCONFORM) up $(CONFIG_FLAG)
+	$(WINCONFORM) up $(CONFIG_FLAG) $(INVENTORY_FLAG)
 
 ## down: delete the local cluster
 down: build
@@ -54,7 +57,17 @@ down: build
 
 ## e2e: run the suites (SUITE, FOCUS, LABELS) on the local cluster, or on EXISTING
 e2e: build
-	$(WINCONFORM) e2e $(CONFIG_FLAG) $(SELECT) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
+
+## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
+join: build
+	@test -n "$(INVENTORY)" || { echo "make join needs INVENTORY=<inventory file>"; exit 2; }
+	$(WINCONFORM) join $(CONFIG_FLAG) --inventory $(INVENTORY)
+
+## reset: reset the Windows machines of INVENTORY (drain, delete the node, kubeadm reset, clean up)
+reset: build
+	@test -n "$(INVENTORY)" || { echo "make reset needs INVENTORY=<inventory file>"; exit 2; }
+	$(WINCONFORM) reset $(CONFIG_FLAG) --inventory $(INVENTORY)
 
 ## list: every spec with its labels (a dry run, no cluster)
 list: build
