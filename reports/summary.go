@@ -7,7 +7,6 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/winconform/winconform/internal/text"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Outcome of a claim in a run.

@@ -17,6 +17,7 @@ import (
 	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/probe"
 	"github.com/winconform/winconform/framework/skips"
@@ -105,4 +106,23 @@ func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targe
 	results, err := probe.Parse(stdout, targets)
 	framework.ExpectNoError(err, "reading the probe's output")
 	return results
+}
+
+// RecordLimitation records e in the limitation ledger, with the server
+// version when e names none, and applies the ledger's rules to the spec: a
+// regression (expected to work on this server version, observed limited)
+// fails it; drift (the documented limitation no longer holds) is reported,
+// and fails it only under --strict-drift.
+func RecordLimitation(ctx context.Context, f *framework.Framework, e ledger.Entry) ledger.Entry {
+	if e.Server == "" {
+		e.Server = Facts(ctx, f).ServerVersion
+	}
+	e = ledger.Record(e)
+	switch {
+	case e.Verdict == ledger.Regressed:
+		framework.Failf("%s regressed: expected to work on %s (%s), observed limited: %s", e.Claim, e.Server, e.Why, e.Evidence)
+	case e.Verdict == ledger.Lifted && Options.StrictDrift:
+		framework.Failf("%s: the documented limitation no longer holds on %s (--strict-drift): %s", e.Claim, e.Server, e.Evidence)
+	}
+	return e
 }

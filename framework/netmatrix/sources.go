@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/winconform/winconform/internal/text"
 	"os/exec"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/winconform/winconform/framework/podexec"
 	"github.com/winconform/winconform/framework/probe"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Probing is how every source runs the probe: per-target timeout and how

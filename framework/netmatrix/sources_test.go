@@ -3,7 +3,6 @@ package netmatrix
 import (
 	"context"
 	"errors"
-	"github.com/winconform/winconform/internal/text"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // The sources are Sources.

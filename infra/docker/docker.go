@@ -9,11 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/winconform/winconform/internal/text"
 	"io"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Client runs one Docker CLI binary.

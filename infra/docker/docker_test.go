@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"errors"
-	"github.com/winconform/winconform/internal/text"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 func TestNewFindsDockerOnPath(t *testing.T) {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/winconform/winconform/internal/text"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Quirks records what this host's Docker daemon cannot do that kind expects.

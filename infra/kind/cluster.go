@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/winconform/winconform/internal/text"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Options are how Up runs, as opposed to what it makes (Config).

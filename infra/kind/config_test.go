@@ -2,7 +2,6 @@ package kind
 
 import (
 	"encoding/json"
-	"github.com/winconform/winconform/internal/text"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // base is a minimal valid cluster file; each case below changes one thing.

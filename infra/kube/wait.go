@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/winconform/winconform/internal/text"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Readiness is what a cluster must show before the harness uses it.

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"errors"
-	"github.com/winconform/winconform/internal/text"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 func node(name string, cond *corev1.NodeCondition) *corev1.Node {

@@ -101,7 +101,7 @@ var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations
 		if ran {
 			observed, evidence = ledger.Works, fmt.Sprintf("a pod with RuntimeClass handler %s ran on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild)
 		}
-		record(ctx, f, ledger.Entry{
+		e2e.RecordLimitation(ctx, f, ledger.Entry{
 			Claim:      "LIM-03",
 			Limitation: "Hyper-V containers are not supported; Windows containers run with process isolation",
 			Document:   docGuide19 + "; " + docBlog19, Era: eraGuide19,
@@ -145,7 +145,7 @@ var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations
 			observed, evidence = ledger.Limited, fmt.Sprintf("%s (build %s) did not run on %s (build %s): %s", image, other.Build, node.Name, node.WindowsBuild, reason)
 		}
 		gomega.Expect(evidence).NotTo(gomega.BeEmpty())
-		record(ctx, f, ledger.Entry{
+		e2e.RecordLimitation(ctx, f, ledger.Entry{
 			Claim:      "LIM-04",
 			Limitation: "A container image's Windows build must match the host's build (process isolation)",
 			Document:   docBlog19 + "; " + docSched, Era: eraBlog19,

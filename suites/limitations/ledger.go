@@ -9,9 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
-	"github.com/winconform/winconform/framework/e2e"
-	"github.com/winconform/winconform/framework/facts"
-	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
 )
 
@@ -28,23 +25,6 @@ const (
 	eraBlog19  = "Kubernetes 1.14 to 1.16 (2019)"
 	docSched   = `"Guide for scheduling Windows containers in Kubernetes", current Kubernetes documentation (seed 002)`
 )
-
-// record adds e (with the server version) to the ledger and fails the spec
-// when the observation is not what this server version is expected to do;
-// drift from the documents fails it only with --strict-drift.
-func record(ctx context.Context, f *framework.Framework, e ledger.Entry) ledger.Entry {
-	fs, err := facts.Get(ctx, f.ClientSet)
-	framework.ExpectNoError(err)
-	e.Server = fs.ServerVersion
-	e = ledger.Record(e)
-	if e.Unexpected {
-		framework.Failf("%s: expected %s on %s (%s), observed %s: %s", e.Claim, e.Expected, e.Server, e.Why, e.Observed, e.Evidence)
-	}
-	if e.Verdict == ledger.Lifted && e2e.Options.StrictDrift {
-		framework.Failf("%s: the documented limitation no longer holds (--strict-drift): %s", e.Claim, e.Evidence)
-	}
-	return e
-}
 
 // osPod is a minimal pod of os: spec.os.name and the node selector set, the
 // probe image, and the Windows taint tolerated.

@@ -141,7 +141,7 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		_, lerr := dryRun(ctx, f, lp)
 		framework.ExpectNoError(lerr, "the Linux twin of the privileged pod")
 		evidence += "; the same container in a Linux pod is accepted"
-		record(ctx, f, ledger.Entry{
+		e2e.RecordLimitation(ctx, f, ledger.Entry{
 			Claim:      "LIM-01",
 			Limitation: "There is no way to run privileged containers on Windows",
 			Document:   docBlog19, Era: eraBlog19,
@@ -184,7 +184,7 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		_, lerr := dryRun(ctx, f, lp)
 		framework.ExpectNoError(lerr, "the Linux twin with %s", s.field)
 		evidence += "; a Linux pod with it is accepted"
-		record(ctx, f, ledger.Entry{
+		e2e.RecordLimitation(ctx, f, ledger.Entry{
 			Claim:      "LIM-02",
 			Limitation: fmt.Sprintf("Linux-only security settings are not available to Windows pods (%s)", s.field),
 			Document:   docBlog19 + "; " + docSched, Era: eraBlog19,

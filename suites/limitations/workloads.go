@@ -156,7 +156,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 			evidence = fmt.Sprintf("StatefulSet web: 2/2 ready, stable names and DNS identities (hostname = pod name, subdomain web): %s", strings.Join(placed, ", "))
 		}
 		win.Mark("the StatefulSet controller and the scheduler are real; the pods' Running state comes from kwok, not from a Windows kubelet")
-		record(ctx, f, ledger.Entry{
+		e2e.RecordLimitation(ctx, f, ledger.Entry{
 			Claim:      "LIM-05",
 			Limitation: "The StatefulSet functionality for stateful applications is not supported",
 			Document:   docGuide19, Era: eraGuide19,
@@ -231,7 +231,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 			expected, why = ledger.Limited, "the Windows pods are simulated (kwok) and report no metrics"
 		}
 		win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
-		record(ctx, f, ledger.Entry{
+		e2e.RecordLimitation(ctx, f, ledger.Entry{
 			Claim:      "LIM-06",
 			Limitation: "Horizontal Pod Autoscaling for Windows Server Container pods has not been verified to work end-to-end",
 			Document:   docGuide19, Era: eraGuide19,

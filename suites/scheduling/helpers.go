@@ -3,7 +3,6 @@ package scheduling
 import (
 	"context"
 	"fmt"
-	"github.com/winconform/winconform/internal/text"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/facts"
-	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/internal/text"
 )
 
 const (
@@ -247,16 +246,4 @@ func containerState(p *corev1.Pod) string {
 		return fmt.Sprintf("terminated: %s (exit %d)", s.Terminated.Reason, s.Terminated.ExitCode)
 	}
 	return "unknown"
-}
-
-// checkLedger fails the spec when the observation is not what this server
-// version is expected to do; drift from the documents fails it only with
-// --strict-drift.
-func checkLedger(e ledger.Entry) {
-	if e.Unexpected {
-		framework.Failf("%s: expected %s on %s (%s), observed %s: %s", e.Claim, e.Expected, e.Server, e.Why, e.Observed, e.Evidence)
-	}
-	if e.Verdict == ledger.Lifted && e2e.Options.StrictDrift {
-		framework.Failf("%s: the documented limitation no longer holds (--strict-drift): %s", e.Claim, e.Evidence)
-	}
 }

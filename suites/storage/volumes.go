@@ -338,5 +338,5 @@ func recordMemoryMedium(ctx context.Context, f *framework.Framework, server stri
 			e.Evidence = fmt.Sprintf("the pod ran and the volume at %s kept a file, as an ordinary directory: a Windows container has no memory-backed file system to show", mount)
 		}
 	}
-	ledger.Record(e)
+	e2e.RecordLimitation(ctx, f, e)
 }
