@@ -24,6 +24,7 @@ type windowsFlags struct {
 	machine     string
 	artifacts   string
 	collectLogs bool
+	check       bool
 }
 
 func (w *windowsFlags) register(cmd *cobra.Command, required bool) {
@@ -64,11 +65,13 @@ func (w *windowsFlags) machines() ([]inventory.Machine, error) {
 // precheck fails before any work when the inventory or the cluster file
 // cannot work for Windows machines.
 func (w *windowsFlags) precheck(cf *clusterFlags) error {
-	if w.inventory == "" {
+	if w.inventory == "" && !w.check {
 		return nil
 	}
-	if _, err := w.machines(); err != nil {
-		return err
+	if w.inventory != "" {
+		if _, err := w.machines(); err != nil {
+			return err
+		}
 	}
 	cfg, err := cf.load()
 	if err != nil {
@@ -101,9 +104,12 @@ func (w *windowsFlags) controlPlane(cmd *cobra.Command, cf *clusterFlags) (*kind
 // other; it writes each machine's report and transcript to the artifacts
 // directory, and the logs of those that fail.
 func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
-	machines, err := w.machines()
-	if err != nil {
-		return err
+	var machines []inventory.Machine
+	if !w.check {
+		var err error
+		if machines, err = w.machines(); err != nil {
+			return err
+		}
 	}
 	cp, err := w.controlPlane(cmd, cf)
 	if err != nil {
@@ -116,6 +122,14 @@ func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
 	})
 	if err != nil {
 		return err
+	}
+	if w.check {
+		jc, err := windows.CheckJoinCommand(ctx, cp)
+		if err != nil {
+			return fmt.Errorf("the cluster cannot join machines: %w", err)
+		}
+		fmt.Fprintf(log, "the cluster is ready for Windows machines: %s (a bootstrap token was made, checked and deleted)\n", jc)
+		return nil
 	}
 	logs := filepath.Join(w.artifacts, "logs")
 	var failed []string
@@ -189,6 +203,9 @@ changes nothing. Reports and WinRM transcripts go to --artifacts/<machine>/,
 and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !w.check && w.inventory == "" {
+				return errors.New("join needs --inventory FILE (or --check, to only ready the cluster)")
+			}
 			if err := w.precheck(&cf); err != nil {
 				return err
 			}
@@ -196,8 +213,9 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 		},
 	}
 	registerClusterLookup(cmd, &cf)
-	w.register(cmd, true)
+	w.register(cmd, false)
 	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
+	cmd.Flags().BoolVar(&w.check, "check", false, "only ready the cluster and prove it can join machines (make, check and delete a join command); no machine is touched")
 	return cmd
 }
 

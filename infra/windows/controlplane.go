@@ -183,3 +183,27 @@ func DiscoveryConfig(endpoint string, caPEM []byte) (string, error) {
 	}
 	return string(data), nil
 }
+
+// CheckJoinCommand proves that cp can join machines without touching one:
+// it makes a join command (a bootstrap token), checks it, checks that the
+// cluster's CA has one of its hashes and makes the discovery file from it,
+// then deletes the token. The command it returns prints without its secret.
+func CheckJoinCommand(ctx context.Context, cp ControlPlane) (JoinCommand, error) {
+	jc, err := cp.JoinCommand(ctx)
+	if err != nil {
+		return jc, err
+	}
+	defer deleteBootstrapToken(cp.Clientset(), jc)
+	if err := jc.Validate(); err != nil {
+		return jc, err
+	}
+	ca, err := clusterCA(ctx, cp.Clientset(), cp.RESTConfig())
+	if err != nil {
+		return jc, fmt.Errorf("%w: %v", ErrCACertHash, err)
+	}
+	if err := verifyCA(ca, jc.CACertHashes); err != nil {
+		return jc, err
+	}
+	_, err = DiscoveryConfig(jc.Endpoint, ca)
+	return jc, err
+}

@@ -14,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/cni"
@@ -576,14 +577,23 @@ func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
 // deleteToken deletes the bootstrap token once the join is done, so that
 // the token in the transcripts is useless.
 func (j *joinRun) deleteToken(jc JoinCommand) {
+	if err := deleteBootstrapToken(j.cp.Clientset(), jc); err != nil {
+		j.logf("%v", err)
+	}
+}
+
+// deleteBootstrapToken deletes the token's Secret, so that the token no
+// longer works.
+func deleteBootstrapToken(cs kubernetes.Interface, jc JoinCommand) error {
 	id := jc.TokenID()
 	if id == "" {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := j.cp.Clientset().CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, "bootstrap-token-"+id, metav1.DeleteOptions{})
+	err := cs.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, "bootstrap-token-"+id, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		j.logf("deleting bootstrap token %s: %v (it expires by itself)", id, err)
+		return fmt.Errorf("deleting bootstrap token %s: %v (it expires by itself)", id, err)
 	}
+	return nil
 }
