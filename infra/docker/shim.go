@@ -84,6 +84,12 @@ func (c *Client) Activate(q Quirks, dir, self string) (restore func(), err error
 	if !q.NoPrivileged {
 		return func() {}, nil
 	}
+	// PATH entries must be absolute: os/exec refuses programs found through
+	// a relative one.
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

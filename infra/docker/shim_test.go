@@ -575,3 +575,25 @@ func TestActivatedShimEndToEnd(t *testing.T) {
 		t.Errorf("real docker received %q", got)
 	}
 }
+
+// A relative shim directory would put a relative entry on PATH, which
+// os/exec refuses to run programs from: Activate makes it absolute.
+func TestActivateMakesTheShimDirAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore, err := (&Client{Bin: "/usr/bin/docker"}).Activate(Quirks{NoPrivileged: true, CapDrop: []string{"SYS_RESOURCE"}}, "shim", self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restore()
+	first := strings.SplitN(os.Getenv("PATH"), string(os.PathListSeparator), 2)[0]
+	if !filepath.IsAbs(first) || filepath.Base(first) != "shim" {
+		t.Errorf("PATH starts with %q, want an absolute .../shim", first)
+	}
+	if _, err := exec.LookPath(ShimName); err != nil {
+		t.Errorf("the shim is not found on PATH: %v", err)
+	}
+}

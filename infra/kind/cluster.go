@@ -79,6 +79,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*Cluster, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = nodeimage.DefaultCacheDir()
+	}
 	return &Cluster{
 		cfg: cfg, opts: opts, docker: d,
 		provider: cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindcmd.NewLogger())),
@@ -113,14 +116,7 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if exists {
-		image, err := c.docker.Output(ctx, nil, "inspect", "--format", "{{.Config.Image}}", c.cfg.Name+"-control-plane")
-		if err != nil {
-			return nil, fmt.Errorf("cluster %q exists but its control-plane container cannot be inspected: %w", c.cfg.Name, err)
-		}
-		res.NodeImage = strings.TrimSpace(string(image))
-		key, _ := c.docker.ImageLabel(ctx, res.NodeImage, nodeimage.KeyLabel)
-		res.LocalImage = key != ""
-		restore, err := c.prepareHost(ctx, res)
+		restore, err := c.prepareExisting(ctx, res)
 		if err != nil {
 			return nil, err
 		}
@@ -237,6 +233,21 @@ func (c *Cluster) resolveImage(ctx context.Context, res *Result) error {
 	res.LocalImage = key != ""
 	c.logf("node image: %s", res.NodeImage)
 	return nil
+}
+
+// prepareExisting finds the node image of the existing cluster and routes
+// kind's docker commands through the shim where this host needs it, as
+// prepareHost does for a new cluster: every use of an existing cluster's
+// nodes (reuse, tokens for joins) goes through it.
+func (c *Cluster) prepareExisting(ctx context.Context, res *Result) (func(), error) {
+	image, err := c.docker.Output(ctx, nil, "inspect", "--format", "{{.Config.Image}}", c.cfg.Name+"-control-plane")
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q exists but its control-plane container cannot be inspected: %w", c.cfg.Name, err)
+	}
+	res.NodeImage = strings.TrimSpace(string(image))
+	key, _ := c.docker.ImageLabel(ctx, res.NodeImage, nodeimage.KeyLabel)
+	res.LocalImage = key != ""
+	return c.prepareHost(ctx, res)
 }
 
 // prepareHost detects what this host's docker cannot do that kind needs,

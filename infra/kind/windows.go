@@ -53,6 +53,11 @@ func (c *Cluster) WindowsControlPlane(ctx context.Context) (*WindowsControlPlane
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", c.cfg.Name, err)
 	}
+	// Tokens are made by kubeadm in the node, through docker exec: on a host
+	// that needs the shim, so does this. It stays on for this process.
+	if _, err := c.prepareExisting(ctx, &Result{Name: c.cfg.Name, Timings: c.timings}); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(c.opts.Kubeconfig); err != nil {
 		if err := c.provider.ExportKubeConfig(c.cfg.Name, c.opts.Kubeconfig, false); err != nil {
 			return nil, fmt.Errorf("cluster %q: writing its kubeconfig: %w", c.cfg.Name, err)

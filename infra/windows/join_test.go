@@ -583,3 +583,37 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// A machine that never answers (a wrong address, WinRM not listening) is
+// unreachable, not rebooting: the join fails at once, without waiting the
+// reboot timeout for it.
+func TestUnreachableMachineFailsFast(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, simmachine.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // nothing listens here: connections are refused
+	m := r.machine
+	m.Address, m.WinRM.Port, m.WinRM.HTTPS, m.WinRM.CABundle = "127.0.0.1", closed, false, nil
+	exec := r.connect(m)
+	timeouts := testTimeouts()
+	timeouts.Reboot = time.Minute // the join must not wait for this
+	start := time.Now()
+	rep, err := windows.Join(context.Background(), m, exec, r.cluster, windows.JoinOptions{Timeouts: timeouts})
+	if !errors.Is(err, remote.ErrUnreachable) {
+		t.Fatalf("err = %v, want remote.ErrUnreachable", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s to give up on an unreachable machine", d)
+	}
+	var se *windows.StepError
+	if !errors.As(err, &se) || se.Step != windows.StepPreflight || !strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("error %q does not name the step and say the machine did not answer", err)
+	}
+	if st, _ := rep.Step(windows.StepPreflight); st.Attempts != 1 {
+		t.Errorf("preflight ran %d times", st.Attempts)
+	}
+}

@@ -192,6 +192,9 @@ type runner struct {
 	log      io.Writer
 	bootTime string
 	reboots  int
+	// answered is set once the machine has run a step in this run: only
+	// then can a lost connection mean a reboot.
+	answered bool
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -234,6 +237,11 @@ func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, para
 			case errors.Is(err, remote.ErrTimeout) && !errors.Is(err, remote.ErrUnreachable):
 				return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrStepTimeout, ExitCode: -1, Err: err,
 					Detail: fmt.Sprintf("did not finish within %s", r.t.step(name)), Output: tailLines(rep.Output, 20)}
+			case lostConnection(err) && !r.answered:
+				// A machine that has not answered once in this run is not
+				// rebooting: it cannot be reached, and waiting will not help.
+				return status{}, &StepError{Machine: r.machine, Step: name, Kind: remote.ErrUnreachable, ExitCode: -1, Err: err,
+					Detail: "the machine did not answer: check its address, the WinRM port and listener, and the firewall between"}
 			case lostConnection(err) && rep.Attempts <= r.retries:
 				r.logf("%s: the connection dropped (%v); waiting for the machine to answer, then running the step again", name, err)
 				if werr := r.waitForMachine(ctx, name, false); werr != nil {
@@ -246,6 +254,7 @@ func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, para
 			}
 			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrStepFailed, ExitCode: -1, Err: err, Detail: "could not run"}
 		}
+		r.answered = true
 		if res.ExitCode != 0 {
 			rep.Output = joinOutput(res.Stdout, res.StderrText())
 			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrStepFailed, ExitCode: res.ExitCode,
