@@ -18,7 +18,6 @@ import (
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/ledger"
-	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/probe"
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/reports"
@@ -92,16 +91,8 @@ func StartPods(ctx context.Context, f *framework.Framework, pods ...*corev1.Pod)
 // image) and returns one result per target. It fails the spec when the probe
 // itself could not run: that is not a blocked path.
 func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probe.Result {
-	os := "linux"
-	if pod.Spec.OS != nil {
-		os = string(pod.Spec.OS.Name)
-	}
-	cmd := ospod.ProbeCommand(os, probe.ConnectArgs(5, 2, targets)...)
-	ginkgo.By(fmt.Sprintf("probing from pod %s (%s, node %s): %v", pod.Name, os, pod.Spec.NodeName, targets))
-	stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
-		Command: cmd, Namespace: pod.Namespace, PodName: pod.Name, ContainerName: pod.Spec.Containers[0].Name,
-		CaptureStdout: true, CaptureStderr: true,
-	})
+	ginkgo.By(fmt.Sprintf("probing from pod %s (%s, node %s): %v", pod.Name, PodOS(pod), pod.Spec.NodeName, targets))
+	stdout, stderr, err := Tool(ctx, f, pod, "", probe.ConnectArgs(5, 2, targets)...)
 	framework.ExpectNoError(err, "the probe in pod %s could not run (stderr: %s)", pod.Name, stderr)
 	results, err := probe.Parse(stdout, targets)
 	framework.ExpectNoError(err, "reading the probe's output")

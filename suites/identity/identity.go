@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/labels"
@@ -48,12 +47,8 @@ type identity struct {
 }
 
 // whoami runs `probe whoami` in the pod's probe container.
-func whoami(ctx context.Context, f *framework.Framework, pod *corev1.Pod, os string) identity {
-	stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
-		Command: ospod.ProbeCommand(os, "whoami"), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: "probe",
-		CaptureStdout: true, CaptureStderr: true,
-	})
-	framework.ExpectNoError(err, "probe whoami in pod %s (stderr: %s)", pod.Name, stderr)
+func whoami(ctx context.Context, f *framework.Framework, pod *corev1.Pod) identity {
+	stdout := e2e.MustTool(ctx, f, pod, "probe", "whoami")
 	var id identity
 	framework.ExpectNoError(json.Unmarshal([]byte(stdout), &id), "probe whoami printed %q", stdout)
 	return id
@@ -72,7 +67,7 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 	ginkgo.DescribeTable("runAsUserName sets the user a Windows container runs as", func(ctx context.Context, user string) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
 		pod := e2e.StartPods(ctx, f, ospod.Probe("user", windows, ospod.OnNode(node), asWindowsUser(user)))[0]
-		id := whoami(ctx, f, pod, windows)
+		id := whoami(ctx, f, pod)
 		gomega.Expect(strings.ToLower(id.Username)).To(gomega.HaveSuffix(`\`+strings.ToLower(user)), "runAsUserName %s", user)
 		framework.Logf("Windows pod %s with runAsUserName %s runs as %q", pod.Name, user, id.Username)
 	},
@@ -119,7 +114,7 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		// gid it prints come from the kernel (getuid, getgid).
 		p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "USER", Value: "uid-1234"})
 		pod := e2e.StartPods(ctx, f, p)[0]
-		id := whoami(ctx, f, pod, linux)
+		id := whoami(ctx, f, pod)
 		gomega.Expect(id.UID).To(gomega.Equal(fmt.Sprint(uid)))
 		gomega.Expect(id.GID).To(gomega.Equal(fmt.Sprint(gid)))
 		framework.Logf("Linux pod %s with runAsUser %d, runAsGroup %d runs as %+v", pod.Name, uid, gid, id)
@@ -167,13 +162,9 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		wo := pod.Spec.SecurityContext.WindowsOptions
 		gomega.Expect(wo.GMSACredentialSpec).NotTo(gomega.BeNil(), "the gMSA webhook did not fill in the credential spec (is it installed?)")
 		if domain != "" {
-			stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
-				Command: ospod.ProbeCommand(windows, "env", "USERDNSDOMAIN"), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: "probe",
-				CaptureStdout: true, CaptureStderr: true,
-			})
-			framework.ExpectNoError(err, "probe env USERDNSDOMAIN (stderr: %s)", stderr)
+			stdout := e2e.MustTool(ctx, f, pod, "probe", "env", "USERDNSDOMAIN")
 			gomega.Expect(strings.EqualFold(strings.TrimSpace(stdout), domain)).To(gomega.BeTrue(), "the container's domain is %q, the credential spec's %q", stdout, domain)
 		}
-		framework.Logf("Windows pod %s runs with gMSA credential spec %s (domain %s): %+v", pod.Name, name, domain, whoami(ctx, f, pod, windows))
+		framework.Logf("Windows pod %s runs with gMSA credential spec %s (domain %s): %+v", pod.Name, name, domain, whoami(ctx, f, pod))
 	})
 })

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/labels"
@@ -99,11 +98,7 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		dns, err := f.ClientSet.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
 		framework.ExpectNoError(err, "the cluster DNS Service kube-system/kube-dns")
 		pod := e2e.StartPods(ctx, f, ospod.Probe("dns", os, ospod.OnNode(node)))[0]
-		stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
-			Command: ospod.ProbeCommand(os, "dnsconfig"), Namespace: f.Namespace.Name, PodName: pod.Name, ContainerName: "probe",
-			CaptureStdout: true, CaptureStderr: true,
-		})
-		framework.ExpectNoError(err, "probe dnsconfig: %s", stderr)
+		stdout := e2e.MustTool(ctx, f, pod, "probe", "dnsconfig")
 		var conf struct {
 			Servers, Search []string
 			Source          string

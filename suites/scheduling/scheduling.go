@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/facts"
@@ -384,10 +383,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 func catFirst(ctx context.Context, f *framework.Framework, pod *corev1.Pod, paths ...string) string {
 	var errs []string
 	for _, path := range paths {
-		stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
-			Command: ospod.ProbeCommand(linux, "cat", path), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: pod.Spec.Containers[0].Name,
-			CaptureStdout: true, CaptureStderr: true,
-		})
+		stdout, stderr, err := e2e.Tool(ctx, f, pod, "", "cat", path)
 		if err == nil {
 			return strings.TrimSpace(stdout)
 		}
