@@ -23,6 +23,7 @@ import (
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/kube"
+	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/text"
 )
@@ -55,7 +56,9 @@ type Result struct {
 	LocalImage bool              `json:"localNodeImage"`
 	Reused     bool              `json:"reused"`
 	Quirks     docker.Quirks     `json:"hostQuirks"`
-	Timings    map[string]string `json:"timings"`
+	// LoadBalancer is what serves LoadBalancer Services; nil when nothing does.
+	LoadBalancer *LoadBalancerResult `json:"loadBalancer,omitempty"`
+	Timings      map[string]string   `json:"timings"`
 }
 
 // Cluster runs kind for one cluster configuration.
@@ -123,6 +126,9 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		defer restore()
 		return c.reuse(ctx, res)
 	}
+	if err := c.checkPoolBeforeCreate(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.timed("node image", func() error { return c.resolveImage(ctx, res) }); err != nil {
 		return nil, err
 	}
@@ -150,7 +156,7 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// finish installs flannel, loads the test images and waits for readiness.
+// finish installs flannel and MetalLB, loads the test images and waits for readiness.
 func (c *Cluster) finish(ctx context.Context, res *Result) error {
 	restCfg, cs, err := c.clients()
 	if err != nil {
@@ -159,13 +165,33 @@ func (c *Cluster) finish(ctx context.Context, res *Result) error {
 	if err := c.timed("cni", func() error { return c.installCNI(ctx, restCfg, res.LocalImage) }); err != nil {
 		return fmt.Errorf("installing flannel: %w", err)
 	}
+	if c.cfg.LoadBalancer.On() {
+		if err := c.timed("load balancer", func() error { return c.installLoadBalancer(ctx, restCfg, res) }); err != nil {
+			return fmt.Errorf("installing MetalLB: %w", err)
+		}
+	} else {
+		c.logf("load balancer: none (loadBalancer.enabled: false): LoadBalancer Services get no external address")
+	}
 	if err := c.timed("load images", func() error { return c.LoadImages(ctx) }); err != nil {
 		return err
 	}
-	return c.timed("ready", func() error {
-		return kube.WaitReady(ctx, cs, kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}},
-			c.cfg.ReadyTimeout.Duration)
+	err = c.timed("ready", func() error {
+		return kube.WaitReady(ctx, cs, c.readiness(res), c.cfg.ReadyTimeout.Duration)
 	})
+	if err != nil || res.LoadBalancer == nil {
+		return err
+	}
+	return c.timed("load balancer pool", func() error { return c.waitLoadBalancer(ctx, restCfg, res) })
+}
+
+// readiness is what the cluster must show: its nodes, and every pod of the
+// system namespaces, flannel's and, when installed, MetalLB's.
+func (c *Cluster) readiness(res *Result) kube.Readiness {
+	r := kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}}
+	if res.LoadBalancer != nil {
+		r.Namespaces = append(r.Namespaces, metallb.Namespace)
+	}
+	return r
 }
 
 // reuse checks an existing cluster and refreshes its kubeconfig and images.
@@ -175,12 +201,25 @@ func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
 	if err := c.provider.ExportKubeConfig(c.cfg.Name, c.opts.Kubeconfig, false); err != nil {
 		return nil, fmt.Errorf("cluster %q exists but its kubeconfig cannot be written: %w", c.cfg.Name, err)
 	}
-	_, cs, err := c.clients()
+	restCfg, cs, err := c.clients()
 	if err != nil {
 		return nil, err
 	}
-	if err := kube.WaitReady(ctx, cs, kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}}, time.Minute); err != nil {
+	if c.cfg.LoadBalancer.On() {
+		lb, err := c.existingLoadBalancer(ctx, restCfg)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q exists but its load balancer cannot be looked up: %w", c.cfg.Name, err)
+		}
+		if lb == nil {
+			c.logf("cluster %q exists without MetalLB (made with loadBalancer.enabled: false, or before the harness installed it): LoadBalancer specs will skip; `make down` and `make up` install it", c.cfg.Name)
+		}
+		res.LoadBalancer = lb
+	}
+	if err := kube.WaitReady(ctx, cs, c.readiness(res), time.Minute); err != nil {
 		return nil, fmt.Errorf("cluster %q exists but is not healthy (%v): delete it with `make down` and run again", c.cfg.Name, err)
+	}
+	if lb := res.LoadBalancer; lb != nil {
+		c.logf("load balancer: %s, address pool %s, %d addresses free", lb.Implementation, lb.Pool, lb.Available)
 	}
 	if err := c.LoadImages(ctx); err != nil {
 		return nil, err
