@@ -50,12 +50,12 @@ type ImageArchive struct {
 
 // Result says what Up made or found.
 type Result struct {
-	Name       string            `json:"name"`
-	Kubeconfig string            `json:"kubeconfig"`
-	NodeImage  string            `json:"nodeImage"`
-	LocalImage bool              `json:"localNodeImage"`
-	Reused     bool              `json:"reused"`
-	Quirks     docker.Quirks     `json:"hostQuirks"`
+	Name       string        `json:"name"`
+	Kubeconfig string        `json:"kubeconfig"`
+	NodeImage  string        `json:"nodeImage"`
+	LocalImage bool          `json:"localNodeImage"`
+	Reused     bool          `json:"reused"`
+	Quirks     docker.Quirks `json:"hostQuirks"`
 	// LoadBalancer is what serves LoadBalancer Services; nil when nothing does.
 	LoadBalancer *LoadBalancerResult `json:"loadBalancer,omitempty"`
 	Timings      map[string]string   `json:"timings"`

@@ -39,7 +39,7 @@ type binaries struct {
 	pause       string
 	wrapper     string
 	metallb     map[string]string // controller, speaker
-	images      []string // kubeadm config images list
+	images      []string          // kubeadm config images list
 }
 
 func (b *build) buildBinaries(ctx context.Context) error {
