@@ -86,8 +86,10 @@ func Detect(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface)
 	switch usable := autoAssigned(pools); {
 	case len(usable) > 0:
 		return Finding{Implementation: "MetalLB", Detail: "address pools " + strings.Join(usable, ", ")}, nil
-	case pools != nil:
+	case len(pools) > 0:
 		looked = append(looked, fmt.Sprintf("MetalLB is installed but none of its %d IPAddressPools assigns addresses automatically", len(pools)))
+	case pools != nil:
+		looked = append(looked, "MetalLB is installed but has no IPAddressPool")
 	default:
 		looked = append(looked, "no MetalLB")
 	}

@@ -178,16 +178,6 @@ func CRDs(moduleDir string) ([]byte, error) {
 	return out, nil
 }
 
-// Describe is the one line `up` prints about what it installed.
-func (img Images) Describe(pool Pool) string {
-	where := "pulled"
-	if img.Local {
-		where = "built here"
-	}
-	return fmt.Sprintf("MetalLB %s (L2 mode; controller %s, speaker %s, %s), address pool %s (%d addresses)",
-		Version, img.Controller, img.Speaker, where, pool, pool.Size())
-}
-
 // Build compiles the controller and the speaker, static, into a directory of
 // binDir (once per version; one go install for both, outside the harness's
 // module, so MetalLB's own go.mod decides its dependencies) and returns their

@@ -197,7 +197,7 @@ func (n Network) Check(p Pool) error {
 	if n.Gateway.IsValid() {
 		reserved["gateway (this host)"] = n.Gateway
 	}
-	for _, what := range sortedKeys(reserved) {
+	for _, what := range byAddress(reserved) {
 		if p.Contains(reserved[what]) {
 			return fmt.Errorf("loadBalancer.addresses: %s holds the %s %s of the %s", p, what, reserved[what], n.describe())
 		}
@@ -206,7 +206,7 @@ func (n Network) Check(p Pool) error {
 		return fmt.Errorf("loadBalancer.addresses: %s overlaps %s, the range Docker gives containers on the %s: use addresses outside it",
 			p, n.IPRange, n.describe())
 	}
-	for _, name := range sortedKeys(n.Containers) {
+	for _, name := range byAddress(n.Containers) {
 		if a := n.Containers[name]; p.Contains(a) {
 			return fmt.Errorf("loadBalancer.addresses: %s overlaps the node addresses: %s has %s on the %s (nodes hold %s): use addresses away from them, such as %s",
 				p, name, a, n.describe(), n.nodeSpan(), n.example())
@@ -241,12 +241,18 @@ func (n Network) example() string {
 	return Pool{First: fromUint(top - 2*BlockSize), Last: fromUint(top - BlockSize - 1)}.String()
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+// byAddress lists m's names in the order of their addresses (then names).
+func byAddress(m map[string]netip.Addr) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	sort.Slice(keys, func(i, j int) bool {
+		if c := m[keys[i]].Compare(m[keys[j]]); c != 0 {
+			return c < 0
+		}
+		return keys[i] < keys[j]
+	})
 	return keys
 }
 
