@@ -96,8 +96,8 @@ func TestParseNetwork(t *testing.T) {
 		t.Errorf("IPRange = %s", n.IPRange)
 	}
 	for doc, want := range map[string]string{
-		`[]`:       "0 networks",
-		`{}`:       "docker network inspect",
+		`[]`: "0 networks",
+		`{}`: "docker network inspect",
 		`[{"Name": "v6", "IPAM": {"Config": [{"Subnet": "fd00::/64"}]}}]`: "docker network v6 has no IPv4 subnet",
 	} {
 		if _, err := ParseNetwork([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
