@@ -248,3 +248,55 @@ func TestWaitPool(t *testing.T) {
 		t.Errorf("a pool in use: %+v, %v", st, err)
 	}
 }
+
+// TestModuleCRDs reads the real module (downloading it when the module cache
+// lacks it): the recipe's assumptions about its layout hold.
+func TestModuleCRDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs MetalLB's module (the Go module proxy when it is not cached)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir, err := ModuleDir(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(dir, "go.universe.tf/metallb@"+Version) {
+		t.Errorf("module directory %s", dir)
+	}
+	data, err := CRDs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := kube.Objects(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, o := range objs {
+		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+		for _, v := range versions {
+			v := v.(map[string]any)
+			if v["served"] == true {
+				served[plural+"/"+v["name"].(string)] = true
+			}
+		}
+		if plural == "ipaddresspools" {
+			// WaitPool reads the pool's status, which the controller writes.
+			for _, v := range versions {
+				props, _, _ := unstructured.NestedMap(v.(map[string]any), "schema", "openAPIV3Schema", "properties", "status", "properties")
+				if _, ok := props["availableIPv4"]; !ok {
+					t.Error("IPAddressPool's status has no availableIPv4")
+				}
+			}
+		}
+	}
+	// What the manifests use and what the controller and speaker watch.
+	for _, want := range []string{"ipaddresspools/v1beta1", "l2advertisements/v1beta1", "bgppeers/v1beta2", "bgpadvertisements/v1beta1",
+		"bfdprofiles/v1beta1", "communities/v1beta1", "servicel2statuses/v1beta1", "servicebgpstatuses/v1beta1"} {
+		if !served[want] {
+			t.Errorf("MetalLB %s's CRDs do not serve %s (served: %v)", Version, want, served)
+		}
+	}
+}
