@@ -20,6 +20,8 @@ type Flags struct {
 	Inventory string
 	// StrictDrift fails a spec when a documented limitation no longer holds.
 	StrictDrift bool
+	// AllowFlaky lets a matrix cell whose two probes disagreed pass its claim.
+	AllowFlaky bool
 	// KwokBinary is kwok, which the scheduling suite runs to simulate
 	// Windows nodes on a cluster that has none.
 	KwokBinary string
@@ -52,6 +54,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Options.WindowsArtifacts, "windows-artifacts", "_output/windows", "where `winconform join` wrote its reports (INF-03)")
 	fs.BoolVar(&Options.Disruptive, "disruptive", false, "allow specs that reset and rejoin the inventory's Windows machines (INF-05)")
 	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")
+	fs.BoolVar(&Options.AllowFlaky, "allow-flaky", false, "let a network matrix cell that was blocked on one probe and reachable on the other pass its claim (it is still reported as flaky)")
 }
 
 // LoadImageOverrides applies --image-overrides, or $WINCONFORM_IMAGE_OVERRIDES.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/podexec"
@@ -100,7 +101,7 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 	})
 	m := &Matrix{
 		Profile: Profile{ServerVersion: env.Facts.ServerVersion, CNI: env.Facts.CNI, Rules: DocumentedLimits},
-		Claims:  ClaimsFor, Applies: Applicable, Workers: 4,
+		Claims:  ClaimsFor, Parts: PartsFor, Applies: Applicable, Workers: 4,
 	}
 	d.Matrix = m
 	pods, peers := d.podPlan()
@@ -383,7 +384,7 @@ func (d *Deployment) windowsHosts() {
 // no cell for, why.
 func (d *Deployment) recordAbsences(peers map[string]Peer) {
 	windows := hasOS(peers, "windows")
-	for _, id := range []string{"NET-01", "NET-02", "NET-03", "NET-04", "NET-05", "NET-06", "NET-09", "NET-10", "NET-11", "NET-12", "NET-13", "NET-14", "NET-17", "NET-18", "NET-19", "NET-21", "NET-27"} {
+	for _, id := range WindowsOnlyPaths() {
 		if !windows {
 			d.Absent[id] = NoWindowsNode
 		}
@@ -407,6 +408,25 @@ func (d *Deployment) recordAbsences(peers map[string]Peer) {
 	for _, id := range d.Matrix.ClaimIDsPlanned() {
 		delete(d.Absent, id)
 	}
+}
+
+// WindowsOnlyPaths lists the path claims every part of which has a Windows
+// end (or goes through a Windows node): without Windows nodes they have no cell.
+func WindowsOnlyPaths() []string {
+	var out []string
+	for _, c := range claims.All() {
+		if len(c.Parts) == 0 {
+			continue
+		}
+		all := true
+		for _, p := range c.Parts {
+			all = all && (p.From.OS == corev1.Windows || p.To.OS == corev1.Windows || p.Via == corev1.Windows)
+		}
+		if all {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }
 
 // Cleanup removes what Deploy made.
