@@ -48,11 +48,9 @@ func Install(ctx context.Context, cfg *rest.Config, crds []byte, img Images, poo
 	if err := waitServed(ctx, dc, timeout, "ipaddresspools", "l2advertisements"); err != nil {
 		return err
 	}
-	if err := kube.Apply(ctx, cfg, objects, "winconform"); err != nil {
+	// One apply for both: each apply discovers the API anew.
+	if err := kube.Apply(ctx, cfg, append(append(objects, '\n'), poolDoc...), "winconform"); err != nil {
 		return fmt.Errorf("MetalLB: %w", err)
-	}
-	if err := kube.Apply(ctx, cfg, poolDoc, "winconform"); err != nil {
-		return fmt.Errorf("MetalLB address pool: %w", err)
 	}
 	return nil
 }

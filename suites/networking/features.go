@@ -131,6 +131,7 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		r := probeFromOutside(ctx, "http://"+net.JoinHostPort(ingress, "80")+"/json")
 		gomega.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
 		gomega.Expect(r.Detail.PodIP).To(gomega.Equal(pod.Status.PodIP))
+		framework.Logf("from this machine, %s was answered by pod %s (%s)", r.Describe(), pod.Name, r.Detail.PodIP)
 	},
 		e2e.OSEntries("NET-26"),
 	)
