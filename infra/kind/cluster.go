@@ -114,6 +114,9 @@ func (c *Cluster) Exists() (bool, error) {
 // its logs kept in Options.LogDir.
 func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 	res := &Result{Name: c.cfg.Name, Kubeconfig: c.opts.Kubeconfig, Timings: c.timings}
+	if err := c.checkPool(ctx); err != nil {
+		return nil, err
+	}
 	exists, err := c.Exists()
 	if err != nil {
 		return nil, err
@@ -125,9 +128,6 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		}
 		defer restore()
 		return c.reuse(ctx, res)
-	}
-	if err := c.checkPoolBeforeCreate(ctx); err != nil {
-		return nil, err
 	}
 	if err := c.timed("node image", func() error { return c.resolveImage(ctx, res) }); err != nil {
 		return nil, err
@@ -210,8 +210,11 @@ func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster %q exists but its load balancer cannot be looked up: %w", c.cfg.Name, err)
 		}
-		if lb == nil {
+		switch want := c.cfg.LoadBalancer.Addresses; {
+		case lb == nil:
 			c.logf("cluster %q exists without MetalLB (made with loadBalancer.enabled: false, or before the harness installed it): LoadBalancer specs will skip; `make down` and `make up` install it", c.cfg.Name)
+		case want != "" && !samePool(want, lb.Pool):
+			c.logf("cluster %q exists with the address pool %s, not %s as loadBalancer.addresses says: `make down` and `make up` apply it", c.cfg.Name, lb.Pool, want)
 		}
 		res.LoadBalancer = lb
 	}

@@ -49,9 +49,10 @@ func (c *Cluster) dockerNetwork(ctx context.Context) (n metallb.Network, ok bool
 	return n, err == nil, err
 }
 
-// checkPoolBeforeCreate refuses, before any node is made, a configured pool
-// that does not fit the Docker network as it is now.
-func (c *Cluster) checkPoolBeforeCreate(ctx context.Context) error {
+// checkPool refuses, before any node is made or an existing cluster is
+// used, a configured pool that does not fit the Docker network as it is now.
+// (A new cluster's pool is checked again once its nodes are on the network.)
+func (c *Cluster) checkPool(ctx context.Context) error {
 	lb := c.cfg.LoadBalancer
 	if !lb.On() || lb.Addresses == "" {
 		return nil
@@ -168,4 +169,11 @@ func (c *Cluster) existingLoadBalancer(ctx context.Context, restCfg *rest.Config
 	addrs, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "addresses")
 	avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableIPv4")
 	return &LoadBalancerResult{Implementation: "MetalLB (L2)", Pool: strings.Join(addrs, ","), Available: avail}, nil
+}
+
+// samePool reports whether two ways of writing a pool are the same addresses.
+func samePool(a, b string) bool {
+	pa, errA := metallb.ParsePool(a)
+	pb, errB := metallb.ParsePool(b)
+	return errA == nil && errB == nil && pa == pb
 }

@@ -50,3 +50,20 @@ func TestLoadBalancerImages(t *testing.T) {
 		t.Error("Local marks the images built here")
 	}
 }
+
+func TestSamePool(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"172.18.255.192/28", "172.18.255.192-172.18.255.207", true},
+		{"172.18.255.192/28", "172.18.255.192/28", true},
+		{"172.18.255.192/28", "172.18.255.192-172.18.255.206", false},
+		{"172.18.255.192/28", "", false},
+		{"junk", "junk", false},
+	} {
+		if got := samePool(tc.a, tc.b); got != tc.same {
+			t.Errorf("samePool(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+}

@@ -208,8 +208,8 @@ func (n Network) Check(p Pool) error {
 	}
 	for _, name := range byAddress(n.Containers) {
 		if a := n.Containers[name]; p.Contains(a) {
-			return fmt.Errorf("loadBalancer.addresses: %s overlaps the node addresses: %s has %s on the %s (nodes hold %s): use addresses away from them, such as %s",
-				p, name, a, n.describe(), n.nodeSpan(), n.example())
+			return fmt.Errorf("loadBalancer.addresses: %s overlaps the node addresses on the %s: %s has %s, and the nodes hold %s: use addresses away from them, such as %s",
+				p, n.describe(), name, a, n.nodeSpan(), n.example())
 		}
 	}
 	return nil
