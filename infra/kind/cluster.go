@@ -165,15 +165,31 @@ func (c *Cluster) finish(ctx context.Context, res *Result) error {
 	if err := c.timed("cni", func() error { return c.installCNI(ctx, restCfg, res.LocalImage) }); err != nil {
 		return fmt.Errorf("installing flannel: %w", err)
 	}
+	// MetalLB waits on the API server, loading images on the nodes' containerd:
+	// side by side.
+	lbDone := make(chan error, 1)
+	var lbTime time.Duration
 	if c.cfg.LoadBalancer.On() {
-		if err := c.timed("load balancer", func() error { return c.installLoadBalancer(ctx, restCfg, res) }); err != nil {
-			return fmt.Errorf("installing MetalLB: %w", err)
-		}
+		go func() {
+			start := time.Now()
+			err := c.installLoadBalancer(ctx, restCfg, res)
+			lbTime = time.Since(start)
+			lbDone <- err
+		}()
 	} else {
+		lbDone <- nil
 		c.logf("load balancer: none (loadBalancer.enabled: false): LoadBalancer Services get no external address")
 	}
-	if err := c.timed("load images", func() error { return c.LoadImages(ctx) }); err != nil {
-		return err
+	imgErr := c.timed("load images", func() error { return c.LoadImages(ctx) })
+	lbErr := <-lbDone
+	if c.cfg.LoadBalancer.On() {
+		c.timings["load balancer (beside load images)"] = lbTime.Round(100 * time.Millisecond).String()
+	}
+	if lbErr != nil {
+		return fmt.Errorf("installing MetalLB: %w", lbErr)
+	}
+	if imgErr != nil {
+		return imgErr
 	}
 	err = c.timed("ready", func() error {
 		return kube.WaitReady(ctx, cs, c.readiness(res), c.cfg.ReadyTimeout.Duration)
