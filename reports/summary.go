@@ -162,7 +162,9 @@ type Summary struct {
 	// nothing, and the suite fails for them.
 	Unrecorded []string `json:"unrecordedEvidence,omitempty"`
 	// Rerun names the report this run reran the failures of.
-	Rerun  string  `json:"rerunOf,omitempty"`
+	Rerun string `json:"rerunOf,omitempty"`
+	// RunID labels the run's objects in the cluster (e2e-run, winconform.io/run).
+	RunID  string  `json:"runID,omitempty"`
 	Specs  []Spec  `json:"specs"`
 	Claims []Claim `json:"claims"`
 }

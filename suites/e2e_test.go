@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "winconform e2e:", err)
 		os.Exit(2)
 	}
+	e2e.ApplyRunID()
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	os.Exit(m.Run())
 }
@@ -126,6 +127,7 @@ func writeReports(r ginkgo.Report) {
 	}
 	dir := framework.TestContext.ReportDir
 	s := reports.Summarize(r)
+	s.Rerun, s.RunID = e2e.Options.RerunOf, string(framework.RunID)
 	framework.ExpectNoError(s.Write(dir))
 	entries, err := reports.Ledger(r)
 	framework.ExpectNoError(err)

@@ -93,6 +93,8 @@ type Options struct {
 	CIDR string
 	// RunID names this Sim's nodes and selects them for kwok; random when empty.
 	RunID string
+	// Labels go on every node the Sim adds (the harness's run, say).
+	Labels map[string]string
 	// Timeout bounds each wait (DefaultTimeout).
 	Timeout time.Duration
 	// LogPath is where kwok's output goes (a file in the Sim's temporary
@@ -329,6 +331,9 @@ func (s *Sim) AddWindowsNode(ctx context.Context, name, build string, taints ...
 	n, err := WindowsNode(name, build, s.opts.RunID, s.opts.KubeletVersion, append([]corev1.Taint{s.Taint()}, taints...)...)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range s.opts.Labels {
+		n.Labels[k] = v
 	}
 	host, _ := os.Hostname()
 	n.Annotations[AnnotationOwner] = host + "/" + strconv.Itoa(os.Getpid())

@@ -231,6 +231,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 				Tolerations:  tolerations,
 			},
 		}
+		e2e.Owned(rc)
 		_, err := f.ClientSet.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
 		framework.ExpectNoError(err, "creating RuntimeClass %s", rc.Name)
 		ginkgo.DeferCleanup(framework.IgnoreNotFound(f.ClientSet.NodeV1().RuntimeClasses().Delete), rc.Name, metav1.DeleteOptions{})
