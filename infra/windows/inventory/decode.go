@@ -14,6 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // The fields each mapping accepts, in the order messages list them.
@@ -517,7 +519,7 @@ func (d *decoder) expectedBuild(s scope, n *yaml.Node) opt[Build] {
 	if !str.ok() || str.v == "" {
 		return o
 	}
-	b, err := ParseBuild(str.v)
+	b, err := winrelease.ParseBuild(str.v)
 	switch {
 	case err != nil:
 		fix := "write the build as 10.0.NNNNN (quoted), such as \"10.0.20348\" for Windows Server 2022; [Environment]::OSVersion.Version on the machine shows it"
@@ -527,10 +529,10 @@ func (d *decoder) expectedBuild(s scope, n *yaml.Node) opt[Build] {
 		d.report(s, "expectedBuild", str.line, quote(str.v)+" is not a Windows build of the form 10.0.NNNNN", fix)
 		o.bad = true
 	case !b.Supported():
-		oldest := releases[0]
+		oldest := winrelease.Releases()[0]
 		d.report(s, "expectedBuild", str.line,
 			fmt.Sprintf("%s is older than %s (%s), the oldest build Kubernetes supports for Windows nodes", b, oldest.Build, oldest.Product),
-			"use a supported build: "+releaseList())
+			"use a supported build: "+winrelease.List())
 		o.bad = true
 	default:
 		o.v = b
