@@ -54,7 +54,7 @@ func names(keys []Key) []string {
 
 func TestDocument(t *testing.T) {
 	for doc, want := range map[string]string{
-		"a: 1\n   b: 2\n":      "yaml: the file is not valid YAML: mapping values are not allowed in this context (line 2)",
+		"a: 1\n   b: 2\n":     "yaml: the file is not valid YAML: mapping values are not allowed in this context (line 2)",
 		"a: 1\n---\nb: 2\n":   "yaml: the file holds more than one YAML document (line 3)",
 		"a: *nowhere\n":       "yaml: the file is not valid YAML: unknown anchor 'nowhere' referenced (line 0)",
 		"":                    "",
