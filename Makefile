@@ -3,7 +3,7 @@
 #
 #   make e2e                  the main job: the suites on the embedded default cluster
 #   make test                 unit tests, then the suites on a throwaway cluster
-#   make e2e SUITE=networking one area      FOCUS=NET-07  one claim (or NET-07,NET-08)
+#   make e2e SUITE=networking one area      CLAIM=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
 #   make e2e NODES=4          the suite in 4 parallel processes
@@ -17,7 +17,9 @@ OUT        := _output
 BIN        := $(OUT)/bin
 WINCONFORM := $(BIN)/winconform
 SUITE      ?=
+# CLAIM selects claims (FOCUS, its old name, still works).
 FOCUS      ?=
+CLAIM      ?= $(FOCUS)
 LABELS     ?=
 EXISTING   ?=
 NODES      ?= 1
@@ -36,7 +38,7 @@ UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
 CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
-SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
+SELECT      = --suite '$(SUITE)' --claim '$(CLAIM)' --labels '$(LABELS)'
 RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
 
 .PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet clean
@@ -67,7 +69,7 @@ up: build
 down: build
 	$(WINCONFORM) down $(CONFIG_FLAG)
 
-## e2e: run the suites (SUITE, FOCUS, LABELS) on the local cluster, or on EXISTING
+## e2e: run the suites (SUITE, CLAIM, LABELS, NODES, RERUN) on the local cluster, or on EXISTING
 e2e: build
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
 
@@ -100,6 +102,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./images/... ./infra/...
 	$(WINCONFORM) bench up --runs 3
 	$(WINCONFORM) bench matrix
+	$(WINCONFORM) bench suites --procs 4
 
 ## node-image: build (or find cached) the air-gapped node image
 node-image: build

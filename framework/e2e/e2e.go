@@ -24,7 +24,7 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
 )
 
@@ -174,11 +174,11 @@ func StartPods(ctx context.Context, f *framework.Framework, pods ...*corev1.Pod)
 // Connect runs `probe connect` with targets inside pod (which runs the probe
 // image) and returns one result per target. It fails the spec when the probe
 // itself could not run: that is not a blocked path.
-func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probe.Result {
+func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probeclient.Result {
 	ginkgo.By(fmt.Sprintf("probing from pod %s (%s, node %s): %v", pod.Name, PodOS(pod), pod.Spec.NodeName, targets))
-	stdout, stderr, err := Tool(ctx, f, pod, "", probe.ConnectArgs(5, 2, targets)...)
+	stdout, stderr, err := Tool(ctx, f, pod, "", probeclient.ConnectArgs(5, 2, targets)...)
 	framework.ExpectNoError(err, "the probe in pod %s could not run (stderr: %s)", pod.Name, stderr)
-	results, err := probe.Parse(stdout, targets)
+	results, err := probeclient.Parse(stdout, targets)
 	framework.ExpectNoError(err, "reading the probe's output")
 	return results
 }
