@@ -104,7 +104,7 @@ func (r *runFlags) rerunFocus() error {
 	for _, sp := range s.Specs {
 		switch sp.Result {
 		case reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan:
-			r.focus = append(r.focus, suiterun.Focus(sp.Name))
+			r.focus = append(r.focus, suiterun.Focus(s.Suite, sp.Name))
 		}
 	}
 	if len(r.focus) == 0 {
