@@ -30,6 +30,7 @@ import (
 	_ "github.com/winconform/winconform/suites/limitations"
 	_ "github.com/winconform/winconform/suites/networking"
 	_ "github.com/winconform/winconform/suites/observability"
+	_ "github.com/winconform/winconform/suites/resources"
 	_ "github.com/winconform/winconform/suites/scheduling"
 	_ "github.com/winconform/winconform/suites/storage"
 	_ "github.com/winconform/winconform/suites/workloads"
