@@ -37,7 +37,9 @@ func TestHoldOutlivesTermination(t *testing.T) {
 	var errOut bytes.Buffer
 	done := make(chan int)
 	start := time.Now()
-	go func() { done <- run(context.Background(), []string{"hold", "--for", "1s"}, strings.NewReader(""), out, &errOut) }()
+	go func() {
+		done <- run(context.Background(), []string{"hold", "--for", "1s"}, strings.NewReader(""), out, &errOut)
+	}()
 	select {
 	case <-out.started:
 	case <-time.After(5 * time.Second):
