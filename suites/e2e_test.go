@@ -25,10 +25,12 @@ import (
 	"github.com/winconform/winconform/reports"
 
 	_ "github.com/winconform/winconform/suites/config"
+	_ "github.com/winconform/winconform/suites/hostprocess"
 	_ "github.com/winconform/winconform/suites/identity"
 	_ "github.com/winconform/winconform/suites/infra"
 	_ "github.com/winconform/winconform/suites/limitations"
 	_ "github.com/winconform/winconform/suites/networking"
+	_ "github.com/winconform/winconform/suites/node"
 	_ "github.com/winconform/winconform/suites/observability"
 	_ "github.com/winconform/winconform/suites/resources"
 	_ "github.com/winconform/winconform/suites/scheduling"
