@@ -8,6 +8,7 @@
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
+#   make lint                 actionlint over the workflows, PowerShell syntax check (part of unit)
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -24,6 +25,10 @@ REPORT_DIR ?= $(OUT)/report
 # kwok simulates Windows nodes for the scheduling specs on clusters without them.
 KWOK_VERSION ?= v0.8.0
 TEST_CLUSTER ?= winconform-test
+# actionlint checks .github/workflows; pscheck parses every PowerShell script
+# with the tree-sitter PowerShell grammar (npm packages pinned in its lock).
+ACTIONLINT_VERSION ?= v1.7.12
+PSCHECK      := tools/pscheck
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
@@ -31,7 +36,7 @@ CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet lint actionlint pscheck clean
 
 all: build
 
@@ -76,7 +81,7 @@ list: build
 ## test: formatting, vet, unit tests, label checks, then the suites on a throwaway cluster
 test: unit e2e-test
 
-unit: fmt vet
+unit: fmt vet lint
 	$(GO) test $(UNIT_PKGS)
 
 e2e-test: build
@@ -99,6 +104,23 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+## lint: actionlint over .github/workflows, and pscheck: every .ps1 file parses (needs node and npm)
+lint: actionlint pscheck
+
+actionlint:
+	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \
+	  mkdir -p $(BIN) && cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) \
+	  $(GO) install -ldflags '-s -w' github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); }
+	$(BIN)/actionlint
+	@echo "actionlint $(ACTIONLINT_VERSION): $$(ls .github/workflows/*.yml | wc -l) workflows, no problem"
+
+pscheck:
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+	  echo "pscheck needs node and npm (Debian: apt-get install -y nodejs npm; .ci/run installs them)"; exit 1; }
+	@test $(PSCHECK)/node_modules/.package-lock.json -nt $(PSCHECK)/package-lock.json || (cd $(PSCHECK) && npm ci --no-audit --no-fund)
+	node --test --test-reporter=spec $(PSCHECK)/pscheck.test.mjs
+	node $(PSCHECK)/pscheck.mjs .
 
 clean:
 	rm -rf $(OUT)
