@@ -36,8 +36,8 @@ func TestRealPowerShellRunsPingAndPreflight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ping: %v", err)
 	}
-	host, _ := os.Hostname()
-	if !strings.EqualFold(st.str("hostname"), host) {
+	// [Environment]::MachineName is the NetBIOS name, as COMPUTERNAME.
+	if host := os.Getenv("COMPUTERNAME"); !strings.EqualFold(st.str("hostname"), host) {
 		t.Errorf("ping: hostname %q, want %q", st.str("hostname"), host)
 	}
 	if _, err := time.Parse(time.RFC3339Nano, st.str("bootTime")); err != nil {
