@@ -6,6 +6,7 @@
 #   make e2e SUITE=networking one area      FOCUS=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
+#   make sonobuoy             the suites inside the local cluster, as a Sonobuoy plugin
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
 
@@ -23,6 +24,11 @@ CONFIG     ?=
 REPORT_DIR ?= $(OUT)/report
 # kwok simulates Windows nodes for the scheduling specs on clusters without them.
 KWOK_VERSION ?= v0.8.0
+# Sonobuoy runs the suites inside a cluster (make sonobuoy); its CLI is built
+# here, kept out of the harness's go.mod.
+SONOBUOY_VERSION ?= v0.57.3
+SONOBUOY_MODULE  := github.com/vmware-tanzu/sonobuoy
+SONOBUOY_TIMEOUT ?= 60m
 TEST_CLUSTER ?= winconform-test
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
@@ -31,21 +37,34 @@ CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset sonobuoy fmt vet clean
 
 all: build
 
-## build: the CLI, the suite binary, the probe (Linux and Windows) and kwok
+## build: the CLI, the suite binary (static: it also runs in the suite image) and its
+## in-cluster entrypoint, the probe (Linux and Windows) and kwok
 build: $(BIN)/kwok
 	@mkdir -p $(BIN)
 	$(GO) build -o $(WINCONFORM) ./cmd/winconform
-	$(GO) test -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/suite-runner ./images/suiterunner
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe
 
 $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+# `go install $(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)` also asks the module proxy for
+# the module's version list (to look for a deprecation notice), which some proxies
+# refuse. The same build without that question: download the module (checked
+# against the checksum database) and build it as its own main module.
+$(BIN)/sonobuoy:
+	@mkdir -p $(BIN)
+	GOWORK=off GOFLAGS= $(GO) mod download $(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)
+	cd "$$(GOWORK=off GOFLAGS= $(GO) env GOMODCACHE)/$(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)" && \
+		GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
+		$(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$(BIN)/sonobuoy .
 
 ## up: create the local cluster (or check and reuse it); with INVENTORY, join its Windows machines
 up: build
@@ -58,6 +77,11 @@ down: build
 ## e2e: run the suites (SUITE, FOCUS, LABELS) on the local cluster, or on EXISTING
 e2e: build
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
+
+## sonobuoy: the suites (SUITE, FOCUS, LABELS) inside the local cluster as a Sonobuoy
+## plugin: images built and loaded, sonobuoy run, retrieve, results (in _output/sonobuoy)
+sonobuoy: build $(BIN)/sonobuoy
+	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(SELECT) --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
 
 ## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
 join: build
