@@ -419,7 +419,16 @@ func showResults(ctx context.Context, out io.Writer, cli sonobuoy.CLI, tarball, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n$ sonobuoy results %s\n%s", tarball, report)
+	fmt.Fprintf(out, "\n$ sonobuoy results %s --plugin %s\n%s", tarball, sonobuoy.PluginName, report)
+	dir := filepath.Join(outDir, "report")
+	files, err := sonobuoy.Extract(tarball, dir)
+	if err != nil {
+		return err
+	}
+	junit, err := os.ReadFile(filepath.Join(dir, sonobuoy.JUnitFile))
+	if err != nil {
+		return fmt.Errorf("the suite's JUnit report: %w", err)
+	}
 	detailed, err := cli.Results(ctx, tarball, "detailed")
 	if err != nil {
 		return err
@@ -428,15 +437,13 @@ func showResults(ctx context.Context, out io.Writer, cli sonobuoy.CLI, tarball, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n$ sonobuoy results %s --mode detailed  (the specs that ran; Sonobuoy counts the specs outside the selection as skipped)\n", tarball)
-	sonobuoy.WriteSpecs(out, specs)
-
-	dir := filepath.Join(outDir, "report")
-	files, err := sonobuoy.Extract(tarball, dir)
-	if err != nil {
+	if err := sonobuoy.AddSkipReasons(specs, junit); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nthe suite's reports, from the results tarball (%s): %s\n", sonobuoy.PluginResults, dir)
+	fmt.Fprintf(out, "\n$ sonobuoy results %s --plugin %s --mode detailed\n  (the specs in the selection, with the skip reasons of the suite's JUnit; Sonobuoy counts the specs outside the selection as skipped)\n", tarball, sonobuoy.PluginName)
+	sonobuoy.WriteSpecs(out, specs)
+
+	fmt.Fprintf(out, "\nthe suite's reports, from the results tarball (%s), in %s:\n", sonobuoy.PluginResults, dir)
 	for _, f := range files {
 		fmt.Fprintf(out, "  %s\n", f)
 	}
@@ -445,7 +452,7 @@ func showResults(ctx context.Context, out io.Writer, cli sonobuoy.CLI, tarball, 
 	} else {
 		fmt.Fprintf(out, "\nno summary.md in the results: %v\n", err)
 	}
-	failed, err := junitFailures(filepath.Join(dir, sonobuoy.JUnitFile))
+	failed, err := junitFailures(junit)
 	if err != nil {
 		return err
 	}
@@ -458,17 +465,13 @@ func showResults(ctx context.Context, out io.Writer, cli sonobuoy.CLI, tarball, 
 }
 
 // junitFailures counts the failures and errors of a JUnit report.
-func junitFailures(path string) (int, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("the suite's JUnit report: %w", err)
-	}
+func junitFailures(data []byte) (int, error) {
 	var suites struct {
 		Failures int `xml:"failures,attr"`
 		Errors   int `xml:"errors,attr"`
 	}
 	if err := xml.Unmarshal(data, &suites); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, fmt.Errorf("the suite's JUnit report: %w", err)
 	}
 	return suites.Failures + suites.Errors, nil
 }

@@ -23,9 +23,13 @@ type CLI struct {
 	Log        io.Writer // receives the commands and their output (os.Stderr when nil)
 }
 
+// AggregatorService is the Service `sonobuoy run` puts in front of the
+// aggregator, in Sonobuoy's namespace, and its port.
+const AggregatorService = "sonobuoy-aggregator:8080"
+
 // RunOptions say how `sonobuoy run` runs the plugin.
 type RunOptions struct {
-	Plugin          string        // the plugin definition file
+	Plugin          string        // the plugin definition file (a Sonobuoy configuration is written beside it)
 	AggregatorImage string        // --sonobuoy-image
 	PullPolicy      string        // --image-pull-policy (default IfNotPresent)
 	Timeout         time.Duration // how long Sonobuoy waits for the plugin, and the CLI for Sonobuoy
@@ -78,8 +82,18 @@ func (c CLI) Run(ctx context.Context, o RunOptions) error {
 	if o.PullPolicy == "" {
 		o.PullPolicy = "IfNotPresent"
 	}
+	// Workers reach the aggregator at the address it advertises, by default
+	// its pod IP written as "[IP]:8080", which Go's net/url refuses since Go
+	// 1.24.8 and 1.25.2 (only IPv6 may stand in brackets), so that a Sonobuoy
+	// built with a current Go fails in every worker: "parsing AggregatorURL:
+	// invalid IP-literal". Its Service's name is an address every Go accepts.
+	config := filepath.Join(filepath.Dir(o.Plugin), "sonobuoy-config.json")
+	if err := os.WriteFile(config, []byte(`{"Server": {"advertiseaddress": "`+AggregatorService+`"}}`+"\n"), 0o644); err != nil {
+		return err
+	}
 	minutes := int((o.Timeout + time.Minute - 1) / time.Minute)
 	args := append([]string{"run",
+		"--config", config, // first: sonobuoy refuses it after flags that change the configuration
 		"--plugin", o.Plugin,
 		"--sonobuoy-image", o.AggregatorImage,
 		"--image-pull-policy", o.PullPolicy,

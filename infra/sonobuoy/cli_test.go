@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,16 +103,29 @@ func fakeCLI(t *testing.T) (CLI, func() []string) {
 
 func TestRunStartsOnlyOurPlugin(t *testing.T) {
 	c, calls := fakeCLI(t)
-	err := c.Run(context.Background(), RunOptions{Plugin: "/out/winconform.yaml", AggregatorImage: "winconform.local/sonobuoy:v0.57.3", Timeout: 90 * time.Second})
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "winconform.yaml")
+	err := c.Run(context.Background(), RunOptions{Plugin: plugin, AggregatorImage: "winconform.local/sonobuoy:v0.57.3", Timeout: 90 * time.Second})
 	if err != nil {
 		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "sonobuoy-config.json")
+	var cfg struct {
+		Server map[string]any
+	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil || len(cfg.Server) != 1 || cfg.Server["advertiseaddress"] != "sonobuoy-aggregator:8080" {
+		t.Errorf("Sonobuoy configuration %s (%v): want only the aggregator's Service as its address", data, err)
 	}
 	got := calls()
 	if len(got) != 1 {
 		t.Fatalf("calls %q", got)
 	}
 	args := strings.Fields(got[0])
-	want := []string{"run", "--plugin", "/out/winconform.yaml", "--sonobuoy-image", "winconform.local/sonobuoy:v0.57.3",
+	want := []string{"run", "--config", config, "--plugin", plugin, "--sonobuoy-image", "winconform.local/sonobuoy:v0.57.3",
 		"--image-pull-policy", "IfNotPresent", "--timeout", "90", "--wait=2", "--wait-output", "progress",
 		"--kubeconfig", "/k/config", "--namespace", "sono-test"}
 	if !slices.Equal(args, want) {

@@ -17,7 +17,7 @@ const PluginResults = "plugins/" + PluginName + "/results/global/"
 
 // Extract copies the plugin's results (the suite's report directory) out
 // of a Sonobuoy results tarball into dir, and returns the files' paths
-// relative to dir. Sonobuoy's worker sends a directory as a tarball of its
+// relative to dir (Sonobuoy's done file left out). Sonobuoy's worker sends a directory as a tarball of its
 // own (results.tar.gz), which the aggregator unpacks; one still packed is
 // unpacked here too.
 func Extract(tarball, dir string) ([]string, error) {
@@ -59,7 +59,7 @@ func extractPrefix(r io.Reader, prefix, dir string) ([]string, error) {
 		if prefix != "" {
 			rel, ok = strings.CutPrefix(name, strings.TrimSuffix(prefix, "/")+"/")
 		}
-		if !ok || rel == "" || h.Typeflag != tar.TypeReg {
+		if !ok || rel == "" || rel == "done" || h.Typeflag != tar.TypeReg {
 			continue
 		}
 		if rel == "results.tar.gz" {

@@ -3,6 +3,7 @@ package sonobuoy
 import (
 	"bufio"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"sort"
@@ -20,12 +21,19 @@ type Spec struct {
 
 // Selected says whether the spec was in the run's selection. Sonobuoy
 // counts the specs a label filter left out as skipped; their JUnit entry
-// carries no reason of its own.
+// carries no reason of its own ("skipped"), while a spec that ran and
+// skipped carries its reason (AddSkipReasons).
 func (s Spec) Selected() bool {
 	return s.Status != "skipped" || s.Message != "" && s.Message != "skipped"
 }
 
-// ParseDetailed reads the JSON lines of `sonobuoy results --mode detailed`.
+// Other is the status of a line of `sonobuoy results --mode detailed` that
+// is not a spec: Sonobuoy prints a result it holds as a file (such as the
+// error it recorded for a plugin that failed) as the file's path and content.
+const Other = "other"
+
+// ParseDetailed reads the JSON lines of `sonobuoy results --mode detailed`;
+// other lines are kept as Specs of status Other, their text as the name.
 func ParseDetailed(out string) ([]Spec, error) {
 	var specs []Spec
 	sc := bufio.NewScanner(strings.NewReader(out))
@@ -33,6 +41,13 @@ func ParseDetailed(out string) ([]Spec, error) {
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "{") {
+			if len(line) > 300 {
+				line = line[:300] + " ..."
+			}
+			specs = append(specs, Spec{Name: line, Status: Other})
 			continue
 		}
 		var item struct {
@@ -55,6 +70,38 @@ func ParseDetailed(out string) ([]Spec, error) {
 	return specs, sc.Err()
 }
 
+// AddSkipReasons gives the skipped specs the reasons their JUnit report
+// (the suite's junit_01.xml) holds: Sonobuoy's detailed results leave them out.
+func AddSkipReasons(specs []Spec, junit []byte) error {
+	var doc struct {
+		Suites []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(junit, &doc); err != nil {
+		return fmt.Errorf("the suite's JUnit report: %w", err)
+	}
+	reasons := map[string]string{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			if c.Skipped != nil {
+				reasons[c.Name] = c.Skipped.Message
+			}
+		}
+	}
+	for i, s := range specs {
+		if r, ok := reasons[s.Name]; ok && s.Status == "skipped" && s.Message == "" {
+			specs[i].Message = r
+		}
+	}
+	return nil
+}
+
 // WriteSpecs lists the specs that were selected, one a line, by status then
 // name, with the first line of their failure or skip reason, and counts.
 func WriteSpecs(w io.Writer, specs []Spec) {
@@ -69,7 +116,7 @@ func WriteSpecs(w io.Writer, specs []Spec) {
 		shown = append(shown, s)
 		counts[s.Status]++
 	}
-	rank := map[string]int{"failed": 0, "passed": 1, "skipped": 2}
+	rank := map[string]int{Other: 0, "failed": 1, "passed": 2, "skipped": 3}
 	sort.SliceStable(shown, func(i, j int) bool {
 		if rank[shown[i].Status] != rank[shown[j].Status] {
 			return rank[shown[i].Status] < rank[shown[j].Status]
@@ -85,4 +132,7 @@ func WriteSpecs(w io.Writer, specs []Spec) {
 	}
 	fmt.Fprintf(w, "  %d passed, %d failed, %d skipped (with their reasons); %d outside the selection\n",
 		counts["passed"], counts["failed"], counts["skipped"], notSelected)
+	if counts[Other] > 0 {
+		fmt.Fprintf(w, "  %d result(s) that are not specs (above): Sonobuoy's record of a plugin that failed\n", counts[Other])
+	}
 }

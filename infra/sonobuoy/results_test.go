@@ -107,7 +107,45 @@ func TestParseDetailedAndWriteSpecs(t *testing.T) {
 		t.Errorf("failures come first:\n%s", got)
 	}
 
-	if _, err := ParseDetailed("not json\n"); err == nil || !strings.Contains(err.Error(), "line 1") {
+	if _, err := ParseDetailed("{not json\n"); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("bad output: %v", err)
+	}
+	other, err := ParseDetailed(`winconform|Container sonobuoy-worker is in a terminated state (exit code 1) {"error":"x"}` + "\n")
+	if err != nil || len(other) != 1 || other[0].Status != Other {
+		t.Fatalf("a line that is not a spec: %+v, %v", other, err)
+	}
+	b.Reset()
+	WriteSpecs(&b, other)
+	if !strings.Contains(b.String(), "other   winconform|Container sonobuoy-worker") || !strings.Contains(b.String(), "1 result(s) that are not specs") {
+		t.Errorf("a line that is not a spec is not shown:\n%s", b.String())
+	}
+}
+
+func TestAddSkipReasons(t *testing.T) {
+	specs := []Spec{
+		{Name: "[It] a LIM-03 windows", Status: "skipped"},
+		{Name: "[It] NET-01 outside", Status: "skipped"},
+		{Name: "[It] passes", Status: "passed"},
+	}
+	junit := `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3"><testsuite name="winconform" tests="3">
+<testcase name="[It] a LIM-03 windows" status="skipped"><skipped message="skipped - no Windows node in this cluster"></skipped></testcase>
+<testcase name="[It] NET-01 outside" status="skipped"><skipped message="skipped"></skipped></testcase>
+<testcase name="[It] passes" status="passed"></testcase>
+</testsuite></testsuites>`
+	if err := AddSkipReasons(specs, []byte(junit)); err != nil {
+		t.Fatal(err)
+	}
+	if specs[0].Message != "skipped - no Windows node in this cluster" || !specs[0].Selected() {
+		t.Errorf("a spec that ran and skipped: %+v", specs[0])
+	}
+	if specs[1].Selected() {
+		t.Errorf("a spec outside the selection counts as selected: %+v", specs[1])
+	}
+	if specs[2].Message != "" || !specs[2].Selected() {
+		t.Errorf("a passed spec: %+v", specs[2])
+	}
+	if err := AddSkipReasons(specs, []byte("<oops")); err == nil {
+		t.Error("no error for a report that is not XML")
 	}
 }
