@@ -127,7 +127,10 @@ func (c CLI) Retrieve(ctx context.Context, dir string) (string, error) {
 // readable or dump), for the plugin.
 func (c CLI) Results(ctx context.Context, tarball, mode string) (string, error) {
 	var out bytes.Buffer
-	err := c.run(ctx, 2*time.Minute, &out, "results", tarball, "--mode", mode, "--plugin", PluginName)
+	// Not logged: the caller shows the output with the command.
+	quiet := c
+	quiet.Log = io.Discard
+	err := quiet.run(ctx, 2*time.Minute, &out, "results", tarball, "--mode", mode, "--plugin", PluginName)
 	return out.String(), err
 }
 
