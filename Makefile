@@ -30,6 +30,8 @@ SONOBUOY_VERSION ?= v0.57.3
 SONOBUOY_MODULE  := github.com/vmware-tanzu/sonobuoy
 SONOBUOY_TIMEOUT ?= 60m
 TEST_CLUSTER ?= winconform-test
+# The suite `make test` runs inside its cluster as a Sonobuoy plugin (empty: none).
+TEST_SONOBUOY_SUITE ?= limitations
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
@@ -97,15 +99,20 @@ reset: build
 list: build
 	$(WINCONFORM) list $(SELECT)
 
-## test: formatting, vet, unit tests, label checks, then the suites on a throwaway cluster
+## test: formatting, vet, unit tests, label checks, then on a throwaway cluster the suites,
+## and one suite (TEST_SONOBUOY_SUITE) inside it as a Sonobuoy plugin
 test: unit e2e-test
 
 unit: fmt vet
 	$(GO) test $(UNIT_PKGS)
 
-e2e-test: build
+# The cluster is deleted however the recipe ends (a failure, Ctrl-C).
+e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) list --check > /dev/null
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --delete-cluster $(SELECT) --report-dir $(OUT)/test-report
+	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(SELECT) --report-dir $(OUT)/test-report \
+	$(if $(TEST_SONOBUOY_SUITE),&& $(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --suite '$(TEST_SONOBUOY_SUITE)' \
+		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m)
 
 ## bench: benchmarks that print ratios
 bench: build
