@@ -341,8 +341,11 @@ loaded: the cluster must be able to pull --image and --sonobuoy-image.`,
 			if cli.Kubeconfig, err = filepath.Abs(kubeconfig); err != nil {
 				return err
 			}
-			if err := os.RemoveAll(outDir); err != nil {
-				return err
+			// Only what an earlier run left here goes: --out may be any directory.
+			for _, old := range []string{"report", "sonobuoy-results.tar.gz", "sonobuoy-diagnostics.txt"} {
+				if err := os.RemoveAll(filepath.Join(outDir, old)); err != nil {
+					return err
+				}
 			}
 			if err := os.MkdirAll(outDir, 0o755); err != nil {
 				return err
