@@ -43,7 +43,7 @@ func Ledger(r types.Report) ([]LedgerEntry, error) {
 func LedgerMarkdown(entries []LedgerEntry) string {
 	var b strings.Builder
 	b.WriteString("# Limitation ledger\n\n")
-	b.WriteString("Each documented limitation of Windows nodes, checked: what the documents say and for which era, what this server version is expected to do, what was observed, and the verdict (`holds`, `lifted`: the documents no longer describe the cluster, `regressed`). *Unexpected* marks an observation this server version does not explain.\n\n")
+	b.WriteString("Each documented limitation of Windows nodes, checked: what the documents say and for which era, what this server version is expected to do, what was observed, and the verdict (`holds`, `lifted`: the documents no longer describe the cluster, `regressed`, `inconclusive`: nothing was observed that decides, such as a simulated node or a cluster without what the check needs). *Unexpected* marks an observation this server version does not explain.\n\n")
 	if len(entries) == 0 {
 		b.WriteString("No limitation was checked in this run.\n")
 		return b.String()
@@ -57,6 +57,9 @@ func LedgerMarkdown(entries []LedgerEntry) string {
 		evidence := e.Evidence
 		if e.Simulated {
 			evidence += " (on a simulated node)"
+		}
+		if e.Source != "" {
+			evidence += " [" + e.Source + "]"
 		}
 		fmt.Fprintf(&b, "| %s | %s (%s, %s) | %s | %s%s | %s | %s | %s |\n", e.Claim, e.Limitation, e.Document, e.Era, e.Server,
 			e.Expected, why(e.Why), e.Observed, verdict, strings.ReplaceAll(evidence, "|", "\\|"))

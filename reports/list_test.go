@@ -69,7 +69,7 @@ func listReport() types.Report {
 	}
 	return types.Report{SpecReports: types.SpecReports{
 		{LeafNodeType: types.NodeTypeBeforeSuite, LeafNodeText: "", LeafNodeLabels: []string{"claim:WEB-01"}},
-		it([]string{"[networking]"}, [][]string{{"suite:networking"}}, "windows to linux", []string{"os:windows", "claim:NET-03", "claim:NET-01"}),
+		it([]string{"[networking]"}, [][]string{{"suite:networking"}}, "windows to linux", []string{"os:windows", "claim:NET-03", "claim:NET-01", "needs:windows-node"}),
 		it([]string{"[limitations]"}, [][]string{{"suite:limitations", "os:linux"}}, "control plane is linux", []string{"claim:LIM-07", "os:linux"}),
 		it([]string{"[networking]"}, [][]string{{"suite:networking"}}, "bad labels", []string{"claim:NET-99", "os:macos"}),
 		it([]string{"[limitations]"}, nil, "no labels", nil),
@@ -82,7 +82,7 @@ func TestSpecs(t *testing.T) {
 		{Name: "[limitations] control plane is linux", Labels: []string{"claim:LIM-07", "os:linux", "suite:limitations"}},
 		{Name: "[limitations] no labels", Labels: nil},
 		{Name: "[networking] bad labels", Labels: []string{"claim:NET-99", "os:macos", "suite:networking"}},
-		{Name: "[networking] windows to linux", Labels: []string{"claim:NET-01", "claim:NET-03", "os:windows", "suite:networking"}},
+		{Name: "[networking] windows to linux", Labels: []string{"claim:NET-01", "claim:NET-03", "needs:windows-node", "os:windows", "suite:networking"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Specs() =\n %q\nwant\n %q", got, want)
@@ -92,7 +92,7 @@ func TestSpecs(t *testing.T) {
 func TestSpecsDoesNotReorderReportLabels(t *testing.T) {
 	r := listReport()
 	Specs(r)
-	if got := r.SpecReports[1].LeafNodeLabels; !reflect.DeepEqual(got, []string{"os:windows", "claim:NET-03", "claim:NET-01"}) {
+	if got := r.SpecReports[1].LeafNodeLabels; !reflect.DeepEqual(got, []string{"os:windows", "claim:NET-03", "claim:NET-01", "needs:windows-node"}) {
 		t.Errorf("Specs sorted the report's own labels: %v", got)
 	}
 }
@@ -109,8 +109,13 @@ func TestLabelProblems(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("LabelProblems() =\n %q\nwant\n %q", got, want)
 	}
-	if p := LabelProblems([]Listed{{Name: "ok", Labels: []string{"suite:a", "claim:NET-01", "os:linux"}}}); len(p) != 0 {
+	if p := LabelProblems([]Listed{{Name: "ok", Labels: []string{"suite:a", "claim:NET-07", "os:linux"}}}); len(p) != 0 {
 		t.Errorf("LabelProblems on a good spec = %q", p)
+	}
+	// Labels that contradict the claim's catalogue entry are problems too.
+	p := LabelProblems([]Listed{{Name: "imitation", Labels: []string{"suite:a", "claim:WEB-01", "os:linux"}}})
+	if len(p) != 1 || !strings.Contains(p[0], "imitation: os:linux contradicts claim WEB-01") {
+		t.Errorf("LabelProblems on an untagged Linux twin = %q", p)
 	}
 }
 
@@ -152,7 +157,7 @@ func TestWriteList(t *testing.T) {
 		t.Errorf("WriteList spec lines:\n%s", out)
 	}
 	unc := Uncovered(Specs(listReport()))
-	wantTail := "\n4 specs; 3 of 75 claims covered; not yet covered: " + strings.Join(unc, " ") + "\n"
+	wantTail := "\n4 specs; 3 of 91 claims covered; not yet covered: " + strings.Join(unc, " ") + "\n"
 	if !strings.HasSuffix(out, wantTail) {
 		t.Errorf("WriteList tail:\n%s\nwant suffix\n%s", out, wantTail)
 	}
@@ -169,7 +174,7 @@ func TestWriteListAllCovered(t *testing.T) {
 	var b bytes.Buffer
 	WriteList(&b, specs)
 	out := b.String()
-	if !strings.HasSuffix(out, "\n75 specs; 75 of 75 claims covered\n") {
+	if !strings.HasSuffix(out, "\n91 specs; 91 of 91 claims covered\n") {
 		t.Errorf("WriteList with every claim covered ends %q", out[max(0, len(out)-80):])
 	}
 	if strings.Contains(out, "not yet covered") {

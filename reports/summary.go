@@ -1,14 +1,22 @@
 // Package reports turns a Ginkgo run into what the harness's users read:
-// per claim of the catalogue, what the run showed; skips counted by their
-// reason; the spec list with labels; and checks that every spec is labelled.
-// Ginkgo's own reporters write the JUnit and JSON; this package adds to them.
+// per claim of the catalogue, what the run showed and on what evidence; skips
+// counted by their reason; the spec list with labels; and checks that every
+// spec is labelled as its claims' catalogue entries say. Ginkgo's own
+// reporters write the JUnit and JSON; this package adds to them.
+//
+// The first rule: never report more than was seen. A claim is *shown* only
+// by a passing spec at the claim's evidence level (framework/claims); a
+// passing spec below it (a Linux twin, simulated nodes, the API alone)
+// *supports* the claim, and every report says which.
 package reports
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -16,142 +24,501 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/evidence"
+	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/internal/text"
 )
 
-// Outcome of a claim in a run.
+// Format names the layout of summary.json; readers refuse another.
+const Format = "winconform.summary/v2"
+
+// Outcomes of a claim in a run, strongest first: a claim takes the first
+// that applies.
 const (
-	Passed     = "passed"
-	Failed     = "failed"
-	Skipped    = "skipped"
-	NotRun     = "not run"     // has specs, none selected in this run
-	NotCovered = "not covered" // no spec carries the claim
+	Failed       = "failed"       // a spec of the claim failed
+	Blocked      = "blocked"      // a setup node (BeforeAll, BeforeSuite, ...) failed before the claim's spec could run
+	Interrupted  = "interrupted"  // the run was cut short during or before the claim's specs
+	Drift        = "drift"        // a documented limitation no longer holds
+	Shown        = "shown"        // a passing spec at the claim's evidence level
+	Inconclusive = "inconclusive" // a spec ran but could not observe what it needed
+	Supported    = "supported"    // passing specs only below the claim's level
+	Skipped      = "skipped"      // every spec skipped, with its reason
+	NotRun       = "not run"      // has specs, none selected in this run
+	NotCovered   = "not covered"  // no spec carries the claim
+)
+
+// Outcomes lists the claim outcomes in the order a claim takes them.
+var Outcomes = []string{Failed, Blocked, Interrupted, Drift, Shown, Inconclusive, Supported, Skipped, NotRun, NotCovered}
+
+// Results of one spec.
+const (
+	SpecPassed       = "passed"
+	SpecFailed       = "failed"
+	SpecBlocked      = "blocked"
+	SpecInterrupted  = "interrupted"
+	SpecNeverRan     = "never ran" // selected, but the run was cut short before it
+	SpecSkipped      = "skipped"
+	SpecInconclusive = "inconclusive"
 )
 
 // Spec is one spec of the run, as the reports use it.
 type Spec struct {
-	Name       string   `json:"name"`
-	Labels     []string `json:"labels"`
-	State      string   `json:"state"`
-	Failed     bool     `json:"failed"`               // failed, panicked, timed out, interrupted or aborted
-	SkipReason string   `json:"skipReason,omitempty"` // a skips.Reason key
-	// Simulated says the spec ran on simulated nodes (kwok), and why that sufficed.
-	Simulated string  `json:"simulated,omitempty"`
-	Message   string  `json:"message,omitempty"`
+	Name   string   `json:"name"`
+	Labels []string `json:"labels"`
+	// State is Ginkgo's; Result the harness's reading of it.
+	State      string `json:"state"`
+	Result     string `json:"result"`
+	SkipReason string `json:"skipReason,omitempty"` // a skips.Reason key
+	// Evidence is what the spec's result was obtained on.
+	Evidence []evidence.Record `json:"evidence,omitempty"`
+	// Drift lists the claims whose documented limitation the spec saw lifted.
+	Drift   []string `json:"drift,omitempty"`
+	Message string   `json:"message,omitempty"`
+	// Location is the file and line of the failure, or of the spec.
+	Location string `json:"location,omitempty"`
+	// Artifacts is the directory, relative to the report, that keeps what
+	// a failed spec left to debug it (pods, logs, events).
+	Artifacts string  `json:"artifacts,omitempty"`
 	Seconds   float64 `json:"seconds"`
+}
+
+// Level is the strongest evidence of the spec that shows claim c, else the
+// best below it, and whether it shows c. A partial record shows nothing.
+func (s Spec) Level(c claims.Claim) (claims.Level, bool) {
+	var best claims.Level
+	partial := false
+	for _, r := range s.Evidence {
+		if r.Partial != "" {
+			partial = true
+		}
+		if best == "" || rank(r.Level) > rank(best) {
+			best = r.Level
+		}
+	}
+	return best, best != "" && !partial && c.Level.Shows(best)
+}
+
+// rank orders levels by how much of Windows they saw, for picking a spec's best.
+func rank(l claims.Level) int {
+	return map[claims.Level]int{claims.API: 1, claims.Scheduler: 2, claims.Linux: 3, claims.WindowsNode: 4, claims.WindowsMachine: 5, claims.Domain: 6}[l]
 }
 
 // Claim is one claim's result.
 type Claim struct {
-	ID      string   `json:"id"`
-	Kind    string   `json:"kind"`
-	Text    string   `json:"text"`
-	Outcome string   `json:"outcome"`
-	Passed  int      `json:"passed"`
-	Failed  int      `json:"failed"`
-	Skipped int      `json:"skipped"`
-	Reasons []string `json:"skipReasons,omitempty"`
-	// Simulated counts the passed or failed specs that ran on simulated nodes.
-	Simulated int `json:"simulated,omitempty"`
+	ID      string       `json:"id"`
+	Kind    string       `json:"kind"`
+	Level   claims.Level `json:"level"` // what shows it
+	Title   string       `json:"title"`
+	Outcome string       `json:"outcome"`
+	// Why explains the outcome: what it was supported by, skip reasons,
+	// the failing or blocking spec, the drift seen.
+	Why string `json:"why,omitempty"`
+	// Evidence counts the claim's passing specs by the level they ran at.
+	Evidence map[claims.Level]int `json:"evidence"`
+	// Specs counts the claim's selected specs by result.
+	Specs       map[string]int `json:"specs"`
+	SkipReasons []string       `json:"skipReasons,omitempty"`
+	// SupportedBy says what supported a claim below its level ("linux
+	// twin", "simulated nodes", "API only", "partial: ...").
+	SupportedBy []string `json:"supportedBy,omitempty"`
 }
 
-// SimulatedEntry is the report entry a spec adds when it ran on simulated nodes.
-const SimulatedEntry = "winconform.simulated"
+// ClusterView is what the summary needs of the cluster.
+type ClusterView struct {
+	Known         bool   `json:"known"`
+	ServerVersion string `json:"serverVersion,omitempty"`
+	CNI           string `json:"cni,omitempty"`
+	LinuxNodes    int    `json:"linuxNodes"`
+	WindowsNodes  int    `json:"windowsNodes"` // real ones
+	// SimulatedWindowsNodes counts kwok nodes the cluster had at the start.
+	SimulatedWindowsNodes int      `json:"simulatedWindowsNodes,omitempty"`
+	WindowsBuilds         []string `json:"windowsBuilds,omitempty"`
+}
 
 // Summary is the harness's view of a run.
 type Summary struct {
-	Suite       string         `json:"suite"`
-	Succeeded   bool           `json:"succeeded"`
-	Interrupted bool           `json:"interrupted,omitempty"` // cut short by an interrupt or the suite timeout: a partial report
-	Specs       []Spec         `json:"specs"`
-	Claims      []Claim        `json:"claims"`
+	Format      string `json:"format"`
+	Suite       string `json:"suite"`
+	Succeeded   bool   `json:"succeeded"`
+	Interrupted bool   `json:"interrupted,omitempty"` // cut short by an interrupt or the suite timeout: a partial report
+	// Status is the run's one-line status, saying when the cluster had no
+	// Windows node.
+	Status  string      `json:"status"`
+	Cluster ClusterView `json:"cluster"`
+	// Headline is the line a release manager reads first.
+	Headline string `json:"headline"`
+	// Total is the number of claims in the catalogue; Shown of them were
+	// shown, ShownOnWindows by a result on real Windows.
+	Total          int            `json:"total"`
+	Shown          int            `json:"shown"`
+	ShownOnWindows int            `json:"shownOnWindows"`
+	Outcomes       map[string]int `json:"outcomes"`
+	// SupportedBy counts the supported claims by what supported them best.
+	SupportedBy map[string]int `json:"supportedBy"`
 	SkipReasons map[string]int `json:"skipReasons"`
+	// NeverRan lists the specs the run selected but never reached.
+	NeverRan []string `json:"neverRan,omitempty"`
+	// Unrecorded lists passing specs that recorded no evidence: they show
+	// nothing, and the suite fails for them.
+	Unrecorded []string `json:"unrecordedEvidence,omitempty"`
+	// Rerun names the report this run reran the failures of.
+	Rerun string `json:"rerunOf,omitempty"`
+	// RunID labels the run's objects in the cluster (e2e-run, winconform.io/run).
+	RunID  string  `json:"runID,omitempty"`
+	Specs  []Spec  `json:"specs"`
+	Claims []Claim `json:"claims"`
 }
+
+// ClusterEntry is the report entry (of BeforeSuite) that carries the
+// cluster's facts to the summary.
+const ClusterEntry = "winconform.cluster"
+
+// ArtifactsEntry is the report entry that names a failed spec's artifacts
+// directory (framework/e2e.ArtifactsEntry).
+const ArtifactsEntry = "winconform.artifacts"
 
 // Summarize reads a Ginkgo report. Specs that the run did not select are
 // left out of Specs but still count a claim as having specs (NotRun).
 func Summarize(r types.Report) Summary {
-	s := Summary{Suite: r.SuiteDescription, Succeeded: r.SuiteSucceeded, SkipReasons: map[string]int{}}
+	s := Summary{Format: Format, Suite: r.SuiteDescription, Succeeded: r.SuiteSucceeded, SkipReasons: map[string]int{},
+		Outcomes: map[string]int{}, SupportedBy: map[string]int{}}
 	for _, reason := range r.SpecialSuiteFailureReasons {
 		if r := strings.ToLower(reason); strings.Contains(r, "interrupt") || strings.Contains(r, "timeout") {
 			s.Interrupted = true
 		}
 	}
-	byClaim := map[string]*Claim{}
-	for _, c := range claims.All() {
-		byClaim[c.ID] = &Claim{ID: c.ID, Kind: string(c.Kind), Text: c.Text, Outcome: NotCovered}
+	selected := selector(r.SuiteConfig)
+	setupFailed := ""
+	for _, sr := range r.SpecReports {
+		for _, e := range sr.ReportEntries {
+			if e.Name == ClusterEntry {
+				s.Cluster = clusterView(e.StringRepresentation())
+			}
+		}
+		if sr.LeafNodeType.Is(types.NodeTypeBeforeSuite|types.NodeTypeSynchronizedBeforeSuite) && sr.State.Is(types.SpecStateFailureStates) {
+			setupFailed = fmt.Sprintf("%s failed: %s", sr.LeafNodeType, text.FirstLine(sr.Failure.Message))
+		}
 	}
+	byClaim := map[string][]Spec{}
+	hasSpecs := map[string]bool{}
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		spec := Spec{Name: sr.FullText(), Labels: sr.Labels(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(),
-			Failed: sr.State.Is(types.SpecStateFailureStates)}
-		for _, e := range sr.ReportEntries {
-			switch e.Name {
-			case skips.EntryName:
-				spec.SkipReason = e.StringRepresentation()
-			case SimulatedEntry:
-				spec.Simulated = e.StringRepresentation()
-			}
-		}
-		if sr.State.Is(types.SpecStateFailureStates) || sr.State == types.SpecStateSkipped {
-			spec.Message = sr.Failure.Message
-		}
-		selected := sr.State != types.SpecStateSkipped || sr.Failure.Message != "" || spec.SkipReason != ""
+		spec, ok := readSpec(sr, s.Interrupted, setupFailed, selected(sr))
 		for _, id := range labels.Claims(spec.Labels) {
-			c := byClaim[id]
-			if c == nil {
-				continue
-			}
-			if c.Outcome == NotCovered {
-				c.Outcome = NotRun
-			}
-			if !selected {
-				continue
-			}
-			if spec.Simulated != "" && sr.State != types.SpecStateSkipped {
-				c.Simulated++
-			}
-			switch {
-			case sr.State == types.SpecStatePassed:
-				c.Passed++
-			case sr.State.Is(types.SpecStateFailureStates):
-				c.Failed++
-			case sr.State == types.SpecStateSkipped:
-				c.Skipped++
-				if spec.SkipReason != "" && !slices.Contains(c.Reasons, spec.SkipReason) {
-					c.Reasons = append(c.Reasons, spec.SkipReason)
-				}
-			}
+			hasSpecs[id] = true
 		}
-		if !selected {
-			continue
+		if !ok {
+			continue // not selected by this run
 		}
-		if sr.State == types.SpecStateSkipped {
+		for _, id := range labels.Claims(spec.Labels) {
+			byClaim[id] = append(byClaim[id], spec)
+		}
+		switch spec.Result {
+		case SpecSkipped, SpecInconclusive:
 			key := spec.SkipReason
 			if key == "" {
 				key = "unrecorded"
 			}
 			s.SkipReasons[key]++
+		case SpecNeverRan:
+			s.NeverRan = append(s.NeverRan, spec.Name)
+		case SpecPassed:
+			if len(spec.Evidence) == 0 {
+				s.Unrecorded = append(s.Unrecorded, spec.Name)
+			}
 		}
 		s.Specs = append(s.Specs, spec)
 	}
 	for _, c := range claims.All() {
-		bc := byClaim[c.ID]
-		switch {
-		case bc.Failed > 0:
-			bc.Outcome = Failed
-		case bc.Passed > 0:
-			bc.Outcome = Passed
-		case bc.Skipped > 0:
-			bc.Outcome = Skipped
+		cr := decide(c, byClaim[c.ID], hasSpecs[c.ID])
+		s.Claims = append(s.Claims, cr)
+		s.Outcomes[cr.Outcome]++
+		if cr.Outcome == Shown {
+			s.Shown++
+			if cr.shownOnWindows() {
+				s.ShownOnWindows++
+			}
 		}
-		s.Claims = append(s.Claims, *bc)
+		if cr.Outcome == Supported && len(cr.SupportedBy) > 0 {
+			s.SupportedBy[cr.SupportedBy[0]]++
+		}
 	}
+	s.Total = len(s.Claims)
+	s.Status = s.status()
+	s.Headline = s.headline()
 	return s
+}
+
+func clusterView(data string) ClusterView {
+	var f facts.Facts
+	if err := json.Unmarshal([]byte(data), &f); err != nil {
+		return ClusterView{}
+	}
+	v := ClusterView{Known: true, ServerVersion: f.ServerVersion, CNI: f.CNI}
+	for _, n := range f.Nodes {
+		switch {
+		case n.OS == labels.Linux && !n.Simulated:
+			v.LinuxNodes++
+		case n.OS == labels.Windows && n.Simulated:
+			v.SimulatedWindowsNodes++
+		case n.OS == labels.Windows:
+			v.WindowsNodes++
+			if n.WindowsBuild != "" && !slices.Contains(v.WindowsBuilds, n.WindowsBuild) {
+				v.WindowsBuilds = append(v.WindowsBuilds, n.WindowsBuild)
+			}
+		}
+	}
+	sort.Strings(v.WindowsBuilds)
+	return v
+}
+
+// Ginkgo's messages for specs it skipped because a setup node failed.
+var blockedMessages = []string{
+	"Spec skipped because a BeforeAll node failed",
+	"Spec skipped because an earlier spec in an ordered container failed",
+}
+
+// readSpec reads one It spec; ok is false when the run did not select it.
+func readSpec(sr types.SpecReport, interrupted bool, setupFailed string, selected bool) (Spec, bool) {
+	spec := Spec{Name: sr.FullText(), Labels: sr.Labels(), State: sr.State.String(), Seconds: sr.RunTime.Seconds(),
+		Location: sr.LeafNodeLocation.String()}
+	for _, e := range sr.ReportEntries {
+		switch e.Name {
+		case skips.EntryName:
+			spec.SkipReason = e.StringRepresentation()
+		case evidence.EntryName:
+			if rec, err := evidence.Parse(e.StringRepresentation()); err == nil {
+				spec.Evidence = append(spec.Evidence, rec)
+			}
+		case ArtifactsEntry:
+			spec.Artifacts = e.StringRepresentation()
+		case ledger.EntryName:
+			if le, err := ledger.Parse(e.StringRepresentation()); err == nil && le.Verdict == ledger.Lifted && !slices.Contains(spec.Drift, le.Claim) {
+				spec.Drift = append(spec.Drift, le.Claim)
+			}
+		}
+	}
+	if sr.State.Is(types.SpecStateFailureStates) || sr.State == types.SpecStateSkipped {
+		spec.Message = sr.Failure.Message
+		if sr.Failure.Location.FileName != "" {
+			spec.Location = sr.Failure.Location.String()
+		}
+	}
+	switch {
+	case sr.State == types.SpecStatePending:
+		return spec, false
+	case sr.State == types.SpecStatePassed:
+		spec.Result = SpecPassed
+	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
+		spec.Result = SpecInterrupted
+	case sr.State.Is(types.SpecStateFailureStates):
+		spec.Result = SpecFailed
+		if sr.Failure.FailureNodeType.Is(types.NodeTypeBeforeAll | types.NodeTypeBeforeEach | types.NodeTypeJustBeforeEach) {
+			spec.Result = SpecBlocked
+		}
+	case slices.Contains(blockedMessages, sr.Failure.Message):
+		spec.Result = SpecBlocked
+	case spec.SkipReason == skips.Inconclusive.Key:
+		spec.Result = SpecInconclusive
+	case sr.Failure.Message != "" || spec.SkipReason != "":
+		spec.Result = SpecSkipped
+	case !selected:
+		return spec, false
+	case setupFailed != "":
+		spec.Result, spec.Message = SpecBlocked, setupFailed
+	case interrupted:
+		spec.Result = SpecNeverRan
+	default:
+		// Skipped by Ginkgo without a word (a run that was cut short in a
+		// way the report does not name): it did not run.
+		spec.Result = SpecNeverRan
+	}
+	return spec, true
+}
+
+// selector says whether the run's configuration selected a spec (label
+// filter, focus and skip), for telling a spec left out from one that never
+// got to run.
+func selector(cfg types.SuiteConfig) func(types.SpecReport) bool {
+	match := func([]string) bool { return true }
+	if cfg.LabelFilter != "" {
+		if f, err := types.ParseLabelFilter(cfg.LabelFilter); err == nil {
+			match = f
+		}
+	}
+	var focus, skip []*regexp.Regexp
+	for _, f := range cfg.FocusStrings {
+		if re, err := regexp.Compile(f); err == nil {
+			focus = append(focus, re)
+		}
+	}
+	for _, f := range cfg.SkipStrings {
+		if re, err := regexp.Compile(f); err == nil {
+			skip = append(skip, re)
+		}
+	}
+	return func(sr types.SpecReport) bool {
+		if !match(sr.Labels()) {
+			return false
+		}
+		text := sr.FullText()
+		if len(focus) > 0 && !slices.ContainsFunc(focus, func(re *regexp.Regexp) bool { return re.MatchString(text) }) {
+			return false
+		}
+		return !slices.ContainsFunc(skip, func(re *regexp.Regexp) bool { return re.MatchString(text) })
+	}
+}
+
+// decide finds claim c's outcome from its selected specs.
+func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
+	out := Claim{ID: c.ID, Kind: string(c.Kind), Level: c.Level, Title: c.Title, Evidence: map[claims.Level]int{}, Specs: map[string]int{}}
+	var failed, blocked, interrupted, drift, inconclusive []string
+	shown := false
+	for _, sp := range specs {
+		out.Specs[sp.Result]++
+		switch sp.Result {
+		case SpecFailed:
+			failed = append(failed, sp.Name+": "+text.FirstLine(sp.Message))
+		case SpecBlocked:
+			blocked = append(blocked, sp.Name+": "+text.FirstLine(sp.Message))
+		case SpecInterrupted, SpecNeverRan:
+			interrupted = append(interrupted, sp.Name+" ("+sp.Result+")")
+		case SpecInconclusive:
+			inconclusive = append(inconclusive, text.FirstLine(strings.TrimPrefix(sp.Message, skips.Inconclusive.Text+": ")))
+		case SpecSkipped:
+			reason := sp.SkipReason
+			if reason == "" {
+				reason = "unrecorded"
+			}
+			if !slices.Contains(out.SkipReasons, reason) {
+				out.SkipReasons = append(out.SkipReasons, reason)
+			}
+		case SpecPassed:
+			if slices.Contains(sp.Drift, c.ID) {
+				drift = append(drift, sp.Name)
+			}
+			level, shows := sp.Level(c)
+			if level == "" {
+				continue // recorded no evidence: shows nothing
+			}
+			out.Evidence[level]++
+			if shows {
+				shown = true
+				continue
+			}
+			support := c.Level.Below(level)
+			if level == claims.Linux && c.About("linux") {
+				support = "Linux side only" // a claim about both OSes, seen on Linux
+			}
+			for _, r := range sp.Evidence {
+				if r.Partial != "" {
+					support = "partial: " + r.Partial
+				}
+			}
+			// A Linux twin of a documented Windows limitation checks the
+			// machinery; it says nothing of the limitation.
+			if c.Kind == claims.Limit && level == claims.Linux && !c.About("linux") {
+				continue
+			}
+			if !slices.Contains(out.SupportedBy, support) {
+				out.SupportedBy = append(out.SupportedBy, support)
+			}
+		}
+	}
+	sort.SliceStable(out.SupportedBy, func(i, j int) bool { return supportRank(out.SupportedBy[i]) < supportRank(out.SupportedBy[j]) })
+	switch {
+	case len(failed) > 0:
+		out.Outcome, out.Why = Failed, strings.Join(failed, "; ")
+	case len(blocked) > 0:
+		out.Outcome, out.Why = Blocked, strings.Join(blocked, "; ")
+	case len(interrupted) > 0:
+		out.Outcome, out.Why = Interrupted, strings.Join(interrupted, "; ")
+	case len(drift) > 0:
+		out.Outcome, out.Why = Drift, "the documented limitation no longer holds: "+strings.Join(drift, "; ")
+	case shown:
+		out.Outcome = Shown
+	case len(inconclusive) > 0:
+		out.Outcome, out.Why = Inconclusive, strings.Join(inconclusive, "; ")
+	case len(out.SupportedBy) > 0:
+		out.Outcome, out.Why = Supported, strings.Join(out.SupportedBy, ", ")
+		if len(out.SkipReasons) > 0 {
+			out.Why += "; skipped: " + strings.Join(out.SkipReasons, ", ")
+		}
+	case len(specs) > 0:
+		out.Outcome, out.Why = Skipped, strings.Join(out.SkipReasons, ", ")
+		if out.Why == "" {
+			out.Why = "only machinery checks ran (a Linux twin of a Windows limitation)"
+		}
+	case hasSpecs:
+		out.Outcome = NotRun
+	default:
+		out.Outcome = NotCovered
+	}
+	return out
+}
+
+// supportRank orders what supported a claim, the closest to Windows first.
+func supportRank(s string) int {
+	switch {
+	case s == "simulated nodes":
+		return 0
+	case s == "linux twin", s == "Linux side only":
+		return 1
+	case s == "API only":
+		return 2
+	case strings.HasPrefix(s, "partial"):
+		return 3
+	}
+	return 4
+}
+
+func (c Claim) shownOnWindows() bool {
+	for l, n := range c.Evidence {
+		if n > 0 && l.OnWindows() && c.Level.Shows(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s Summary) status() string {
+	status := "succeeded"
+	if !s.Succeeded {
+		status = "failed"
+	}
+	if s.Interrupted {
+		status = "was interrupted (partial report)"
+	}
+	switch {
+	case !s.Cluster.Known:
+		status += "; the cluster's nodes are unknown (the run did not reach them)"
+	case s.Cluster.WindowsNodes == 0 && s.Cluster.SimulatedWindowsNodes > 0:
+		status += fmt.Sprintf("; the cluster had no real Windows node (%d simulated): nothing was shown on Windows", s.Cluster.SimulatedWindowsNodes)
+	case s.Cluster.WindowsNodes == 0:
+		status += "; the cluster had no Windows node: nothing was shown on Windows"
+	default:
+		status += fmt.Sprintf("; %d Windows node(s), builds %s", s.Cluster.WindowsNodes, strings.Join(s.Cluster.WindowsBuilds, ", "))
+	}
+	return status
+}
+
+func (s Summary) headline() string {
+	var sup []string
+	for _, k := range sortedKeys(s.SupportedBy) {
+		sup = append(sup, fmt.Sprintf("%s %d", k, s.SupportedBy[k]))
+	}
+	supported := fmt.Sprint(s.Outcomes[Supported])
+	if len(sup) > 0 {
+		supported += " (" + strings.Join(sup, ", ") + ")"
+	}
+	return fmt.Sprintf("Shown: %d of %d (on Windows: %d). Failed: %d. Supported only: %s. Skipped: %d. Inconclusive: %d. Drift: %d. Blocked: %d. Interrupted: %d. Not run: %d. Not covered: %d.",
+		s.Shown, s.Total, s.ShownOnWindows, s.Outcomes[Failed], supported, s.Outcomes[Skipped], s.Outcomes[Inconclusive],
+		s.Outcomes[Drift], s.Outcomes[Blocked], s.Outcomes[Interrupted], s.Outcomes[NotRun], s.Outcomes[NotCovered])
 }
 
 // Counts returns how many claims have each outcome.
@@ -163,53 +530,86 @@ func (s Summary) Counts() map[string]int {
 	return out
 }
 
-// Markdown renders the summary for people.
+// Markdown renders the summary for people: the status line, then the
+// headline a release manager reads.
 func (s Summary) Markdown() string {
 	var b strings.Builder
-	status := "succeeded"
-	if !s.Succeeded {
-		status = "failed"
+	fmt.Fprintf(&b, "# winconform run: %s\n\n", s.Status)
+	fmt.Fprintf(&b, "**%s**\n\n", s.Headline)
+	b.WriteString("A claim is *shown* only by a passing spec at its evidence level (the catalogue's `evidence`); " +
+		"a passing spec below it (a Linux twin, simulated nodes, the API alone) only *supports* it.\n\n")
+	if s.Rerun != "" {
+		fmt.Fprintf(&b, "This run reran the failed and interrupted specs of %s.\n\n", s.Rerun)
 	}
-	if s.Interrupted {
-		status = "was interrupted (partial report)"
+	if len(s.Unrecorded) > 0 {
+		b.WriteString("## Passing specs that recorded no evidence (they show nothing; the run fails for them)\n\n")
+		for _, n := range s.Unrecorded {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "# winconform run: %s\n\n", status)
-	counts := s.Counts()
-	fmt.Fprintf(&b, "Claims: %d passed, %d failed, %d skipped, %d not run, %d not covered (of %d).\n\n",
-		counts[Passed], counts[Failed], counts[Skipped], counts[NotRun], counts[NotCovered], len(s.Claims))
+	if len(s.NeverRan) > 0 {
+		b.WriteString("## Specs the run selected but never reached\n\n")
+		for _, n := range s.NeverRan {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		b.WriteString("\n")
+	}
 	if len(s.SkipReasons) > 0 {
 		b.WriteString("## Skipped specs by reason\n\n| reason | specs |\n|---|---|\n")
-		keys := make([]string, 0, len(s.SkipReasons))
-		for k := range s.SkipReasons {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(s.SkipReasons) {
 			fmt.Fprintf(&b, "| %s | %d |\n", k, s.SkipReasons[k])
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("## Claims\n\n| claim | kind | outcome | passed | failed | skipped | skip reasons |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Claims\n\n| claim | kind | shown by | outcome | why | passing specs by evidence | specs |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range s.Claims {
-		outcome := c.Outcome
-		if c.Simulated > 0 {
-			outcome += fmt.Sprintf(" (%d on simulated nodes)", c.Simulated)
+		var ev []string
+		for _, l := range claims.Levels {
+			if n := c.Evidence[l]; n > 0 {
+				ev = append(ev, fmt.Sprintf("%s %d", l, n))
+			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %s |\n", c.ID, c.Kind, outcome, c.Passed, c.Failed, c.Skipped, strings.Join(c.Reasons, ", "))
+		var sp []string
+		for _, k := range sortedKeys(c.Specs) {
+			sp = append(sp, fmt.Sprintf("%s %d", k, c.Specs[k]))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.ID, c.Kind, c.Level, c.Outcome, cell(c.Why), strings.Join(ev, ", "), strings.Join(sp, ", "))
 	}
 	var failed []Spec
 	for _, sp := range s.Specs {
-		if sp.Failed {
+		if sp.Result == SpecFailed || sp.Result == SpecBlocked || sp.Result == SpecInterrupted {
 			failed = append(failed, sp)
 		}
 	}
 	if len(failed) > 0 {
-		b.WriteString("\n## Failed specs\n\n")
+		b.WriteString("\n## Failed, blocked and interrupted specs\n\n")
 		for _, sp := range failed {
-			fmt.Fprintf(&b, "- **%s** (%s): %s\n", sp.Name, sp.State, text.FirstLine(sp.Message))
+			fmt.Fprintf(&b, "- **%s** (%s, %s): %s", sp.Name, sp.Result, sp.Location, text.FirstLine(sp.Message))
+			if sp.Artifacts != "" {
+				fmt.Fprintf(&b, " (artifacts: `%s`)", sp.Artifacts)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()
+}
+
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Write puts summary.json and summary.md into dir.
@@ -225,4 +625,39 @@ func (s Summary) Write(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "summary.md"), []byte(s.Markdown()), 0o644)
+}
+
+// ErrOldFormat is returned for a summary.json an older winconform wrote.
+var ErrOldFormat = errors.New("older report format")
+
+// ReadSummary reads dir/summary.json, refusing one of another format with an
+// error that names the file and the fix.
+func ReadSummary(dir string) (Summary, error) {
+	path := filepath.Join(dir, "summary.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Summary{}, fmt.Errorf("%s: no summary.json: is %s the report directory of a finished (or interrupted) run? (`make e2e` writes _output/report)", path, dir)
+		}
+		return Summary{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var head struct {
+		Format *string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return Summary{}, fmt.Errorf("%s is not a summary (half written?): %v", path, err)
+	}
+	switch {
+	case head.Format == nil:
+		return Summary{}, fmt.Errorf("%s: %w: it has no \"format\" field and no evidence per result (written by a winconform before %s): rerun the suites with this version", path, ErrOldFormat, Format)
+	case *head.Format != Format:
+		return Summary{}, fmt.Errorf("%s: %w %q, this winconform reads %q: rerun the suites with this version", path, ErrOldFormat, *head.Format, Format)
+	}
+	var s Summary
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Summary{}, fmt.Errorf("%s: %v", path, err)
+	}
+	return s, nil
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,9 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/evidence"
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/skips"
 )
 
@@ -30,9 +34,35 @@ func spec(text string, state types.SpecState, msg string, leafLabels []string, e
 	}
 }
 
-func skipEntry(key string) types.ReportEntry {
-	return types.ReportEntry{Name: skips.EntryName, Value: types.WrapEntryValue(key), Visibility: types.ReportEntryVisibilityNever}
+func entry(name, value string) types.ReportEntry {
+	return types.ReportEntry{Name: name, Value: types.WrapEntryValue(value), Visibility: types.ReportEntryVisibilityNever}
 }
+
+func skipEntry(key string) types.ReportEntry { return entry(skips.EntryName, key) }
+
+func ev(level claims.Level) types.ReportEntry {
+	data, _ := json.Marshal(evidence.Record{Level: level, Detail: "test"})
+	return entry(evidence.EntryName, string(data))
+}
+
+func partial(level claims.Level, why string) types.ReportEntry {
+	data, _ := json.Marshal(evidence.Record{Level: level, Partial: why})
+	return entry(evidence.EntryName, string(data))
+}
+
+func ledgerEntry(e ledger.Entry) types.ReportEntry {
+	e.Decide()
+	data, _ := json.Marshal(e)
+	return entry(ledger.EntryName, string(data))
+}
+
+func clusterEntry(nodes ...facts.Node) types.SpecReport {
+	data, _ := json.Marshal(facts.Facts{ServerVersion: "v1.34.4", CNI: "flannel/vxlan", Nodes: nodes})
+	return types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed,
+		ReportEntries: types.ReportEntries{entry(ClusterEntry, string(data))}}
+}
+
+var linuxOnly = []facts.Node{{Name: "cp", OS: "linux", ControlPlane: true, Ready: true}, {Name: "w", OS: "linux", Ready: true}}
 
 func claimOf(t *testing.T, s Summary, id string) Claim {
 	t.Helper()
@@ -45,368 +75,297 @@ func claimOf(t *testing.T, s Summary, id string) Claim {
 	return Claim{}
 }
 
-// sampleReport exercises every outcome:
-//
-//	NET-01 passed; NET-02 failed (one spec failed, one passed); NET-03 skipped
-//	(no Windows node); NET-04 not run (filtered out); NET-05 skipped with no
-//	recorded reason; NET-06 timed out; the rest not covered.
+// sampleReport exercises every outcome on a cluster without Windows nodes;
+// the run selects everything but os:none (NET-04's spec).
 func sampleReport() types.Report {
 	return types.Report{
 		SuiteDescription: "winconform",
 		SuiteSucceeded:   false,
+		SuiteConfig:      types.SuiteConfig{LabelFilter: "!os:none"},
 		SpecReports: types.SpecReports{
-			{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed},
-			spec("passes", types.SpecStatePassed, "", []string{"claim:NET-01", "claim:NET-02", "os:linux"}),
-			spec("fails", types.SpecStateFailed, "expected 1\nto equal 2", []string{"claim:NET-02", "os:windows"}),
+			clusterEntry(linuxOnly...),
+			spec("passes", types.SpecStatePassed, "", []string{"claim:NET-07", "os:linux"}, ev(claims.Linux)),
+			spec("fails", types.SpecStateFailed, "expected 1\nto equal 2", []string{"claim:NET-02", "os:windows"}, ev(claims.WindowsNode)),
 			spec("skips", types.SpecStateSkipped, "no Windows node in this cluster", []string{"claim:NET-03", "os:windows"}, skipEntry("no-windows-node")),
-			spec("skips too", types.SpecStateSkipped, "no Windows node in this cluster", []string{"claim:NET-03", "claim:NET-05", "os:windows"}, skipEntry("no-windows-node")),
-			spec("filtered", types.SpecStateSkipped, "", []string{"claim:NET-04", "os:linux"}),
-			spec("skips unrecorded", types.SpecStateSkipped, "Skip called directly", []string{"claim:NET-05", "os:linux"}),
-			spec("times out", types.SpecStateTimedout, "A suite timeout occurred", []string{"claim:NET-06", "claim:NOPE-01", "os:linux"}),
+			spec("filtered", types.SpecStateSkipped, "", []string{"claim:NET-04", "os:none"}),
+			// WEB-01: the Linux twin passes, the Windows entry skips: supported, not shown.
+			spec("web windows", types.SpecStateSkipped, "no Windows node in this cluster", []string{"claim:WEB-01", "os:windows"}, skipEntry("no-windows-node")),
+			spec("web linux twin", types.SpecStatePassed, "", []string{"claim:WEB-01", "os:linux", "twin"}, ev(claims.Linux)),
+			// SCH-01 is shown by the scheduler on simulated nodes; SCH-05 is not.
+			spec("sch-01", types.SpecStatePassed, "", []string{"claim:SCH-01", "os:windows"}, ev(claims.Scheduler)),
+			spec("sch-05", types.SpecStatePassed, "", []string{"claim:SCH-05", "os:windows"}, ev(claims.Scheduler)),
+			// LIM-01 is an API claim; LIM-09's API echo only supports it.
+			spec("lim-01", types.SpecStatePassed, "", []string{"claim:LIM-01", "os:windows"}, ev(claims.API)),
+			spec("lim-09 echo", types.SpecStatePassed, "", []string{"claim:LIM-09", "os:windows"}, ev(claims.API)),
+			// A setup node failed: the claims behind it are blocked.
+			{ContainerHierarchyTexts: []string{"matrix"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "net-05", LeafNodeLabels: []string{"claim:NET-05"},
+				State: types.SpecStateFailed, Failure: types.Failure{Message: "deploying the peers failed", FailureNodeType: types.NodeTypeBeforeAll}},
+			spec("net-06", types.SpecStateSkipped, "Spec skipped because a BeforeAll node failed", []string{"claim:NET-06"}),
+			// CFG-03's documented limitation no longer holds on a real node: drift.
+			spec("cfg-03 windows", types.SpecStatePassed, "", []string{"claim:CFG-03", "os:windows"}, ev(claims.WindowsNode),
+				ledgerEntry(ledger.Entry{Claim: "CFG-03", Expected: ledger.Works, Observed: ledger.Works})),
+			// CFG-04: only its Linux twin ran: a Linux node says nothing of a Windows limitation.
+			spec("cfg-04 windows", types.SpecStateSkipped, "no Windows node in this cluster", []string{"claim:CFG-04", "os:windows"}, skipEntry("no-windows-node")),
+			spec("cfg-04 linux twin", types.SpecStatePassed, "", []string{"claim:CFG-04", "os:linux", "twin"}, ev(claims.Linux)),
+			// LIM-05 on a simulated node: inconclusive.
+			spec("lim-05", types.SpecStateSkipped, "inconclusive: LIM-05: simulated", []string{"claim:LIM-05", "os:windows"}, ev(claims.Scheduler), skipEntry("inconclusive")),
+			// NET-20: only the Linux part was probed.
+			spec("net-20", types.SpecStatePassed, "", []string{"claim:NET-20", "os:linux", "os:windows"}, ev(claims.Linux), partial(claims.Linux, "no cell probed from Windows pods")),
+			// NET-08 was interrupted while it ran.
+			spec("net-08", types.SpecStateInterrupted, "interrupted by user", []string{"claim:NET-08", "os:linux"}),
+			// A passing spec that recorded no evidence shows nothing.
+			spec("no evidence", types.SpecStatePassed, "", []string{"claim:INF-01", "os:linux"}),
 		},
 	}
 }
 
 func TestSummarizeOutcomes(t *testing.T) {
 	s := Summarize(sampleReport())
-	if s.Suite != "winconform" || s.Succeeded || s.Interrupted {
-		t.Errorf("suite %q succeeded %v interrupted %v", s.Suite, s.Succeeded, s.Interrupted)
+	if s.Format != Format || s.Suite != "winconform" || s.Succeeded || s.Interrupted {
+		t.Errorf("format %q suite %q succeeded %v interrupted %v", s.Format, s.Suite, s.Succeeded, s.Interrupted)
 	}
-	if len(s.Claims) != len(claims.All()) {
-		t.Fatalf("%d claims, want one per catalogue entry (%d)", len(s.Claims), len(claims.All()))
+	if len(s.Claims) != len(claims.All()) || s.Total != 91 {
+		t.Fatalf("%d claims (total %d), want one per catalogue entry (%d)", len(s.Claims), s.Total, len(claims.All()))
 	}
 	for i, c := range claims.All() {
-		if s.Claims[i].ID != c.ID || s.Claims[i].Kind != string(c.Kind) || s.Claims[i].Text != c.Text {
-			t.Errorf("claims[%d] = %s/%s, want catalogue order %s/%s", i, s.Claims[i].ID, s.Claims[i].Kind, c.ID, c.Kind)
+		if s.Claims[i].ID != c.ID || s.Claims[i].Kind != string(c.Kind) || s.Claims[i].Title != c.Title || s.Claims[i].Level != c.Level {
+			t.Errorf("claims[%d] = %s, want catalogue order %s", i, s.Claims[i].ID, c.ID)
 		}
 	}
 	cases := []struct {
-		id                      string
-		outcome                 string
-		passed, failed, skipped int
-		reasons                 []string
+		id, outcome, why string
 	}{
-		{"NET-01", Passed, 1, 0, 0, nil},
-		{"NET-02", Failed, 1, 1, 0, nil},
-		{"NET-03", Skipped, 0, 0, 2, []string{"no-windows-node"}},
-		{"NET-04", NotRun, 0, 0, 0, nil},
-		{"NET-05", Skipped, 0, 0, 2, []string{"no-windows-node"}},
-		{"NET-06", Failed, 0, 1, 0, nil},
-		{"NET-07", NotCovered, 0, 0, 0, nil},
-		{"LIM-07", NotCovered, 0, 0, 0, nil},
+		{"NET-07", Shown, ""},
+		{"NET-02", Failed, "pod to pod fails: expected 1"},
+		{"NET-03", Skipped, "no-windows-node"},
+		{"NET-04", NotRun, ""},
+		{"WEB-01", Supported, "linux twin; skipped: no-windows-node"},
+		{"SCH-01", Shown, ""},
+		{"SCH-05", Supported, "simulated nodes"},
+		{"LIM-01", Shown, ""},
+		{"LIM-09", Supported, "API only"},
+		{"NET-05", Blocked, "deploying the peers failed"},
+		{"NET-06", Blocked, "a BeforeAll node failed"},
+		{"CFG-03", Drift, "the documented limitation no longer holds"},
+		{"CFG-04", Skipped, "no-windows-node"},
+		{"LIM-05", Inconclusive, "LIM-05: simulated"},
+		{"NET-20", Supported, "partial: no cell probed from Windows pods"},
+		{"NET-08", Interrupted, "net-08 (interrupted)"},
+		{"INF-01", Skipped, "only machinery checks ran"}, // passed without evidence: no support either
+		{"VOL-01", NotCovered, ""},
 	}
 	for _, c := range cases {
 		got := claimOf(t, s, c.id)
-		if got.Outcome != c.outcome || got.Passed != c.passed || got.Failed != c.failed || got.Skipped != c.skipped || !reflect.DeepEqual(got.Reasons, c.reasons) {
-			t.Errorf("%s = %+v, want outcome %q passed %d failed %d skipped %d reasons %v",
-				c.id, got, c.outcome, c.passed, c.failed, c.skipped, c.reasons)
+		if got.Outcome != c.outcome || !strings.Contains(got.Why, c.why) {
+			t.Errorf("%s: outcome %q why %q, want %q with %q", c.id, got.Outcome, got.Why, c.outcome, c.why)
 		}
 	}
-	if want := map[string]int{"no-windows-node": 2, "unrecorded": 1}; !reflect.DeepEqual(s.SkipReasons, want) {
+	if got := claimOf(t, s, "WEB-01"); !reflect.DeepEqual(got.Evidence, map[claims.Level]int{claims.Linux: 1}) ||
+		!reflect.DeepEqual(got.Specs, map[string]int{SpecPassed: 1, SpecSkipped: 1}) {
+		t.Errorf("WEB-01 evidence %v specs %v", got.Evidence, got.Specs)
+	}
+	if want := []string{"[networking] pod to pod no evidence"}; !reflect.DeepEqual(s.Unrecorded, want) {
+		t.Errorf("Unrecorded = %v, want %v", s.Unrecorded, want)
+	}
+	if s.Shown != 3 || s.ShownOnWindows != 0 {
+		t.Errorf("shown %d on Windows %d, want 3 and 0", s.Shown, s.ShownOnWindows)
+	}
+	if want := map[string]int{"linux twin": 1, "simulated nodes": 1, "API only": 1, "partial: no cell probed from Windows pods": 1}; !reflect.DeepEqual(s.SupportedBy, want) {
+		t.Errorf("SupportedBy = %v, want %v", s.SupportedBy, want)
+	}
+	if want := map[string]int{"no-windows-node": 3, "inconclusive": 1}; !reflect.DeepEqual(s.SkipReasons, want) {
 		t.Errorf("SkipReasons = %v, want %v (the filtered spec is not a skip)", s.SkipReasons, want)
 	}
-}
-
-func TestSummarizeSpecs(t *testing.T) {
-	s := Summarize(sampleReport())
-	var names []string
-	for _, sp := range s.Specs {
-		names = append(names, sp.Name)
-	}
-	want := []string{
-		"[networking] pod to pod passes",
-		"[networking] pod to pod fails",
-		"[networking] pod to pod skips",
-		"[networking] pod to pod skips too",
-		"[networking] pod to pod skips unrecorded",
-		"[networking] pod to pod times out",
-	}
-	if !reflect.DeepEqual(names, want) {
-		t.Errorf("specs = %q, want %q (no BeforeSuite, no filtered spec)", names, want)
-	}
-	byName := map[string]Spec{}
-	for _, sp := range s.Specs {
-		byName[sp.Name] = sp
-	}
-	p := byName["[networking] pod to pod passes"]
-	if p.State != "passed" || p.Message != "" || p.SkipReason != "" || p.Seconds != 1.5 ||
-		!reflect.DeepEqual(p.Labels, []string{"suite:networking", "claim:NET-01", "claim:NET-02", "os:linux"}) {
-		t.Errorf("passed spec = %+v", p)
-	}
-	f := byName["[networking] pod to pod fails"]
-	if f.State != "failed" || f.Message != "expected 1\nto equal 2" {
-		t.Errorf("failed spec = %+v", f)
-	}
-	sk := byName["[networking] pod to pod skips"]
-	if sk.State != "skipped" || sk.SkipReason != "no-windows-node" || sk.Message != "no Windows node in this cluster" {
-		t.Errorf("skipped spec = %+v", sk)
-	}
-	if u := byName["[networking] pod to pod skips unrecorded"]; u.SkipReason != "" || u.Message != "Skip called directly" {
-		t.Errorf("unrecorded skip = %+v", u)
-	}
-	if to := byName["[networking] pod to pod times out"]; to.State != "timedout" || to.Message != "A suite timeout occurred" {
-		t.Errorf("timed-out spec = %+v", to)
-	}
-}
-
-func TestSummarizeFailedWinsOverPassedInAnyOrder(t *testing.T) {
-	for _, order := range [][]types.SpecState{
-		{types.SpecStatePassed, types.SpecStateFailed, types.SpecStateSkipped},
-		{types.SpecStateFailed, types.SpecStatePassed},
-		{types.SpecStateSkipped, types.SpecStatePanicked, types.SpecStatePassed},
-	} {
-		var r types.Report
-		for i, st := range order {
-			msg := ""
-			var entries []types.ReportEntry
-			if st == types.SpecStateSkipped {
-				msg = "skipped"
-				entries = append(entries, skipEntry("too-few-nodes"))
-			} else if st != types.SpecStatePassed {
-				msg = "broke"
-			}
-			r.SpecReports = append(r.SpecReports, spec(strings.Repeat("x", i+1), st, msg, []string{"claim:WEB-01"}, entries...))
-		}
-		if got := claimOf(t, Summarize(r), "WEB-01").Outcome; got != Failed {
-			t.Errorf("states %v: WEB-01 outcome %q, want failed", order, got)
+	for _, o := range Outcomes {
+		if s.Outcomes[o] != s.Counts()[o] {
+			t.Errorf("Outcomes[%s] = %d, Counts %d", o, s.Outcomes[o], s.Counts()[o])
 		}
 	}
 }
 
-func TestSummarizePassedWinsOverSkipped(t *testing.T) {
-	r := types.Report{SpecReports: types.SpecReports{
-		spec("a", types.SpecStateSkipped, "simulated", []string{"claim:CFG-01"}, skipEntry("simulated-node-only")),
-		spec("b", types.SpecStatePassed, "", []string{"claim:CFG-01"}),
-	}}
-	c := claimOf(t, Summarize(r), "CFG-01")
-	if c.Outcome != Passed || c.Passed != 1 || c.Skipped != 1 || !reflect.DeepEqual(c.Reasons, []string{"simulated-node-only"}) {
-		t.Errorf("CFG-01 = %+v, want passed with one skip recorded", c)
+// No claim about Windows is ever shown by anything but a Windows result,
+// whatever else passed.
+func TestNoWindowsClaimShownWithoutWindows(t *testing.T) {
+	var specs types.SpecReports
+	for _, c := range claims.All() {
+		for _, l := range []claims.Level{claims.Linux, claims.API, claims.Scheduler} {
+			specs = append(specs, spec(c.ID+" "+string(l), types.SpecStatePassed, "", []string{"claim:" + c.ID}, ev(l)))
+		}
+	}
+	s := Summarize(types.Report{SuiteSucceeded: true, SpecReports: specs})
+	for _, c := range s.Claims {
+		if c.Outcome == Shown && c.Level.OnWindows() {
+			t.Errorf("%s (level %s) shown by results off Windows: %+v", c.ID, c.Level, c)
+		}
+	}
+	if s.Shown != 17 || s.ShownOnWindows != 0 {
+		t.Errorf("shown %d (on Windows %d), want 17 and 0: the claims the catalogue lets a cluster without Windows show", s.Shown, s.ShownOnWindows)
 	}
 }
 
-func TestSummarizeOnlyFilteredSpecs(t *testing.T) {
+func TestShownOnWindows(t *testing.T) {
 	r := types.Report{SuiteSucceeded: true, SpecReports: types.SpecReports{
-		spec("a", types.SpecStateSkipped, "", []string{"claim:NET-01"}),
-		spec("b", types.SpecStateSkipped, "", []string{"claim:NET-01", "claim:NET-02"}),
+		clusterEntry(facts.Node{Name: "win", OS: "windows", Ready: true, WindowsBuild: "10.0.20348"}),
+		spec("web", types.SpecStatePassed, "", []string{"claim:WEB-01"}, ev(claims.WindowsNode)),
+		spec("sch", types.SpecStatePassed, "", []string{"claim:SCH-01"}, ev(claims.WindowsNode)),
+		spec("inf", types.SpecStatePassed, "", []string{"claim:INF-03"}, ev(claims.WindowsNode)),
 	}}
 	s := Summarize(r)
-	if len(s.Specs) != 0 {
-		t.Errorf("specs = %+v, want none (all filtered out)", s.Specs)
+	if s.Shown != 2 || s.ShownOnWindows != 2 {
+		t.Errorf("shown %d on Windows %d, want 2 and 2", s.Shown, s.ShownOnWindows)
 	}
-	if len(s.SkipReasons) != 0 {
-		t.Errorf("SkipReasons = %v, want none", s.SkipReasons)
+	if got := claimOf(t, s, "INF-03"); got.Outcome != Supported || got.Why != "Windows node, not the machine" {
+		t.Errorf("INF-03 = %+v, want supported by a Windows node only", got)
 	}
-	for _, id := range []string{"NET-01", "NET-02"} {
-		if c := claimOf(t, s, id); c.Outcome != NotRun || c.Skipped != 0 {
-			t.Errorf("%s = %+v, want not run", id, c)
-		}
-	}
-	counts := s.Counts()
-	if counts[NotRun] != 2 || counts[NotCovered] != len(claims.All())-2 || counts[Passed]+counts[Failed]+counts[Skipped] != 0 {
-		t.Errorf("counts = %v", counts)
+	if !strings.Contains(s.Status, "1 Windows node(s), builds 10.0.20348") {
+		t.Errorf("status %q", s.Status)
 	}
 }
 
-func TestSummarizeSkipEntryAloneMarksSelected(t *testing.T) {
-	// A skip recorded by skips.Skip is a real skip even if the message is empty.
-	r := types.Report{SpecReports: types.SpecReports{
-		spec("a", types.SpecStateSkipped, "", []string{"claim:ID-02"}, skipEntry("no-active-directory")),
-	}}
-	s := Summarize(r)
-	if c := claimOf(t, s, "ID-02"); c.Outcome != Skipped || !reflect.DeepEqual(c.Reasons, []string{"no-active-directory"}) {
-		t.Errorf("ID-02 = %+v", c)
+func TestStatusSaysWhenTheClusterHadNoWindowsNode(t *testing.T) {
+	s := Summarize(sampleReport())
+	if want := "failed; the cluster had no Windows node: nothing was shown on Windows"; s.Status != want {
+		t.Errorf("status %q, want %q", s.Status, want)
 	}
-	if s.SkipReasons["no-active-directory"] != 1 || len(s.Specs) != 1 {
-		t.Errorf("SkipReasons %v specs %d", s.SkipReasons, len(s.Specs))
-	}
-}
-
-func TestSummarizeIgnoresOtherEntries(t *testing.T) {
-	other := types.ReportEntry{Name: "something else", Value: types.WrapEntryValue("no-windows-node")}
-	r := types.Report{SpecReports: types.SpecReports{
-		spec("a", types.SpecStateSkipped, "skipped", []string{"claim:NET-01"}, other),
-	}}
-	s := Summarize(r)
-	if s.SkipReasons["unrecorded"] != 1 || s.SkipReasons["no-windows-node"] != 0 {
-		t.Errorf("SkipReasons = %v, want only unrecorded", s.SkipReasons)
-	}
-	if c := claimOf(t, s, "NET-01"); c.Outcome != Skipped || c.Reasons != nil {
-		t.Errorf("NET-01 = %+v", c)
-	}
-}
-
-func TestSummarizeInterrupted(t *testing.T) {
-	// The reasons Ginkgo v2.21 writes (internal/suite.go, interrupt_handler.go).
-	for reason, want := range map[string]bool{
-		"Interrupted by User":                                 true,
-		"Interrupted by Other Ginkgo Process":                 true,
-		"Suite skipped in BeforeSuite":                        false,
-		"Detected pending specs and --fail-on-pending is set": false,
-		"Detected no specs ran and --fail-on-empty is set":    false,
-	} {
-		s := Summarize(types.Report{SpecialSuiteFailureReasons: []string{reason}})
-		if s.Interrupted != want {
-			t.Errorf("reason %q: Interrupted = %v, want %v", reason, s.Interrupted, want)
-		}
-	}
-}
-
-// When the suite's --timeout elapses, Ginkgo skips every spec not yet run
-// (state skipped, no message: they look filtered out) and records "Suite
-// Timeout Elapsed". The report is as partial as after an interrupt.
-func TestSummarizeSuiteTimeoutIsPartial(t *testing.T) {
 	r := sampleReport()
-	r.SpecialSuiteFailureReasons = []string{"Suite Timeout Elapsed"}
-	if s := Summarize(r); !s.Interrupted || !strings.Contains(s.Markdown(), "partial report") {
-		t.Errorf("a suite timeout is not reported as a partial run")
+	r.SpecReports[0] = clusterEntry(append(linuxOnly, facts.Node{Name: "kwok-1", OS: "windows", Simulated: true, Ready: true})...)
+	r.SuiteSucceeded = true
+	if got := Summarize(r).Status; got != "succeeded; the cluster had no real Windows node (1 simulated): nothing was shown on Windows" {
+		t.Errorf("status with a simulated node %q", got)
+	}
+	r.SpecReports = r.SpecReports[1:]
+	if got := Summarize(r).Status; !strings.Contains(got, "the cluster's nodes are unknown") {
+		t.Errorf("status without cluster facts %q", got)
 	}
 }
 
-func TestCounts(t *testing.T) {
-	counts := Summarize(sampleReport()).Counts()
-	want := map[string]int{Passed: 1, Failed: 2, Skipped: 2, NotRun: 1, NotCovered: len(claims.All()) - 6}
-	if !reflect.DeepEqual(counts, want) {
-		t.Errorf("Counts() = %v, want %v", counts, want)
+func TestHeadline(t *testing.T) {
+	s := Summarize(sampleReport())
+	want := "Shown: 3 of 91 (on Windows: 0). Failed: 1. Supported only: 4 (API only 1, linux twin 1, partial: no cell probed from Windows pods 1, simulated nodes 1). " +
+		"Skipped: 3. Inconclusive: 1. Drift: 1. Blocked: 2. Interrupted: 1. Not run: 1. Not covered: 74."
+	if s.Headline != want {
+		t.Errorf("headline\n%s\nwant\n%s", s.Headline, want)
 	}
 }
 
-func TestMarkdown(t *testing.T) {
-	md := Summarize(sampleReport()).Markdown()
+func TestBeforeSuiteFailureBlocksEverySelectedSpec(t *testing.T) {
+	r := types.Report{SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "no cluster\nmore"}},
+		spec("a", types.SpecStateSkipped, "", []string{"claim:NET-07"}),
+		spec("b", types.SpecStateSkipped, "", []string{"claim:LIM-07"}),
+	}}
+	s := Summarize(r)
+	for _, id := range []string{"NET-07", "LIM-07"} {
+		if got := claimOf(t, s, id); got.Outcome != Blocked || !strings.Contains(got.Why, "SynchronizedBeforeSuite failed: no cluster") {
+			t.Errorf("%s = %+v, want blocked by the SynchronizedBeforeSuite", id, got)
+		}
+	}
+}
+
+func TestInterruptedRunListsSpecsThatNeverRan(t *testing.T) {
+	r := types.Report{
+		SpecialSuiteFailureReasons: []string{"Interrupted by User"},
+		SuiteConfig:                types.SuiteConfig{LabelFilter: "suite:networking"},
+		SpecReports: types.SpecReports{
+			spec("ran", types.SpecStatePassed, "", []string{"claim:NET-07"}, ev(claims.Linux)),
+			spec("cut", types.SpecStateInterrupted, "interrupted", []string{"claim:NET-08"}),
+			spec("never", types.SpecStateSkipped, "", []string{"claim:NET-15"}),
+			{ContainerHierarchyTexts: []string{"other"}, ContainerHierarchyLabels: [][]string{{"suite:other"}}, LeafNodeType: types.NodeTypeIt,
+				LeafNodeText: "not selected", LeafNodeLabels: []string{"claim:LIM-07"}, State: types.SpecStateSkipped},
+		},
+	}
+	s := Summarize(r)
+	if !s.Interrupted || !strings.HasPrefix(s.Status, "was interrupted (partial report)") {
+		t.Errorf("interrupted %v status %q", s.Interrupted, s.Status)
+	}
+	if want := []string{"[networking] pod to pod never"}; !reflect.DeepEqual(s.NeverRan, want) {
+		t.Errorf("NeverRan = %v, want %v", s.NeverRan, want)
+	}
+	for id, want := range map[string]string{"NET-07": Shown, "NET-08": Interrupted, "NET-15": Interrupted, "LIM-07": NotRun} {
+		if got := claimOf(t, s, id).Outcome; got != want {
+			t.Errorf("%s: %s, want %s", id, got, want)
+		}
+	}
+}
+
+func TestFailedWinsInAnyOrder(t *testing.T) {
+	for _, order := range [][2]types.SpecState{{types.SpecStatePassed, types.SpecStateFailed}, {types.SpecStateFailed, types.SpecStatePassed}} {
+		r := types.Report{SpecReports: types.SpecReports{
+			spec("one", order[0], "boom", []string{"claim:NET-07"}, ev(claims.Linux)),
+			spec("two", order[1], "boom", []string{"claim:NET-07"}, ev(claims.Linux)),
+		}}
+		if got := claimOf(t, Summarize(r), "NET-07").Outcome; got != Failed {
+			t.Errorf("order %v: %s, want failed", order, got)
+		}
+	}
+}
+
+func TestMarkdownOpensWithStatusAndHeadline(t *testing.T) {
+	s := Summarize(sampleReport())
+	md := s.Markdown()
+	lines := strings.Split(md, "\n")
+	if lines[0] != "# winconform run: "+s.Status || lines[2] != "**"+s.Headline+"**" {
+		t.Errorf("first lines:\n%s\n%s\n%s", lines[0], lines[1], lines[2])
+	}
 	for _, want := range []string{
-		"# winconform run: failed\n",
-		"Claims: 1 passed, 2 failed, 2 skipped, 1 not run, 69 not covered (of 75).",
-		"## Skipped specs by reason\n\n| reason | specs |\n|---|---|\n| no-windows-node | 2 |\n| unrecorded | 1 |\n",
-		"## Claims\n\n| claim | kind | outcome | passed | failed | skipped | skip reasons |\n|---|---|---|---|---|---|---|\n",
-		"| NET-01 | path | passed | 1 | 0 | 0 |  |\n",
-		"| NET-02 | path | failed | 1 | 1 | 0 |  |\n",
-		"| NET-03 | path | skipped | 0 | 0 | 2 | no-windows-node |\n",
-		"| NET-04 | path | not run | 0 | 0 | 0 |  |\n",
-		"| LIM-07 | limit | not covered | 0 | 0 | 0 |  |\n",
-		"## Failed specs\n\n",
-		"- **[networking] pod to pod fails** (failed): expected 1\n",
-		"- **[networking] pod to pod times out** (timedout): A suite timeout occurred\n",
+		"| WEB-01 | feature | windows-node | supported | linux twin; skipped: no-windows-node | linux 1 | passed 1, skipped 1 |",
+		"| NET-07 | path | linux | shown |  | linux 1 | passed 1 |",
+		"## Passing specs that recorded no evidence",
+		"- **[networking] pod to pod fails** (failed, ",
+		"| no-windows-node | 3 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "to equal 2") {
-		t.Error("Markdown shows more than the first line of a failure message")
-	}
-	for _, unwanted := range []string{"passes** (", "skips** ("} {
-		if strings.Contains(md, unwanted) {
-			t.Errorf("Markdown lists a passed or skipped spec as failed (%q)", unwanted)
-		}
-	}
-	if strings.Index(md, "| CFG-01 |") > strings.Index(md, "| NET-01 |") || strings.Index(md, "| NET-09 |") > strings.Index(md, "| NET-10 |") {
-		t.Error("claims table is not in catalogue order")
-	}
 }
 
-func TestMarkdownWithoutFailures(t *testing.T) {
-	r := types.Report{SuiteSucceeded: true, SpecReports: types.SpecReports{
-		spec("passes", types.SpecStatePassed, "", []string{"claim:NET-01"}),
-		spec("filtered", types.SpecStateSkipped, "", []string{"claim:NET-02"}),
-	}}
-	md := Summarize(r).Markdown()
-	if !strings.HasPrefix(md, "# winconform run: succeeded\n") {
-		t.Errorf("Markdown header: %q", strings.SplitN(md, "\n", 2)[0])
-	}
-	if strings.Contains(md, "Failed specs") {
-		t.Errorf("Markdown has a Failed specs section without failures:\n%s", md)
-	}
-	if strings.Contains(md, "Skipped specs by reason") {
-		t.Errorf("Markdown has a skip table without skips:\n%s", md)
-	}
-	if !strings.Contains(md, "Claims: 1 passed, 0 failed, 0 skipped, 1 not run, 73 not covered (of 75).") {
-		t.Errorf("Markdown counts:\n%s", md)
-	}
-}
-
-func TestMarkdownInterrupted(t *testing.T) {
-	r := sampleReport()
-	r.SpecialSuiteFailureReasons = []string{"Interrupted by User"}
-	md := Summarize(r).Markdown()
-	if !strings.HasPrefix(md, "# winconform run: was interrupted (partial report)\n") {
-		t.Errorf("Markdown header: %q", strings.SplitN(md, "\n", 2)[0])
-	}
-}
-
-// A pending spec (PIt, or the Pending decorator) did not fail; Ginkgo does
-// not fail the suite for it by default.
-func TestMarkdownPendingIsNotAFailure(t *testing.T) {
-	r := types.Report{SuiteSucceeded: true, SpecReports: types.SpecReports{
-		spec("passes", types.SpecStatePassed, "", []string{"claim:NET-01"}),
-		spec("not written yet", types.SpecStatePending, "", []string{"claim:NET-02"}),
-	}}
-	md := Summarize(r).Markdown()
-	if strings.Contains(md, "Failed specs") || strings.Contains(md, "not written yet** (pending)") {
-		t.Errorf("a pending spec is reported as failed:\n%s", md)
-	}
-}
-
-func TestWrite(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "reports", "nested")
+func TestWriteAndReadSummary(t *testing.T) {
+	dir := t.TempDir()
 	s := Summarize(sampleReport())
 	if err := s.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	got, err := ReadSummary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Summary
-	if err := json.Unmarshal(data, &back); err != nil {
-		t.Fatalf("summary.json does not parse: %v", err)
-	}
-	if !reflect.DeepEqual(back, s) {
-		t.Errorf("summary.json round trip differs:\n got %+v\nwant %+v", back, s)
-	}
-	// The JSON uses the documented field names.
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"suite", "succeeded", "specs", "claims", "skipReasons"} {
-		if _, ok := raw[k]; !ok {
-			t.Errorf("summary.json lacks key %q", k)
-		}
+	if got.Headline != s.Headline || len(got.Claims) != len(s.Claims) || claimOf(t, got, "WEB-01").Evidence[claims.Linux] != 1 {
+		t.Errorf("read back %+v", got.Claims[0])
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(md) != s.Markdown() {
-		t.Error("summary.md differs from Markdown()")
+	if err != nil || !strings.HasPrefix(string(md), "# winconform run: ") {
+		t.Errorf("summary.md: %v %.40q", err, md)
 	}
 }
 
-func TestWriteFailsOnAFile(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(f, nil, 0o644); err != nil {
-		t.Fatal(err)
+func TestReadSummaryRefusesWhatItCannotRead(t *testing.T) {
+	write := func(content string) string {
+		dir := t.TempDir()
+		if content != "" {
+			os.WriteFile(filepath.Join(dir, "summary.json"), []byte(content), 0o644)
+		}
+		return dir
 	}
-	if err := Summarize(types.Report{}).Write(f); err == nil {
-		t.Error("Write into a path that is a file returned no error")
+	cases := []struct {
+		name, content, want string
+		old                 bool
+	}{
+		{"older run without evidence", `{"suite":"winconform","succeeded":true,"claims":[{"id":"NET-07","outcome":"passed","passed":1}]}`,
+			"no \"format\" field and no evidence per result", true},
+		{"another format", `{"format":"winconform.summary/v9"}`, `older report format "winconform.summary/v9"`, true},
+		{"half written", `{"format":"winconform.summary/v2","claims":[{"id"`, "not a summary (half written?)", false},
+		{"empty directory", "", "no summary.json", false},
+		{"unknown field", `{"format":"winconform.summary/v2","surprise":1}`, `unknown field "surprise"`, false},
 	}
-}
-
-// The skip reason survives Ginkgo's JSON report (what ReportAfterSuite gets
-// from parallel processes and what --json-report writes).
-func TestSummarizeAfterJSONRoundTrip(t *testing.T) {
-	path := writeReports(t, []types.Report{sampleReport()})
-	r, err := ReadReport(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := Summarize(r)
-	if c := claimOf(t, s, "NET-03"); c.Outcome != Skipped || !reflect.DeepEqual(c.Reasons, []string{"no-windows-node"}) {
-		t.Errorf("after JSON, NET-03 = %+v", c)
-	}
-	if s.SkipReasons["no-windows-node"] != 2 {
-		t.Errorf("after JSON, SkipReasons = %v", s.SkipReasons)
-	}
-	if !reflect.DeepEqual(s.Counts(), Summarize(sampleReport()).Counts()) {
-		t.Errorf("after JSON, counts %v differ from %v", s.Counts(), Summarize(sampleReport()).Counts())
+	for _, c := range cases {
+		dir := write(c.content)
+		_, err := ReadSummary(dir)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, "summary.json")) {
+			t.Errorf("%s: err %v, want one naming the file and %q", c.name, err, c.want)
+		}
+		if got := errors.Is(err, ErrOldFormat); got != c.old {
+			t.Errorf("%s: errors.Is(ErrOldFormat) = %v", c.name, got)
+		}
 	}
 }

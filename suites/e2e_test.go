@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "winconform e2e:", err)
 		os.Exit(2)
 	}
+	e2e.ApplyRunID()
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	os.Exit(m.Run())
 }
@@ -92,35 +93,57 @@ func TestE2E(t *testing.T) {
 	gomega.RegisterFailHandler(framework.Fail)
 	suiteConfig, reporterConfig := framework.CreateGinkgoConfig()
 	suiteConfig.LabelFilter = filters
+	// Registered here, after the e2e framework's reporters (TestMain), so
+	// that it runs after them and amends the JUnit file they wrote.
+	ginkgo.ReportAfterSuite("winconform summary", writeReports)
 	ginkgo.RunSpecs(t, "winconform", suiteConfig, reporterConfig)
 }
 
-// The cluster's facts are discovered once, before any spec, and kept with the reports.
-var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
+// The cluster's facts are discovered once per run, before any spec, by the
+// first process, kept with the reports, and shared with every parallel process.
+var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	cs, err := framework.LoadClientset()
 	framework.ExpectNoError(err, "connecting to the cluster in %s", framework.TestContext.KubeConfig)
 	fs, err := facts.Get(ctx, cs)
 	framework.ExpectNoError(err, "reading the cluster in %s", framework.TestContext.KubeConfig)
 	framework.Logf("cluster: %s", fs.Summary())
+	data, err := json.Marshal(fs)
+	framework.ExpectNoError(err)
+	ginkgo.AddReportEntry(reports.ClusterEntry, string(data), ginkgo.ReportEntryVisibilityNever)
 	if dir := framework.TestContext.ReportDir; dir != "" {
-		data, err := json.MarshalIndent(fs, "", "  ")
+		pretty, err := json.MarshalIndent(fs, "", "  ")
 		framework.ExpectNoError(err)
-		framework.ExpectNoError(os.WriteFile(filepath.Join(dir, "cluster.json"), data, 0o644))
+		framework.ExpectNoError(os.WriteFile(filepath.Join(dir, "cluster.json"), pretty, 0o644))
 	}
+	return data
+}, func(data []byte) {
+	var fs facts.Facts
+	framework.ExpectNoError(json.Unmarshal(data, &fs), "the cluster's facts from the first process")
+	facts.Use(&fs)
 })
 
-// The harness's summary (claims, skips by reason) is written after every run,
-// also a failed or interrupted one.
-var _ = ginkgo.ReportAfterSuite("winconform summary", func(r ginkgo.Report) {
+// writeReports writes the harness's summary (claims with their outcome and
+// evidence, skips by reason), the limitation ledger, and the claim and
+// evidence properties of the JUnit file, after every run, also a failed or
+// interrupted one. A passing spec that recorded no evidence fails the run:
+// it would show nothing, silently.
+func writeReports(r ginkgo.Report) {
 	if r.SuiteConfig.DryRun || framework.TestContext.ReportDir == "" {
 		return
 	}
+	dir := framework.TestContext.ReportDir
 	s := reports.Summarize(r)
-	framework.ExpectNoError(s.Write(framework.TestContext.ReportDir))
+	s.Rerun, s.RunID = e2e.Options.RerunOf, string(framework.RunID)
+	framework.ExpectNoError(s.Write(dir))
 	entries, err := reports.Ledger(r)
 	framework.ExpectNoError(err)
-	framework.ExpectNoError(reports.WriteLedger(framework.TestContext.ReportDir, entries))
-	c := s.Counts()
-	fmt.Printf("\nwinconform: claims %d passed, %d failed, %d skipped, %d not run, %d not covered; skipped specs by reason: %v; reports in %s\n",
-		c[reports.Passed], c[reports.Failed], c[reports.Skipped], c[reports.NotRun], c[reports.NotCovered], s.SkipReasons, framework.TestContext.ReportDir)
-})
+	framework.ExpectNoError(reports.WriteLedger(dir, entries))
+	junit := filepath.Join(dir, "junit_"+framework.TestContext.ReportPrefix+"01.xml")
+	if _, err := os.Stat(junit); err == nil {
+		framework.ExpectNoError(reports.AmendJUnit(junit, r, s), "adding claims and evidence to %s", junit)
+	}
+	fmt.Printf("\nwinconform run: %s\n%s\nreports in %s\n", s.Status, s.Headline, dir)
+	if len(s.Unrecorded) > 0 {
+		framework.Failf("%d passing spec(s) recorded no evidence, so they show nothing (see framework/evidence): %v", len(s.Unrecorded), s.Unrecorded)
+	}
+}

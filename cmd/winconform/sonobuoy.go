@@ -20,8 +20,8 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/images/suiteimage"
 	"github.com/winconform/winconform/infra/kind"
-	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/infra/sonobuoy"
+	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -69,7 +69,7 @@ func (p *pluginFlags) plugin(ctx context.Context, extra []string) (*sonobuoy.Plu
 			msg := err.Error()
 			var ge types.GinkgoError
 			if errors.As(err, &ge) {
-				msg = lastLines(strings.TrimSpace(ge.Message), 1) // the lines before it repeat the filter
+				msg = text.LastLines(ge.Message, 1) // the lines before it repeat the filter
 			}
 			return nil, 0, fmt.Errorf("--labels %q is not a Ginkgo label filter: %s (labels are listed by `make list`)", p.rf.labels, msg)
 		}
@@ -154,15 +154,7 @@ func selectionError(binary, out string, err error) error {
 			return fmt.Errorf("suite flags: %s (the suite binary's flags: %s --help)", strings.TrimSpace(l), binary)
 		}
 	}
-	return fmt.Errorf("%s refused the selection: %v: %s", binary, err, lastLines(out, 5))
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return fmt.Errorf("%s refused the selection: %v: %s", binary, err, text.LastLines(out, 5))
 }
 
 // suiteFlags are the arguments after --, refusing any before it.
@@ -235,7 +227,7 @@ func (f *imageFlags) register(cmd *cobra.Command) {
 }
 
 // archive writes the suite image (with suite as its suite binary) and the
-// aggregator image to path.
+// aggregator image to path, whole: a file beside it is renamed into place.
 func (f *imageFlags) archive(suite, path string) error {
 	s, err := suiteimage.SuiteImage(suiteimage.Binaries{Runner: f.runner, Suite: suite, Kwok: f.kwok})
 	if err != nil {
@@ -248,7 +240,12 @@ func (f *imageFlags) archive(suite, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return suiteimage.Archive(path, s, a)
+	tmp := path + ".tmp"
+	if err := suiteimage.Archive(tmp, s, a); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func sonobuoyImagesCmd() *cobra.Command {
@@ -325,7 +322,9 @@ loaded: the cluster must be able to pull --image and --sonobuoy-image.`,
 
 			kubeconfig := existing
 			if kubeconfig == "" {
-				archive := filepath.Join(nodeimage.DefaultCacheDir(), "images", "sonobuoy.tar")
+				// In this checkout's _output, not the shared cache: another
+				// checkout's binaries never reach this cluster.
+				archive := filepath.Join("_output", "images", "sonobuoy-images.tar")
 				t := time.Now()
 				if err := f.archive(pf.rf.binary, archive); err != nil {
 					return err

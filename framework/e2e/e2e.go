@@ -7,6 +7,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -16,11 +18,14 @@ import (
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 	admissionapi "k8s.io/pod-security-admission/api"
 
+	"github.com/winconform/winconform/framework/artifacts"
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
-	"github.com/winconform/winconform/reports"
 )
 
 // PodStartTimeout bounds the wait for test pods to turn Ready.
@@ -30,10 +35,39 @@ const PodStartTimeout = 3 * time.Minute
 // a fresh namespace, deleted after it (also when it fails or the run is
 // interrupted). Probe pods run as root (raw ICMP), so the namespace enforces
 // the baseline pod security level rather than restricted.
+//
+// When a spec fails, its namespace's pods (described, as YAML, their logs)
+// and events are kept, redacted, under <report dir>/artifacts/<spec>/
+// before the namespace goes.
 func NewFramework(baseName string) *framework.Framework {
 	f := framework.NewDefaultFramework(baseName)
 	f.NamespacePodSecurityLevel = admissionapi.LevelBaseline
+	ginkgo.JustAfterEach(func(ctx context.Context) {
+		r := ginkgo.CurrentSpecReport()
+		if !r.Failed() || f.Namespace == nil || framework.TestContext.ReportDir == "" {
+			return
+		}
+		keepArtifacts(context.WithoutCancel(ctx), f, r.FullText())
+	})
 	return f
+}
+
+// ArtifactsEntry is the report entry that names a failed spec's artifacts
+// directory, relative to the report directory.
+const ArtifactsEntry = "winconform.artifacts"
+
+func keepArtifacts(ctx context.Context, f *framework.Framework, spec string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	rel := filepath.Join(artifacts.Dir, artifacts.Slug(spec))
+	files, err := artifacts.Collect(ctx, f.ClientSet, f.Namespace.Name, filepath.Join(framework.TestContext.ReportDir, rel))
+	if err != nil {
+		framework.Logf("artifacts of the failed spec: some could not be kept: %v", err)
+	}
+	if len(files) > 0 {
+		ginkgo.AddReportEntry(ArtifactsEntry, rel, ginkgo.ReportEntryVisibilityNever)
+		framework.Logf("artifacts of the failed spec (%d files) in %s", len(files), rel)
+	}
 }
 
 // Facts returns the cluster's facts, discovered once per run.
@@ -43,29 +77,79 @@ func Facts(ctx context.Context, f *framework.Framework) *facts.Facts {
 	return fs
 }
 
-// Nodes returns n distinct Ready nodes of os that run a real kubelet, or skips
-// the spec with the reason the cluster cannot offer them.
+// Nodes returns n distinct Ready nodes of os that run a real kubelet, and
+// records that the spec's result comes from real nodes of that OS
+// (evidence windows-node or linux); or skips the spec with the reason the
+// cluster cannot offer them. Real nodes come first: where real nodes of os
+// exist but too few are Ready, the spec fails with their conditions; it
+// never falls back to simulated ones.
 func Nodes(fs *facts.Facts, os string, n int) []facts.Node {
-	real := fs.Select(facts.Query{OS: os, Real: true, Ready: true})
-	if len(real) >= n {
-		return real[:n]
+	ready := fs.Select(facts.Query{OS: os, Real: true, Ready: true})
+	if len(ready) >= n {
+		names := make([]string, n)
+		for i, node := range ready[:n] {
+			names[i] = node.Name
+		}
+		evidence.Add(NodeLevel(os), fmt.Sprintf("real %s node(s) %s", os, strings.Join(names, ", ")))
+		return ready[:n]
 	}
+	real := fs.Select(facts.Query{OS: os, Real: true})
 	all := fs.Select(facts.Query{OS: os})
 	switch {
-	case len(all) == 0 && os == "windows":
+	case len(all) == 0 && os == labels.Windows:
 		skips.Skip(skips.NoWindowsNode)
 	case len(real) == 0 && len(all) > 0:
 		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated %s node(s)", len(all), os))
+	case len(real) > len(ready):
+		var notReady []string
+		for _, node := range real {
+			if !node.Ready {
+				notReady = append(notReady, fmt.Sprintf("%s (%s)", node.Name, node.Condition))
+			}
+		}
+		framework.Failf("needs %d Ready %s node(s), and %d of the cluster's %d are not Ready: %s", n, os, len(real)-len(ready), len(real), strings.Join(notReady, "; "))
 	default:
-		skips.Skip(skips.TooFewNodes, fmt.Sprintf("needs %d Ready %s nodes with a kubelet, found %d", n, os, len(real)))
+		skips.Skip(skips.TooFewNodes, fmt.Sprintf("needs %d Ready %s nodes with a kubelet, found %d", n, os, len(ready)))
 	}
 	return nil
 }
 
-// MarkSimulated records that the current spec runs on simulated nodes
-// (kwok) and why that is enough for what it checks; reports show it.
+// OSEntries are the entries of a table over OS for claim id, from its
+// catalogue entry: one per OS the claim is about, then a Linux twin when
+// the claim is not about Linux (the same code on Linux nodes: it checks the
+// machinery, and supports the claim without showing it). Each entry passes
+// its OS, as a string, to the table's body; a spec states only what differs.
+func OSEntries(id string) []ginkgo.TableEntry {
+	c := claims.MustGet(id)
+	var out []ginkgo.TableEntry
+	for _, os := range c.OSes {
+		out = append(out, ginkgo.Entry(string(os), labels.For(id, os), string(os)))
+	}
+	if !c.About(corev1.Linux) {
+		out = append(out, ginkgo.Entry("linux twin", labels.For(id, corev1.Linux), labels.Linux))
+	}
+	return out
+}
+
+// NodeLevel is the evidence level of a result obtained on real nodes of os.
+func NodeLevel(os string) claims.Level {
+	if os == labels.Windows {
+		return claims.WindowsNode
+	}
+	return claims.Linux
+}
+
+// MarkSimulated records that the current spec ran against the real control
+// plane with simulated (kwok) Windows nodes, and why that is enough for
+// what it checks (evidence scheduler); reports show it.
 func MarkSimulated(why string) {
-	ginkgo.AddReportEntry(reports.SimulatedEntry, why, ginkgo.ReportEntryVisibilityNever)
+	evidence.Add(claims.Scheduler, "simulated Windows nodes (kwok): "+why)
+}
+
+// API records that the current spec's result comes from the API server
+// alone (validation, admission, what it stores), what saying on what.
+func API(what string) {
+	evidence.Add(claims.API, what)
 }
 
 // StartPods creates pods in the spec's namespace, waits until every one is
@@ -90,26 +174,37 @@ func StartPods(ctx context.Context, f *framework.Framework, pods ...*corev1.Pod)
 // Connect runs `probe connect` with targets inside pod (which runs the probe
 // image) and returns one result per target. It fails the spec when the probe
 // itself could not run: that is not a blocked path.
-func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probe.Result {
+func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probeclient.Result {
 	ginkgo.By(fmt.Sprintf("probing from pod %s (%s, node %s): %v", pod.Name, PodOS(pod), pod.Spec.NodeName, targets))
-	stdout, stderr, err := Tool(ctx, f, pod, "", probe.ConnectArgs(5, 2, targets)...)
+	stdout, stderr, err := Tool(ctx, f, pod, "", probeclient.ConnectArgs(5, 2, targets)...)
 	framework.ExpectNoError(err, "the probe in pod %s could not run (stderr: %s)", pod.Name, stderr)
-	results, err := probe.Parse(stdout, targets)
+	results, err := probeclient.Parse(stdout, targets)
 	framework.ExpectNoError(err, "reading the probe's output")
 	return results
+}
+
+// Limitation starts the ledger entry of claim id's documented limitation
+// on this cluster: statement, documents, era and the expectation for this
+// server version and CNI, from the catalogue (ledger.New).
+func Limitation(ctx context.Context, f *framework.Framework, id string) ledger.Entry {
+	fs := Facts(ctx, f)
+	return ledger.New(id, ledger.Cluster{Server: fs.ServerVersion, CNI: fs.CNI})
 }
 
 // RecordLimitation records e in the limitation ledger, with the server
 // version when e names none, and applies the ledger's rules to the spec: a
 // regression (expected to work on this server version, observed limited)
 // fails it; drift (the documented limitation no longer holds) is reported,
-// and fails it only under --strict-drift.
+// and fails it only under --strict-drift; an entry with nothing observed
+// (or observed on a simulated node) ends the spec as inconclusive.
 func RecordLimitation(ctx context.Context, f *framework.Framework, e ledger.Entry) ledger.Entry {
 	if e.Server == "" {
 		e.Server = Facts(ctx, f).ServerVersion
 	}
 	e = ledger.Record(e)
 	switch {
+	case e.Verdict == ledger.Inconclusive:
+		evidence.Inconclusive(fmt.Sprintf("%s: %s", e.Claim, e.Evidence))
 	case e.Verdict == ledger.Regressed:
 		framework.Failf("%s regressed: expected to work on %s (%s), observed limited: %s", e.Claim, e.Server, e.Why, e.Evidence)
 	case e.Verdict == ledger.Lifted && Options.StrictDrift:

@@ -29,11 +29,13 @@ const (
 
 // Node is what the harness needs to know of one node.
 type Node struct {
-	Name          string         `json:"name"`
-	OS            string         `json:"os"`
-	Arch          string         `json:"arch"`
-	ControlPlane  bool           `json:"controlPlane"`
-	Ready         bool           `json:"ready"`
+	Name         string `json:"name"`
+	OS           string `json:"os"`
+	Arch         string `json:"arch"`
+	ControlPlane bool   `json:"controlPlane"`
+	Ready        bool   `json:"ready"`
+	// Condition is the Ready condition's reason and message when not Ready.
+	Condition     string         `json:"condition,omitempty"`
 	Simulated     bool           `json:"simulated"`
 	WindowsBuild  string         `json:"windowsBuild,omitempty"` // the node.kubernetes.io/windows-build label
 	KernelVersion string         `json:"kernelVersion"`
@@ -84,6 +86,9 @@ func FromNode(n *corev1.Node) Node {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			out.Ready = c.Status == corev1.ConditionTrue
+			if !out.Ready {
+				out.Condition = fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+			}
 		}
 	}
 	for _, a := range n.Status.Addresses {
@@ -165,6 +170,14 @@ var (
 	mu     sync.Mutex
 	cached *Facts
 )
+
+// Use makes f the process's facts (discovered once by another process of a
+// parallel run, say).
+func Use(f *Facts) {
+	mu.Lock()
+	defer mu.Unlock()
+	cached = f
+}
 
 // Get returns the facts, discovering them on the first call of the process.
 func Get(ctx context.Context, cs kubernetes.Interface) (*Facts, error) {

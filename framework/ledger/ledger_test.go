@@ -1,22 +1,33 @@
 package ledger
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/framework/claims"
+)
 
 func TestDecide(t *testing.T) {
 	for _, tc := range []struct {
 		expected, observed Behaviour
+		simulated          bool
 		verdict            Verdict
 		unexpected         bool
 	}{
-		{Limited, Limited, Holds, false},
-		{Works, Works, Lifted, false},     // lifted by this version, as expected
-		{Limited, Works, Lifted, true},    // drift the version does not explain
-		{Works, Limited, Regressed, true}, // should work here, does not
+		{Limited, Limited, false, Holds, false},
+		{Works, Works, false, Lifted, false},     // lifted by this version, as expected
+		{Limited, Works, false, Lifted, true},    // drift the version does not explain
+		{Works, Limited, false, Regressed, true}, // should work here, does not
+		// Nothing observed, or observed on a simulated node: no verdict.
+		{Limited, Unobserved, false, Inconclusive, false},
+		{Works, "", false, Inconclusive, false},
+		{Works, Works, true, Inconclusive, false},
+		{Limited, Limited, true, Inconclusive, false},
 	} {
-		e := Entry{Expected: tc.expected, Observed: tc.observed}
+		e := Entry{Expected: tc.expected, Observed: tc.observed, Simulated: tc.simulated}
 		e.Decide()
 		if e.Verdict != tc.verdict || e.Unexpected != tc.unexpected {
-			t.Errorf("expected %s, observed %s: verdict %s unexpected %v, want %s %v", tc.expected, tc.observed, e.Verdict, e.Unexpected, tc.verdict, tc.unexpected)
+			t.Errorf("expected %s, observed %q, simulated %v: verdict %s unexpected %v, want %s %v", tc.expected, tc.observed, tc.simulated, e.Verdict, e.Unexpected, tc.verdict, tc.unexpected)
 		}
 	}
 }
@@ -28,5 +39,71 @@ func TestParseRoundTrip(t *testing.T) {
 	e, err := Parse(`{"claim":"CFG-03","expected":"works","observed":"works","verdict":"lifted","simulated":true}`)
 	if err != nil || e.Claim != "CFG-03" || e.Verdict != Lifted || !e.Simulated {
 		t.Fatalf("Parse = %+v, %v", e, err)
+	}
+}
+
+// The versions a limitation holds for, and the CNI it is tied to.
+func TestExpectOf(t *testing.T) {
+	lim := func(v claims.Versions, cni string) claims.Limitation {
+		return claims.Limitation{Statement: "s", Era: "e", Why: "because", Holds: v, CNI: cni}
+	}
+	cases := []struct {
+		name    string
+		l       claims.Limitation
+		cluster Cluster
+		want    Behaviour
+	}{
+		{"no bounds", lim(claims.Versions{}, ""), Cluster{Server: "v1.2.3"}, Limited},
+		{"no bounds, no version", lim(claims.Versions{}, ""), Cluster{}, Limited},
+		{"since, older", lim(claims.Versions{Since: "1.20.0"}, ""), Cluster{Server: "v1.19.9"}, Works},
+		{"since, equal", lim(claims.Versions{Since: "1.20.0"}, ""), Cluster{Server: "v1.20.0"}, Limited},
+		{"since, newer", lim(claims.Versions{Since: "1.20"}, ""), Cluster{Server: "v1.30.0"}, Limited},
+		{"until, older", lim(claims.Versions{Until: "1.20.0"}, ""), Cluster{Server: "v1.19.9"}, Limited},
+		{"until, equal (exclusive)", lim(claims.Versions{Until: "1.20"}, ""), Cluster{Server: "v1.20.0"}, Works},
+		{"window, inside", lim(claims.Versions{Since: "1.20", Until: "1.30"}, ""), Cluster{Server: "v1.25.3"}, Limited},
+		{"window, after", lim(claims.Versions{Since: "1.20", Until: "1.30"}, ""), Cluster{Server: "v1.30.0"}, Works},
+		{"build metadata", lim(claims.Versions{Until: "1.14"}, ""), Cluster{Server: "v1.13.5+k3s1"}, Limited},
+		{"unparseable keeps the documents", lim(claims.Versions{Since: "1.20", Until: "1.30"}, ""), Cluster{Server: "main"}, Limited},
+		{"never", lim(claims.Versions{Never: true}, ""), Cluster{Server: "v1.9.0"}, Works},
+		{"cni matches", lim(claims.Versions{}, "flannel/host-gw"), Cluster{CNI: "flannel/host-gw"}, Limited},
+		{"cni differs", lim(claims.Versions{}, "flannel/host-gw"), Cluster{CNI: "flannel/vxlan"}, Works},
+		{"cni differs, version unknown", lim(claims.Versions{Until: "1.14"}, "flannel/host-gw"), Cluster{CNI: "calico", Server: "main"}, Works},
+	}
+	for _, c := range cases {
+		got, why := ExpectOf(c.l, c.cluster)
+		if got != c.want || why == "" {
+			t.Errorf("%s: %s (%q), want %s with a reason", c.name, got, why, c.want)
+		}
+	}
+}
+
+// Expectations from the catalogue, as the suites and the matrix use them.
+func TestExpectFromTheCatalogue(t *testing.T) {
+	v134 := Cluster{Server: "v1.34.4", CNI: "flannel/vxlan"}
+	v19 := Cluster{Server: "v1.9.3", CNI: "flannel/host-gw"}
+	cases := []struct {
+		id      string
+		cluster Cluster
+		want    Behaviour
+	}{
+		{"CFG-03", v134, Works}, {"CFG-03", v19, Limited},
+		{"LIM-05", v134, Works}, {"LIM-05", v19, Limited},
+		{"LIM-01", v134, Limited}, {"LIM-07", v134, Limited},
+		{"NET-17", v19, Limited}, {"NET-17", v134, Works}, {"NET-17", Cluster{Server: "v1.9.3", CNI: "flannel/vxlan"}, Works},
+		{"NET-21", v134, Limited}, {"SCH-02", v134, Works}, {"LIM-11", v134, Works},
+		{"NOPE-01", v134, Limited},
+	}
+	for _, c := range cases {
+		if got, why := Expect(c.id, c.cluster); got != c.want {
+			t.Errorf("%s on %+v: %s (%s), want %s", c.id, c.cluster, got, why, c.want)
+		}
+	}
+}
+
+func TestNewFillsTheEntryFromTheCatalogue(t *testing.T) {
+	e := New("CFG-03", Cluster{Server: "v1.34.4"})
+	if e.Claim != "CFG-03" || e.Server != "v1.34.4" || e.Era != "Kubernetes 1.9" || e.Expected != Works ||
+		!strings.Contains(e.Limitation, "Secrets cannot be mounted") || !strings.Contains(e.Document, "seed 000") || !strings.Contains(e.Why, "1.14") {
+		t.Errorf("New = %+v", e)
 	}
 }

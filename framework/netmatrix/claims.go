@@ -1,6 +1,10 @@
 package netmatrix
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/winconform/winconform/framework/claims"
+)
 
 // Which cells the matrix probes, and which documented claims each cell
 // evidences (the NET claims of framework/claims).
@@ -25,79 +29,95 @@ func Applicable(src Peer, t Target) bool {
 	return false
 }
 
-// podToPod are the pod-to-pod claims by (source OS, target OS), by IP and by name.
-var podToPod = map[[2]string][2]string{
-	{"windows", "windows"}: {"NET-01", "NET-02"},
-	{"windows", "linux"}:   {"NET-03", "NET-04"},
-	{"linux", "windows"}:   {"NET-05", "NET-06"},
-	{"linux", "linux"}:     {"NET-07", "NET-08"},
-}
-
-// podToService are the claims of a pod reaching a Service, by (pod OS,
-// endpoints' OS), through the ClusterIP and through the name.
-var podToService = map[[2]string][2]string{
-	{"linux", "windows"}:   {"NET-09", "NET-10"},
-	{"windows", "linux"}:   {"NET-11", "NET-12"},
-	{"windows", "windows"}: {"NET-13", "NET-13"},
-}
-
-// ClaimsFor returns the claims the cell (src, t) evidences; none for a
-// control cell.
+// ClaimsFor returns the claims the cell (src, t) evidences: those with a
+// part (framework/claims) that the cell matches; none for a control cell.
 func ClaimsFor(src Peer, t Target) []string {
 	var out []string
-	add := func(ids ...string) {
-		for _, id := range ids {
-			if id != "" && !slices.Contains(out, id) {
-				out = append(out, id)
+	for _, p := range PartsFor(src, t) {
+		if !slices.Contains(out, p.Claim) {
+			out = append(out, p.Claim)
+		}
+	}
+	return out
+}
+
+// ClaimPart names one part of a claim.
+type ClaimPart struct {
+	Claim string `json:"claim"`
+	Part  string `json:"part"`
+}
+
+func (p ClaimPart) String() string { return p.Claim + " (" + p.Part + ")" }
+
+// PartsFor returns the parts of path claims that the cell (src, t) matches.
+func PartsFor(src Peer, t Target) []ClaimPart {
+	var out []ClaimPart
+	for _, c := range claims.All() {
+		for _, p := range c.Parts {
+			if partMatches(p, src, t) {
+				out = append(out, ClaimPart{Claim: c.ID, Part: p.Name})
 			}
 		}
 	}
-	switch src.Kind {
-	case Pod:
-		switch {
-		case t.Kind == Pod && t.Mode == Ping:
-			if src.Node != t.Node {
-				add("NET-25")
-			}
-		case t.Kind == Pod:
-			ids := podToPod[[2]string{src.OS, t.OS}]
-			if t.Mode == PodIP {
-				add(ids[0])
-			} else {
-				add(ids[1])
-			}
-		case t.Kind == Service:
-			ids := podToService[[2]string{src.OS, t.OS}]
-			switch t.Mode {
-			case ClusterIP:
-				add(ids[0])
-			case ServiceName:
-				add(ids[1])
-			case ServiceFQDN:
-				add(ids[1], "NET-20")
-			}
-		case t.Kind == External && src.OS == "linux":
-			add("NET-16")
-		case t.Kind == External && src.OS == "windows":
-			add("NET-17")
+	return out
+}
+
+// PartsOf lists the parts of claim id.
+func PartsOf(id string) []ClaimPart {
+	c, ok := claims.Get(id)
+	if !ok {
+		return nil
+	}
+	var out []ClaimPart
+	for _, p := range c.Parts {
+		out = append(out, ClaimPart{Claim: id, Part: p.Name})
+	}
+	return out
+}
+
+func peerMatches(want claims.Peer, got Peer) bool {
+	return string(got.Kind) == want.Kind && (want.OS == "" || string(want.OS) == got.OS) && (!want.ControlPlane || got.ControlPlane)
+}
+
+func partMatches(p claims.Part, src Peer, t Target) bool {
+	if !peerMatches(p.From, src) || !peerMatches(p.To, t.Peer) || !slices.Contains(p.Modes, string(t.Mode)) {
+		return false
+	}
+	if p.Via != "" && string(p.Via) != t.ViaOS {
+		return false
+	}
+	switch p.Where {
+	case claims.SameNode:
+		return src.Node != "" && src.Node == t.Node
+	case claims.OtherNode:
+		return src.Node != t.Node
+	case claims.Local:
+		if t.Mode == NodePort {
+			return t.Via == src.Node
 		}
-	case Node:
-		switch {
-		case src.OS == "linux" && src.ControlPlane && t.OS == "windows" && t.Kind == Pod && t.Mode == PodIP:
-			add("NET-18")
-		case src.OS == "linux" && src.ControlPlane && t.OS == "windows" && t.Kind == Service && t.Mode == ClusterIP:
-			add("NET-19")
-		case src.OS == "windows" && t.Kind == Service && t.Mode == ClusterIP && slices.Contains(t.BackendNodes, src.Node):
-			add("NET-21")
-		case src.OS == "windows" && t.Mode == NodePort && t.Via == src.Node:
-			add("NET-27")
-		}
-	case External:
-		if t.Mode == NodePort && t.ViaOS == "windows" {
-			add("NET-14")
-		}
-		if t.Mode == NodePort && t.ViaOS == "linux" {
-			add("NET-15")
+		return slices.Contains(t.BackendNodes, src.Node)
+	}
+	return true
+}
+
+// Level is the evidence level of a probed cell: real Windows nodes when
+// either end (or the node a NodePort goes through) is Windows, else real
+// Linux nodes.
+func (m *Matrix) Level(c *Cell) claims.Level {
+	src, t := m.Peers(c)
+	if src.OS == "windows" || t.OS == "windows" || t.ViaOS == "windows" {
+		return claims.WindowsNode
+	}
+	return claims.Linux
+}
+
+// Uncatalogued returns the cells that evidence no claim (control cells:
+// a Linux pod to a Linux-backed Service, a node to a NodePort, ...).
+func (m *Matrix) Uncatalogued() []*Cell {
+	var out []*Cell
+	for _, c := range m.Cells() {
+		if len(c.Claims) == 0 {
+			out = append(out, c)
 		}
 	}
 	return out

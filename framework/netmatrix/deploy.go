@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/podexec"
@@ -40,6 +41,9 @@ type Env struct {
 	ProbeBinary string
 	// ExternalURL is a server outside the cluster to use instead of a local one.
 	ExternalURL string
+	// Labels go on the matrix's namespace (the run's ID, so that what an
+	// interrupted run leaves can be found).
+	Labels map[string]string
 	// Machines reach Windows nodes' hosts, by node name (from the inventory).
 	Machines map[string]remote.Exec
 	// Probing is how every source probes.
@@ -87,9 +91,12 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 		env.Log = io.Discard
 	}
 	d := &Deployment{env: env, Absent: map[string]Absence{}}
+	nsLabels := map[string]string{"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/part-of": partOf}
+	for k, v := range env.Labels {
+		nsLabels[k] = v
+	}
 	ns, err := env.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "netmatrix-",
-		Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/part-of": partOf},
+		GenerateName: "netmatrix-", Labels: nsLabels,
 	}}, metav1.CreateOptions{})
 	if err != nil {
 		return d, fmt.Errorf("creating the matrix's namespace: %w", err)
@@ -100,7 +107,7 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 	})
 	m := &Matrix{
 		Profile: Profile{ServerVersion: env.Facts.ServerVersion, CNI: env.Facts.CNI, Rules: DocumentedLimits},
-		Claims:  ClaimsFor, Applies: Applicable, Workers: 4,
+		Claims:  ClaimsFor, Parts: PartsFor, Applies: Applicable, Workers: 4,
 	}
 	d.Matrix = m
 	pods, peers := d.podPlan()
@@ -383,7 +390,7 @@ func (d *Deployment) windowsHosts() {
 // no cell for, why.
 func (d *Deployment) recordAbsences(peers map[string]Peer) {
 	windows := hasOS(peers, "windows")
-	for _, id := range []string{"NET-01", "NET-02", "NET-03", "NET-04", "NET-05", "NET-06", "NET-09", "NET-10", "NET-11", "NET-12", "NET-13", "NET-14", "NET-17", "NET-18", "NET-19", "NET-21", "NET-27"} {
+	for _, id := range WindowsOnlyPaths() {
 		if !windows {
 			d.Absent[id] = NoWindowsNode
 		}
@@ -407,6 +414,25 @@ func (d *Deployment) recordAbsences(peers map[string]Peer) {
 	for _, id := range d.Matrix.ClaimIDsPlanned() {
 		delete(d.Absent, id)
 	}
+}
+
+// WindowsOnlyPaths lists the path claims every part of which has a Windows
+// end (or goes through a Windows node): without Windows nodes they have no cell.
+func WindowsOnlyPaths() []string {
+	var out []string
+	for _, c := range claims.All() {
+		if len(c.Parts) == 0 {
+			continue
+		}
+		all := true
+		for _, p := range c.Parts {
+			all = all && (p.From.OS == corev1.Windows || p.To.OS == corev1.Windows || p.Via == corev1.Windows)
+		}
+		if all {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }
 
 // Cleanup removes what Deploy made.

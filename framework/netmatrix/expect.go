@@ -1,8 +1,10 @@
 package netmatrix
 
 import (
-	"k8s.io/apimachinery/pkg/util/version"
 	"slices"
+
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // Expectation is what a cell should show on this cluster.
@@ -17,17 +19,14 @@ type Expectation struct {
 }
 
 // Rule is a documented limitation: the cells it matches are expected
-// unreachable on clusters whose keys it covers.
+// unreachable on clusters where the limitation is expected to hold. Which
+// clusters (server versions, CNI) is the claim's catalogue entry's to say,
+// through the limitation ledger (ledger.Expect), as for the suites' specs.
 type Rule struct {
 	ID     string
 	Claim  string
 	Reason string
 	Doc    string
-	// Since and Until bound the server versions the limitation holds for:
-	// [Since, Until); empty means unbounded.
-	Since, Until string
-	// CNI limits the rule to clusters with that CNI (e.g. "flannel/host-gw").
-	CNI string
 	// SinceBuild and UntilBuild bound the Windows builds (of the source's
 	// node) the limitation holds for: [SinceBuild, UntilBuild), as
 	// "10.0.20348"; empty means unbounded.
@@ -55,23 +54,8 @@ func (p Profile) Expect(src Peer, t Target) Expectation {
 }
 
 func (p Profile) covers(r Rule) bool {
-	if r.CNI != "" && r.CNI != p.CNI {
-		return false
-	}
-	if r.Since == "" && r.Until == "" {
-		return true
-	}
-	v, err := version.ParseGeneric(p.ServerVersion)
-	if err != nil {
-		return true // an unknown version keeps the documented limitation
-	}
-	if r.Since != "" && v.LessThan(version.MustParseGeneric(r.Since)) {
-		return false
-	}
-	if r.Until != "" && !v.LessThan(version.MustParseGeneric(r.Until)) {
-		return false
-	}
-	return true
+	b, _ := ledger.Expect(r.Claim, ledger.Cluster{Server: p.ServerVersion, CNI: p.CNI})
+	return b == ledger.Limited
 }
 
 // Documents cited by the rules.
@@ -108,7 +92,6 @@ var DocumentedLimits = []Rule{
 	{
 		ID: "windows-pod-outbound-nat-host-gw", Claim: "NET-17", Doc: DocFlannelHostGW,
 		Reason: "outbound NAT from Windows pods did not work with flannel host-gw (before Kubernetes 1.14)",
-		CNI:    "flannel/host-gw", Until: "1.14.0",
 		Match: func(src Peer, t Target) bool {
 			return src.Kind == Pod && src.OS == "windows" && t.Kind == External
 		},
@@ -121,14 +104,14 @@ func coversBuild(r Rule, build string) bool {
 	if r.SinceBuild == "" && r.UntilBuild == "" {
 		return true
 	}
-	b, err := version.ParseGeneric(build)
+	b, err := winrelease.Parse(build)
 	if err != nil {
 		return true
 	}
-	if r.SinceBuild != "" && b.LessThan(version.MustParseGeneric(r.SinceBuild)) {
+	if since, err := winrelease.Parse(r.SinceBuild); err == nil && r.SinceBuild != "" && b.Build.Compare(since.Build) < 0 {
 		return false
 	}
-	if r.UntilBuild != "" && !b.LessThan(version.MustParseGeneric(r.UntilBuild)) {
+	if until, err := winrelease.Parse(r.UntilBuild); err == nil && r.UntilBuild != "" && b.Build.Compare(until.Build) >= 0 {
 		return false
 	}
 	return true

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 func TestObserve(t *testing.T) {
@@ -14,16 +14,16 @@ func TestObserve(t *testing.T) {
 	outside := outsideTarget()
 	cases := []struct {
 		name    string
-		r       probe.Result
+		r       probeclient.Result
 		t       Target
 		want    Observation
 		wantWhy string // substrings, "|"-separated; "" means Why must be empty
 	}{
 		{"ok from the pod", okResult(ipWinA), pod, Reachable, ""},
 		{"ok from a service backend", okResult(ipLinB), svc, Reachable, ""},
-		{"ok from a stranger, pod", okResult("10.9.9.9"), pod, Blocked, "10.9.9.9|" + ipWinA},
-		{"ok from a stranger, service", okResult("10.9.9.9"), svc, Blocked, "answered by 10.9.9.9, which is not " + ipLinA + " or " + ipLinB},
-		{"ok without a pod IP, service", okResult(""), svc, Blocked, ipLinA},
+		{"ok from a stranger, pod", okResult("10.9.9.9"), pod, WrongAnswer, "10.9.9.9|" + ipWinA},
+		{"ok from a stranger, service", okResult("10.9.9.9"), svc, WrongAnswer, "answered by 10.9.9.9, which is not " + ipLinA + " or " + ipLinB},
+		{"ok without a pod IP, service", okResult(""), svc, WrongAnswer, ipLinA},
 		{"ping ignores backends", okResult("10.9.9.9"), ping, Reachable, ""},
 		{"ping with no detail", okResult(""), ping, Reachable, ""},
 		{"no backends: any answer", okResult("203.0.113.7"), outside, Reachable, ""},
@@ -35,7 +35,12 @@ func TestObserve(t *testing.T) {
 		{"dns", failResult("dns", "no such host"), svc, Blocked, ""},
 		{"reset", failResult("reset", "connection reset by peer"), outside, Blocked, ""},
 		{"unreachable", failResult("unreachable", "no route to host"), pod, Blocked, ""},
-		{"http status", failResult("http-status", "503"), svc, Blocked, ""},
+		// An answer that is not the target's is no blocked path: a 404 from
+		// a Service IP is a wrong answer.
+		{"http status", failResult("http-status", "404 Not Found"), svc, WrongAnswer, "http-status|404"},
+		{"mismatch", failResult("mismatch", "not the probe's answer"), pod, WrongAnswer, "mismatch"},
+		{"unclassified", failResult("other", "something odd"), pod, Unclassified, "other: something odd"},
+		{"no class at all", failResult("", "?"), pod, Unclassified, "?"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,6 +79,10 @@ func TestVerdict(t *testing.T) {
 		{unreach, Blocked, OK},
 		{unreach, ProbeError, Broken},
 		{unreach, NotProbed, Skipped},
+		{reach, WrongAnswer, Wrong},
+		{unreach, WrongAnswer, Wrong},
+		{reach, Unclassified, Wrong},
+		{unreach, Unclassified, Wrong},
 	}
 	for _, c := range cases {
 		if got := verdict(c.e, c.o); got != c.want {
@@ -187,36 +196,34 @@ func TestExpectWindowsPodOutboundNAT(t *testing.T) {
 	}
 }
 
-func TestProfileCovers(t *testing.T) {
+// Which clusters a rule covers is its claim's catalogue entry's to say
+// (through the ledger): NET-17 holds with flannel host-gw before 1.14 only;
+// NET-21 on every version and CNI.
+func TestProfileCoversAsTheCatalogueSays(t *testing.T) {
 	always := func(Peer, Target) bool { return true }
 	cases := []struct {
 		name    string
 		profile Profile
-		rule    Rule
+		claim   string
 		want    bool
 	}{
-		{"no bounds", Profile{ServerVersion: "v1.2.3"}, Rule{}, true},
-		{"no bounds, no version", Profile{}, Rule{}, true},
-		{"since, older", Profile{ServerVersion: "v1.19.9"}, Rule{Since: "1.20.0"}, false},
-		{"since, equal", Profile{ServerVersion: "v1.20.0"}, Rule{Since: "1.20.0"}, true},
-		{"since, newer", Profile{ServerVersion: "v1.30.0"}, Rule{Since: "1.20.0"}, true},
-		{"until, older", Profile{ServerVersion: "v1.19.9"}, Rule{Until: "1.20.0"}, true},
-		{"until, equal (exclusive)", Profile{ServerVersion: "v1.20.0"}, Rule{Until: "1.20.0"}, false},
-		{"window, inside", Profile{ServerVersion: "v1.25.3"}, Rule{Since: "1.20", Until: "1.30"}, true},
-		{"window, after", Profile{ServerVersion: "v1.30.0"}, Rule{Since: "1.20", Until: "1.30"}, false},
-		{"build metadata", Profile{ServerVersion: "v1.13.5+k3s1"}, Rule{Until: "1.14.0"}, true},
-		{"unparseable", Profile{ServerVersion: "main"}, Rule{Since: "1.20", Until: "1.30"}, true},
-		{"cni matches", Profile{CNI: "flannel/host-gw"}, Rule{CNI: "flannel/host-gw"}, true},
-		{"cni differs", Profile{CNI: "flannel/vxlan"}, Rule{CNI: "flannel/host-gw"}, false},
-		{"cni differs, version unknown", Profile{CNI: "calico"}, Rule{CNI: "flannel/host-gw", Until: "1.14.0"}, false},
+		{"NET-17, host-gw 1.13", Profile{ServerVersion: "v1.13.5", CNI: "flannel/host-gw"}, "NET-17", true},
+		{"NET-17, host-gw 1.13 with build metadata", Profile{ServerVersion: "v1.13.5+k3s1", CNI: "flannel/host-gw"}, "NET-17", true},
+		{"NET-17, host-gw 1.14 (exclusive)", Profile{ServerVersion: "v1.14.0", CNI: "flannel/host-gw"}, "NET-17", false},
+		{"NET-17, vxlan 1.13", Profile{ServerVersion: "v1.13.5", CNI: "flannel/vxlan"}, "NET-17", false},
+		{"NET-17, unknown CNI", Profile{ServerVersion: "main", CNI: "calico"}, "NET-17", false},
+		{"NET-17, host-gw, unparseable version", Profile{ServerVersion: "main", CNI: "flannel/host-gw"}, "NET-17", true},
+		{"NET-21, any version", Profile{ServerVersion: "v1.34.4", CNI: "flannel/vxlan"}, "NET-21", true},
+		{"NET-27, no version", Profile{}, "NET-27", true},
+		{"not in the catalogue: kept", Profile{ServerVersion: "v1.2.3"}, "XYZ-01", true},
 	}
 	for _, c := range cases {
-		c.rule.ID, c.rule.Match = "r", always
-		if got := c.profile.covers(c.rule); got != c.want {
+		rule := Rule{ID: "r", Claim: c.claim, Match: always}
+		if got := c.profile.covers(rule); got != c.want {
 			t.Errorf("%s: covers = %v, want %v", c.name, got, c.want)
 		}
 		p := c.profile
-		p.Rules = []Rule{c.rule}
+		p.Rules = []Rule{rule}
 		if e := p.Expect(peerLinA, outsideTarget()); e.Reachable == c.want {
 			t.Errorf("%s: Expect %+v, want reachable=%v", c.name, e, !c.want)
 		}
@@ -228,7 +235,7 @@ func TestExpectFirstMatchingCoveredRuleWins(t *testing.T) {
 	no := func(Peer, Target) bool { return false }
 	p := Profile{ServerVersion: "v1.30.0", CNI: "x", Rules: []Rule{
 		{ID: "no-match", Claim: "C0", Match: no},
-		{ID: "not-covered", Claim: "C1", CNI: "y", Match: yes},
+		{ID: "not-covered", Claim: "NET-17", Match: yes}, // flannel host-gw only
 		{ID: "first", Claim: "C2", Reason: "because", Doc: "doc", Match: yes},
 		{ID: "second", Claim: "C3", Match: yes},
 	}}

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 // Kind is what a peer is.
@@ -48,6 +48,9 @@ const (
 	NodePort    Mode = "nodeport"
 	Address     Mode = "address"
 )
+
+// Modes lists every mode the matrix probes.
+var Modes = []Mode{PodIP, PodName, Ping, ClusterIP, ServiceName, ServiceFQDN, NodePort, Address}
 
 // Peer is a source or the thing a target addresses.
 type Peer struct {
@@ -93,7 +96,7 @@ type Source interface {
 	Peer() Peer
 	// Probe runs one batch: one result per target, in order. An error means
 	// the probe itself could not run (every cell of the batch is a probe error).
-	Probe(ctx context.Context, targets []string) ([]probe.Result, error)
+	Probe(ctx context.Context, targets []string) ([]probeclient.Result, error)
 	// Repro is a command a person can run to probe target from this source.
 	Repro(target string) string
 }
@@ -103,8 +106,17 @@ type Observation string
 
 // Observations.
 const (
-	Reachable  Observation = "reachable"
-	Blocked    Observation = "blocked"
+	Reachable Observation = "reachable"
+	// Blocked: the path is closed (timeout, refused, reset, unreachable,
+	// a name that does not resolve).
+	Blocked Observation = "blocked"
+	// WrongAnswer: something answered, but not what the target is (an HTTP
+	// error status, another pod's answer, an unexpected reply).
+	WrongAnswer Observation = "wrong-answer"
+	// Unclassified: an error the probe could not put in a class; neither
+	// a blocked path nor an answer.
+	Unclassified Observation = "unclassified-error"
+	// ProbeError: the probe could not test the path.
 	ProbeError Observation = "probe-error"
 	NotProbed  Observation = "skipped"
 )
@@ -117,24 +129,61 @@ const (
 	OK         Verdict = "ok"
 	Regression Verdict = "regression" // expected reachable, found blocked
 	Drift      Verdict = "drift"      // a documented limitation that no longer holds
-	Broken     Verdict = "probe-error"
-	Skipped    Verdict = "skipped"
+	// Wrong: an answer that is not the target's, or an error of no known
+	// class; it fails the cell whatever was expected.
+	Wrong Verdict = "wrong"
+	// Flaky: the two probes of the cell disagreed (blocked, then reachable,
+	// or the other way round).
+	Flaky   Verdict = "flaky"
+	Broken  Verdict = "probe-error"
+	Skipped Verdict = "skipped"
 )
+
+// Fails says whether a cell with verdict v fails its claim; a flaky cell
+// fails unless flaky cells are allowed.
+func (v Verdict) Fails(allowFlaky bool) bool {
+	switch v {
+	case Regression, Wrong, Broken:
+		return true
+	case Flaky:
+		return !allowFlaky
+	}
+	return false
+}
 
 // Cell is one source-target pair.
 type Cell struct {
-	Source   string       `json:"source"`
-	Target   string       `json:"target"`
-	Claims   []string     `json:"claims,omitempty"`
-	Expect   Expectation  `json:"expect"`
-	Observed Observation  `json:"observed"`
-	Verdict  Verdict      `json:"verdict"`
-	Result   probe.Result `json:"result"`
+	Source string   `json:"source"`
+	Target string   `json:"target"`
+	Claims []string `json:"claims,omitempty"`
+	// Parts are the parts of the claims the cell matches.
+	Parts    []ClaimPart        `json:"parts,omitempty"`
+	Expect   Expectation        `json:"expect"`
+	Observed Observation        `json:"observed"`
+	Verdict  Verdict            `json:"verdict"`
+	Result   probeclient.Result `json:"result"`
 	// First is the first probe's result when the cell was probed again.
-	First    *probe.Result `json:"first,omitempty"`
-	Reprobed bool          `json:"reprobed,omitempty"`
-	Repro    string        `json:"repro"`
-	Why      string        `json:"why,omitempty"` // a skipped cell's reason, a probe error's cause
+	First    *probeclient.Result `json:"first,omitempty"`
+	Reprobed bool                `json:"reprobed,omitempty"`
+	Repro    string              `json:"repro"`
+	Why      string              `json:"why,omitempty"` // a skipped cell's reason, a probe error's cause
+}
+
+// Peers returns the source and the target of cell c.
+func (m *Matrix) Peers(c *Cell) (Peer, Target) {
+	var src Peer
+	var tgt Target
+	for _, s := range m.Sources {
+		if s.Peer().Name == c.Source {
+			src = s.Peer()
+		}
+	}
+	for _, t := range m.Targets {
+		if t.ID() == c.Target {
+			tgt = t
+		}
+	}
+	return src, tgt
 }
 
 // Matrix is a set of sources and targets and, once run, their cells.
@@ -145,6 +194,8 @@ type Matrix struct {
 	// Claims says which documented claims a cell evidences; a cell with
 	// none is a control cell (reported, but no claim's spec asserts it).
 	Claims func(src Peer, t Target) []string
+	// Parts says which parts of those claims a cell matches.
+	Parts func(src Peer, t Target) []ClaimPart
 	// Applies says whether a source probes a target at all.
 	Applies func(src Peer, t Target) bool
 	// Workers is how many sources probe at once.
@@ -168,6 +219,9 @@ func (m *Matrix) Run(ctx context.Context, out io.Writer) {
 			if m.Claims != nil {
 				c.Claims = m.Claims(s.Peer(), t)
 			}
+			if m.Parts != nil {
+				c.Parts = m.Parts(s.Peer(), t)
+			}
 			row[t.ID()] = c
 		}
 		m.cells[s.Peer().Name] = row
@@ -179,7 +233,9 @@ func (m *Matrix) Run(ctx context.Context, out io.Writer) {
 	m.forEachSource(ctx, func(s Source) {
 		m.probeRow(ctx, s, func(c *Cell) bool { return true })
 		// A mismatch is probed once more before it counts.
-		m.probeRow(ctx, s, func(c *Cell) bool { return c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken })
+		m.probeRow(ctx, s, func(c *Cell) bool {
+			return c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken || c.Verdict == Wrong
+		})
 		// Rows go out whole, one worker at a time.
 		m.mu.Lock()
 		fmt.Fprint(out, m.rowLine(s))
@@ -238,34 +294,47 @@ func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, c := range cells {
-		if c.Observed != NotProbed {
+		first := c.Observed
+		if first != NotProbed {
 			prev := c.Result
 			c.First, c.Reprobed = &prev, true
 		}
 		if err != nil {
 			c.Observed, c.Why = ProbeError, err.Error()
-			c.Result = probe.Result{Index: i, Target: urls[i], ErrorClass: "probe-error", Error: err.Error()}
+			c.Result = probeclient.Result{Index: i, Target: urls[i], ErrorClass: "probe-error", Error: err.Error()}
 		} else {
 			c.Result = results[i]
 			c.Observed, c.Why = observe(results[i], targets[i])
 		}
 		c.Verdict = verdict(c.Expect, c.Observed)
+		if (first == Blocked && c.Observed == Reachable) || (first == Reachable && c.Observed == Blocked) {
+			c.Verdict = Flaky
+			c.Why = fmt.Sprintf("%s on the first probe, %s on the second", first, c.Observed)
+		}
 	}
 }
 
+// The probe's error classes that mean the path is blocked.
+var blockedClasses = []string{"timeout", "refused", "reset", "unreachable", "dns"}
+
 // observe classifies a probe's result for target t: the probe could not
-// test the path (!), the path is blocked (X), or it answered — from a peer
-// allowed to answer for t.
-func observe(r probe.Result, t Target) (Observation, string) {
+// test the path (!), the path is blocked (X), something answered that is
+// not the target or an error of no known class (?), or it answered, from a
+// peer allowed to answer for t.
+func observe(r probeclient.Result, t Target) (Observation, string) {
 	switch {
 	case r.OK && len(t.BackendIPs) > 0 && t.Mode != Ping && !slices.Contains(t.BackendIPs, r.Detail.PodIP):
-		return Blocked, fmt.Sprintf("answered by %s, which is not %s", r.Detail.PodIP, strings.Join(t.BackendIPs, " or "))
+		return WrongAnswer, fmt.Sprintf("answered by %s, which is not %s", r.Detail.PodIP, strings.Join(t.BackendIPs, " or "))
 	case r.OK:
 		return Reachable, ""
 	case r.ErrorClass == "unsupported" || r.ErrorClass == "invalid-target" || r.ErrorClass == "probe-error":
 		return ProbeError, r.Error
-	default:
+	case slices.Contains(blockedClasses, r.ErrorClass):
 		return Blocked, ""
+	case r.ErrorClass == "http-status" || r.ErrorClass == "mismatch":
+		return WrongAnswer, fmt.Sprintf("%s: %s", r.ErrorClass, r.Error)
+	default:
+		return Unclassified, fmt.Sprintf("%s: %s", r.ErrorClass, r.Error)
 	}
 }
 
@@ -275,6 +344,8 @@ func verdict(e Expectation, o Observation) Verdict {
 		return Skipped
 	case o == ProbeError:
 		return Broken
+	case o == WrongAnswer || o == Unclassified:
+		return Wrong
 	case e.Reachable && o == Blocked:
 		return Regression
 	case !e.Reachable && o == Reachable:

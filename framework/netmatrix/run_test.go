@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 // runTargets is a compact set of targets for Run: two pods, a Linux-backed
@@ -120,7 +120,7 @@ func TestRunProbesEveryApplicableCellOnceInOneBatchPerSource(t *testing.T) {
 	if !strings.HasPrefix(s, "network matrix: 5 sources x 12 targets") {
 		t.Errorf("output does not start with the header:\n%s", s)
 	}
-	if !strings.Contains(s, fmt.Sprintf("verdicts: %d ok, 0 regression, 0 drift, 0 probe error, 0 skipped\n", total)) ||
+	if !strings.Contains(s, fmt.Sprintf("verdicts: %d ok, 0 regression, 0 wrong, 0 flaky, 0 drift, 0 probe error, 0 skipped\n", total)) ||
 		!strings.HasSuffix(s, "skipped\n") {
 		t.Errorf("output does not end with the footer counting %d ok cells:\n%s", total, s)
 	}
@@ -150,15 +150,15 @@ func TestRunReprobesOnlyMismatchesInOneExtraBatch(t *testing.T) {
 	ts := runTargets()
 	u := func(id string) string { return targetByID(t, ts, id).URL }
 	var (
-		flaky      = u("windows-a/pod-ip")       // timeout, then OK: ok
+		flaky      = u("windows-a/pod-ip")       // timeout, then OK: flaky
 		dead       = u("windows-a/pod-dns")      // dns twice: regression
 		icmp       = u("windows-a/icmp")         // unsupported twice: probe error
-		wrongFirst = u("svc-linux/cluster-ip")   // answered by a stranger, then by a backend: ok
+		wrongFirst = u("svc-linux/cluster-ip")   // answered by a stranger (a wrong answer, not a blocked path), then by a backend: ok
 		driftTwice = u("outside-server/address") // expected blocked, reachable twice: drift
-		driftOnce  = u("svc-linux/service-fqdn") // expected blocked, reachable then blocked: ok
+		driftOnce  = u("svc-linux/service-fqdn") // expected blocked, reachable then blocked: flaky
 		steady     = u("svc-linux/service-dns")  // OK: not reprobed
 	)
-	answer := func(call int, url string) probe.Result {
+	answer := func(call int, url string) probeclient.Result {
 		switch url {
 		case flaky:
 			if call == 0 {
@@ -219,11 +219,11 @@ func TestRunReprobesOnlyMismatchesInOneExtraBatch(t *testing.T) {
 		firstClass string
 	}
 	cases := map[string]want{
-		"windows-a/pod-ip":            {Reachable, OK, true, false, "timeout"},
+		"windows-a/pod-ip":            {Reachable, Flaky, true, false, "timeout"},
 		"windows-a/pod-dns":           {Blocked, Regression, true, false, "dns"},
 		"windows-a/icmp":              {ProbeError, Broken, true, false, "unsupported"},
 		"svc-linux/cluster-ip":        {Reachable, OK, true, true, ""},
-		"svc-linux/service-fqdn":      {Blocked, OK, true, true, ""},
+		"svc-linux/service-fqdn":      {Blocked, Flaky, true, true, ""},
 		"outside-server/address":      {Reachable, Drift, true, true, ""},
 		"svc-linux/service-dns":       {Reachable, OK, false, false, ""},
 		"linux-a/pod-ip":              {}, // not applicable
@@ -268,7 +268,7 @@ func TestRunReprobesOnlyMismatchesInOneExtraBatch(t *testing.T) {
 		}
 	}
 
-	// The stranger's answer was blocked, and said so, on the first probe;
+	// The stranger's answer was a wrong answer, and said so, on the first probe;
 	// the second probe's reachable answer cleared the reason.
 	if c := cellOf(t, m, "linux-a", "svc-linux/cluster-ip"); c.First.Detail.PodIP != "10.1.2.3" || c.Why != "" {
 		t.Errorf("cluster-ip: first answered by %q, why %q; want the stranger 10.1.2.3 first and no reason at the end", c.First.Detail.PodIP, c.Why)
@@ -281,9 +281,9 @@ func TestRunReprobesOnlyMismatchesInOneExtraBatch(t *testing.T) {
 	}
 }
 
-func TestRunBlockedTwiceIsRegressionAndFlakyIsOK(t *testing.T) {
+func TestRunBlockedTwiceIsRegressionAndBlockedThenReachableIsFlaky(t *testing.T) {
 	ts := []Target{podTargets(peerWinA)[0], podTargets(peerLinB)[0]}
-	f := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probe.Result {
+	f := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probeclient.Result {
 		if url == ts[0].URL {
 			return failResult("timeout", "i/o timeout") // blocked twice
 		}
@@ -300,15 +300,22 @@ func TestRunBlockedTwiceIsRegressionAndFlakyIsOK(t *testing.T) {
 	if c := cellOf(t, m, "linux-a", ts[0].ID()); c.Verdict != Regression || c.Observed != Blocked || !c.Reprobed || c.First.ErrorClass != "timeout" {
 		t.Errorf("blocked twice: %+v, want a re-probed regression", c)
 	}
-	if c := cellOf(t, m, "linux-a", ts[1].ID()); c.Verdict != OK || c.Observed != Reachable || !c.Reprobed || c.First.ErrorClass != "reset" {
-		t.Errorf("flaky: %+v, want a re-probed ok", c)
+	c := cellOf(t, m, "linux-a", ts[1].ID())
+	if c.Verdict != Flaky || c.Observed != Reachable || !c.Reprobed || c.First.ErrorClass != "reset" || c.Symbol() != SymFlaky {
+		t.Errorf("flaky: %+v, want a re-probed flaky cell", c)
+	}
+	if c.Why != "blocked on the first probe, reachable on the second" {
+		t.Errorf("flaky: why %q", c.Why)
+	}
+	if !c.Verdict.Fails(false) || c.Verdict.Fails(true) {
+		t.Errorf("a flaky cell must fail its claim unless flaky cells are allowed")
 	}
 }
 
 func TestRunSourceErrorMakesItsCellsProbeErrorsOnly(t *testing.T) {
 	ts := runTargets()
 	boom := errors.New("exec in ns/windows-a: container not found")
-	bad := &fakeSource{peer: peerWinA, probe: func(context.Context, int, []string) ([]probe.Result, error) { return nil, boom }}
+	bad := &fakeSource{peer: peerWinA, probe: func(context.Context, int, []string) ([]probeclient.Result, error) { return nil, boom }}
 	good := &fakeSource{peer: peerLinA, probe: per(answerFromBackend(ts))}
 	node := &fakeSource{peer: nodeLinCP, probe: per(answerFromBackend(ts))}
 	m := &Matrix{Sources: []Source{bad, good, node}, Targets: ts, Claims: ClaimsFor, Applies: Applicable, Workers: 2}
@@ -370,7 +377,7 @@ func slowSources(n, until int, inFlight, maxInFlight *atomic.Int32) ([]*fakeSour
 	var sources []Source
 	for i := 0; i < n; i++ {
 		p := Peer{Name: fmt.Sprintf("pod-%d", i), Kind: Pod, OS: "linux", Node: linW, BackendIPs: []string{fmt.Sprintf("10.0.0.%d", i+1)}}
-		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probe.Result, error) {
+		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probeclient.Result, error) {
 			cur := inFlight.Add(1)
 			defer inFlight.Add(-1)
 			for {
@@ -384,7 +391,7 @@ func slowSources(n, until int, inFlight, maxInFlight *atomic.Int32) ([]*fakeSour
 				time.Sleep(time.Millisecond)
 			}
 			time.Sleep(20 * time.Millisecond)
-			return per(func(int, string) probe.Result { return okResult("") })(ctx, call, targets)
+			return per(func(int, string) probeclient.Result { return okResult("") })(ctx, call, targets)
 		}}
 		fakes = append(fakes, f)
 		sources = append(sources, f)
@@ -443,7 +450,7 @@ func cancelSources(n int, cancel context.CancelFunc, calls *atomic.Int32) ([]*fa
 	for i := 0; i < n; i++ {
 		i := i
 		p := Peer{Name: fmt.Sprintf("pod-%02d", i), Kind: Pod, OS: "linux", Node: linW}
-		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probe.Result, error) {
+		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probeclient.Result, error) {
 			calls.Add(1)
 			if i == 0 && cancel != nil {
 				cancel()
@@ -451,7 +458,7 @@ func cancelSources(n int, cancel context.CancelFunc, calls *atomic.Int32) ([]*fa
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			return per(func(int, string) probe.Result { return okResult("") })(ctx, call, targets)
+			return per(func(int, string) probeclient.Result { return okResult("") })(ctx, call, targets)
 		}}
 		fakes = append(fakes, f)
 		sources = append(sources, f)
@@ -549,7 +556,7 @@ func TestRunUnprobedCellsAreSkipped(t *testing.T) {
 		if c.Verdict != Skipped {
 			t.Errorf("unprobed cell's verdict %q, want %q", c.Verdict, Skipped)
 		}
-		if !strings.Contains(out.String(), "0 ok, 0 regression, 0 drift, 0 probe error, 1 skipped") {
+		if !strings.Contains(out.String(), "0 ok, 0 regression, 0 wrong, 0 flaky, 0 drift, 0 probe error, 1 skipped") {
 			t.Errorf("footer does not count the unprobed cell as skipped:\n%s", out.String())
 		}
 		if md := m.Markdown(); !strings.Contains(md, "## Cells that are not as expected\n\nNone.\n") {

@@ -12,20 +12,31 @@ import (
 const (
 	SymReachable  = '.'
 	SymBlocked    = 'X'
+	SymWrong      = '?'
+	SymFlaky      = '~'
 	SymProbeError = '!'
 	SymSkipped    = '-'
 )
+
+// legend explains the symbols, for the table's header and the Markdown.
+var legend = fmt.Sprintf("%c reachable, %c blocked, %c wrong answer or unclassified error, %c flaky (the two probes disagreed), %c probe error, %c not probed; blank: not applicable",
+	SymReachable, SymBlocked, SymWrong, SymFlaky, SymProbeError, SymSkipped)
 
 // Symbol is a cell's character in the truth table.
 func (c *Cell) Symbol() rune {
 	if c == nil {
 		return ' '
 	}
+	if c.Verdict == Flaky {
+		return SymFlaky
+	}
 	switch c.Observed {
 	case Reachable:
 		return SymReachable
 	case Blocked:
 		return SymBlocked
+	case WrongAnswer, Unclassified:
+		return SymWrong
 	case ProbeError:
 		return SymProbeError
 	}
@@ -36,8 +47,7 @@ const nameWidth = 44
 
 func (m *Matrix) header() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "network matrix: %d sources x %d targets  (%c reachable, %c blocked, %c probe error, %c not probed; blank: not applicable)\n",
-		len(m.Sources), len(m.Targets), SymReachable, SymBlocked, SymProbeError, SymSkipped)
+	fmt.Fprintf(&b, "network matrix: %d sources x %d targets  (%s)\n", len(m.Sources), len(m.Targets), legend)
 	for i, t := range m.Targets {
 		fmt.Fprintf(&b, "  %3d %s\n", i+1, t.ID())
 	}
@@ -88,12 +98,12 @@ func (m *Matrix) footer() string {
 	var notable []*Cell
 	for _, c := range m.Cells() {
 		counts[c.Verdict]++
-		if c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken {
+		if c.Verdict != OK && c.Verdict != Skipped {
 			notable = append(notable, c)
 		}
 	}
-	fmt.Fprintf(&b, "verdicts: %d ok, %d regression, %d drift, %d probe error, %d skipped\n",
-		counts[OK], counts[Regression], counts[Drift], counts[Broken], counts[Skipped])
+	fmt.Fprintf(&b, "verdicts: %d ok, %d regression, %d wrong, %d flaky, %d drift, %d probe error, %d skipped\n",
+		counts[OK], counts[Regression], counts[Wrong], counts[Flaky], counts[Drift], counts[Broken], counts[Skipped])
 	for _, c := range notable {
 		fmt.Fprintf(&b, "  %s\n", c.Describe())
 	}
@@ -109,7 +119,7 @@ func (c *Cell) Describe() string {
 	if c.Why != "" && c.Why != c.Result.Error {
 		s += " (" + c.Why + ")"
 	}
-	if c.Reprobed {
+	if c.Reprobed && c.Verdict != Flaky {
 		s += ", also on the second probe"
 	}
 	return s + "; reproduce: " + c.Repro
@@ -127,8 +137,7 @@ func (e Expectation) String() string {
 func (m *Matrix) Markdown() string {
 	var b strings.Builder
 	b.WriteString("# Network matrix\n\n")
-	fmt.Fprintf(&b, "Cluster: Kubernetes %s, CNI %s. Symbols: `%c` reachable, `%c` blocked, `%c` probe error, `%c` not probed, blank: not applicable.\n\n",
-		m.Profile.ServerVersion, m.Profile.CNI, SymReachable, SymBlocked, SymProbeError, SymSkipped)
+	fmt.Fprintf(&b, "Cluster: Kubernetes %s, CNI %s. Symbols: %s.\n\n", m.Profile.ServerVersion, m.Profile.CNI, legend)
 	b.WriteString("| source |")
 	for i := range m.Targets {
 		fmt.Fprintf(&b, " %d |", i+1)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 // tableMatrix is the small cluster's 23 targets probed from a Linux pod and
@@ -21,7 +21,7 @@ func tableMatrix(t *testing.T) *Matrix {
 	ts := fullTargets()
 	u := func(id string) string { return targetByID(t, ts, id).URL }
 	backend := answerFromBackend(ts)
-	pod := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probe.Result {
+	pod := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probeclient.Result {
 		switch url {
 		case u("windows-a/pod-dns"):
 			return failResult("dns", "no such host")
@@ -30,7 +30,7 @@ func tableMatrix(t *testing.T) *Matrix {
 		}
 		return backend(call, url)
 	})}
-	node := &fakeSource{peer: nodeWin1, probe: per(func(call int, url string) probe.Result {
+	node := &fakeSource{peer: nodeWin1, probe: per(func(call int, url string) probeclient.Result {
 		switch url {
 		case u("svc-windows/cluster-ip"), u("svc-linux/cluster-ip"), u("svc-windows/nodeport@win-1"):
 			return failResult("timeout", "i/o timeout")
@@ -62,6 +62,21 @@ func TestSymbol(t *testing.T) {
 	if got := (&Cell{}).Symbol(); got != SymSkipped {
 		t.Errorf("Symbol of a zero cell = %q, want %q", got, SymSkipped)
 	}
+	// A wrong answer or an unclassified error is no blocked path; a flaky
+	// cell shows as flaky whatever its last observation.
+	for _, c := range []struct {
+		cell *Cell
+		want rune
+	}{
+		{&Cell{Observed: WrongAnswer, Verdict: Wrong}, SymWrong},
+		{&Cell{Observed: Unclassified, Verdict: Wrong}, SymWrong},
+		{&Cell{Observed: Reachable, Verdict: Flaky}, SymFlaky},
+		{&Cell{Observed: Blocked, Verdict: Flaky}, SymFlaky},
+	} {
+		if got := c.cell.Symbol(); got != c.want {
+			t.Errorf("Symbol of %+v = %q, want %q", c.cell, got, c.want)
+		}
+	}
 }
 
 func TestSourceLabel(t *testing.T) {
@@ -86,7 +101,7 @@ func TestHeaderAndRowsLineUp(t *testing.T) {
 	m := tableMatrix(t)
 	h := lines(m.header())
 	ts := m.Targets
-	if want := "network matrix: 2 sources x 23 targets  (. reachable, X blocked, ! probe error, - not probed; blank: not applicable)"; h[0] != want {
+	if want := "network matrix: 2 sources x 23 targets  (. reachable, X blocked, ? wrong answer or unclassified error, ~ flaky (the two probes disagreed), ! probe error, - not probed; blank: not applicable)"; h[0] != want {
 		t.Errorf("header line %q, want %q", h[0], want)
 	}
 	for i, tg := range ts {
@@ -198,7 +213,7 @@ func TestFooter(t *testing.T) {
 	m := tableMatrix(t)
 	f := lines(m.footer())
 	// linux-a has 16 cells, win-1 11.
-	if want := "verdicts: 24 ok, 1 regression, 1 drift, 1 probe error, 0 skipped"; f[0] != want {
+	if want := "verdicts: 24 ok, 1 regression, 0 wrong, 0 flaky, 1 drift, 1 probe error, 0 skipped"; f[0] != want {
 		t.Errorf("footer %q, want %q", f[0], want)
 	}
 	ts := m.Targets
@@ -219,7 +234,7 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}
 	c = &Cell{Source: "a", Target: "b/pod-ip", Expect: Expectation{Reachable: true}, Observed: Blocked, Verdict: Regression,
-		Result: probe.Result{OK: true, Detail: probe.Detail{PodIP: "1.2.3.4"}}, Why: "answered by 1.2.3.4, which is not 5.6.7.8", Repro: "cmd"}
+		Result: probeclient.Result{OK: true, Detail: probeclient.Detail{PodIP: "1.2.3.4"}}, Why: "answered by 1.2.3.4, which is not 5.6.7.8", Repro: "cmd"}
 	if got, want := c.Describe(), "regression: a -> b/pod-ip: expected reachable, blocked (answered by 1.2.3.4, which is not 5.6.7.8); reproduce: cmd"; got != want {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}

@@ -28,6 +28,9 @@ var (
 	NoInventory         = Reason{"no-inventory", "no Windows machine inventory was given"}
 	NoOutsidePeer       = Reason{"no-outside-peer", "no local probe binary (--probe-binary) to probe from outside the cluster"}
 	ManagedControlPlane = Reason{"managed-control-plane", "the control plane is not visible in this cluster (a managed service)"}
+	// Inconclusive is no lack of the cluster: the spec ran, but could not
+	// observe what it needed. Reports count it apart from skips.
+	Inconclusive = Reason{"inconclusive", "inconclusive: the spec could not observe what it needed"}
 )
 
 // Skip records r (with detail, when given) and skips the current spec.

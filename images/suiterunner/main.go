@@ -11,6 +11,11 @@
 // the summary, the limitation ledger, the network matrix, cluster.json,
 // e2e.log) to the aggregator.
 //
+// Every run has a run ID (--run-id, unless the plugin gives one), which
+// labels what the suites make; after the suite binary exits, whatever the
+// run left in the cluster (an interrupted cleanup) is removed, as the CLI
+// does after its runs.
+//
 // It exits 0 when the suite wrote its JUnit report (failed specs are results,
 // and Sonobuoy reads them from the report), and non-zero when the suite could
 // not run, so that Sonobuoy reports the plugin as failed.
@@ -22,6 +27,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +45,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/winconform/winconform/internal/suiterun"
 )
 
 // Where things are, unless the environment says otherwise.
@@ -57,8 +65,19 @@ const (
 	LogFile = "e2e.log"
 )
 
-// accessTimeout bounds the permission checks.
-const accessTimeout = 30 * time.Second
+// accessTimeout bounds the permission checks; sweepTimeout the removal of
+// what a run left.
+const (
+	accessTimeout = 30 * time.Second
+	sweepTimeout  = 3 * time.Minute
+)
+
+// sweeper removes what run runID left in the cluster (suiterun.Sweep).
+type sweeper func(ctx context.Context, cs kubernetes.Interface, runID string) ([]suiterun.Left, error)
+
+func sweep(ctx context.Context, cs kubernetes.Interface, runID string) ([]suiterun.Left, error) {
+	return suiterun.Sweep(ctx, cs, runID, 2*time.Minute)
+}
 
 // config is what one run uses.
 type config struct {
@@ -66,11 +85,12 @@ type config struct {
 	suite      string
 	kwok       string
 	args       []string // the plugin's arguments, for the suite binary
+	sweep      sweeper
 }
 
 // loadConfig reads the environment (through getenv); exe is this program's path.
 func loadConfig(getenv func(string) string, exe string, args []string) config {
-	c := config{resultsDir: getenv(ResultsDirEnv), suite: getenv(SuiteBinaryEnv), kwok: getenv(KwokBinaryEnv), args: args}
+	c := config{resultsDir: getenv(ResultsDirEnv), suite: getenv(SuiteBinaryEnv), kwok: getenv(KwokBinaryEnv), args: args, sweep: sweep}
 	if c.resultsDir == "" {
 		c.resultsDir = DefaultResultsDir
 	}
@@ -150,9 +170,24 @@ func run(ctx context.Context, cfg config, inCluster func() (*rest.Config, error)
 		return fail(err)
 	}
 
-	args := suiteArgs(cfg, kubeconfig, given)
+	runID, ok := flagValue(cfg.args, "run-id")
+	if !ok {
+		runID = newRunID()
+	}
+	args := suiteArgs(cfg, kubeconfig, given, runID, !ok)
 	fmt.Fprintf(out, "suite-runner: %s %s\n", cfg.suite, strings.Join(args, " "))
 	status, err := runSuite(ctx, cfg.suite, args, out)
+	if cfg.sweep != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
+		left, serr := cfg.sweep(sctx, cs, runID)
+		cancel()
+		switch {
+		case serr != nil:
+			fmt.Fprintf(out, "suite-runner: cleaning up after run %s: %v\n", runID, serr)
+		case len(left) > 0:
+			fmt.Fprintf(out, "suite-runner: run %s left %d object(s), now deleted: %v\n", runID, len(left), left)
+		}
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -166,9 +201,12 @@ func run(ctx context.Context, cfg config, inCluster func() (*rest.Config, error)
 // suiteArgs is the suite binary's command line: output settings the plugin
 // may change, the plugin's arguments, then what the runner decides (last,
 // so that they win: Go flags keep the last value).
-func suiteArgs(cfg config, kubeconfig string, kubeconfigGiven bool) []string {
+func suiteArgs(cfg config, kubeconfig string, kubeconfigGiven bool, runID string, addRunID bool) []string {
 	args := []string{"--ginkgo.no-color", "--ginkgo.v"}
 	args = append(args, cfg.args...)
+	if addRunID {
+		args = append(args, "--run-id="+runID)
+	}
 	if !kubeconfigGiven {
 		args = append(args, "--kubeconfig="+kubeconfig)
 	}
@@ -177,6 +215,13 @@ func suiteArgs(cfg config, kubeconfig string, kubeconfigGiven bool) []string {
 		args = append(args, "--kwok-binary="+cfg.kwok)
 	}
 	return args
+}
+
+// newRunID is a run ID for the suites' objects: a valid label value.
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("wc-sono-%s-%x", time.Now().UTC().Format("20060102t150405"), b)
 }
 
 // flagValue finds --name=value or --name value (one dash or two) in args.

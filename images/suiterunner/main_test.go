@@ -19,11 +19,14 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/winconform/winconform/internal/suiterun"
 )
 
 // The test binary doubles as the suite binary: with fakeSuiteEnv set it
@@ -62,6 +65,10 @@ func TestLoadConfig(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 	c := loadConfig(getenv, "/usr/local/bin/suite-runner", []string{"--suite=limitations"})
+	if c.sweep == nil {
+		t.Error("no sweep after the suite")
+	}
+	c.sweep = nil
 	want := config{resultsDir: "/tmp/sonobuoy/results", suite: "/usr/local/bin/e2e.test", kwok: "/usr/local/bin/kwok", args: []string{"--suite=limitations"}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults: %+v, want %+v", c, want)
@@ -209,6 +216,7 @@ type runResult struct {
 	out     string
 	log     string
 	suiteTo []string // the suite's arguments; nil when it did not run
+	swept   []string // the run IDs swept
 }
 
 func runFake(t *testing.T, junit bool, status int, inCluster func() (*rest.Config, error), args ...string) runResult {
@@ -232,7 +240,11 @@ func runFake(t *testing.T, junit bool, status int, inCluster func() (*rest.Confi
 	}
 	var out bytes.Buffer
 	res := runResult{dir: dir}
-	res.code = run(context.Background(), config{resultsDir: dir, suite: exe, kwok: kwok, args: args}, inCluster, &out)
+	swept := func(_ context.Context, _ kubernetes.Interface, runID string) ([]suiterun.Left, error) {
+		res.swept = append(res.swept, runID)
+		return []suiterun.Left{{Kind: "namespace", Name: "left-" + runID, Deleted: true}}, nil
+	}
+	res.code = run(context.Background(), config{resultsDir: dir, suite: exe, kwok: kwok, args: args, sweep: swept}, inCluster, &out)
 	res.out = out.String()
 	logData, _ := os.ReadFile(filepath.Join(dir, LogFile))
 	res.log = string(logData)
@@ -282,6 +294,21 @@ func TestRunFailedSpecsAreResults(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dir, "summary.md")); err != nil {
 		t.Errorf("the suite's reports are not in the results directory: %v", err)
 	}
+	runID, ok := flagValue(r.suiteTo, "run-id")
+	if !ok || !strings.HasPrefix(runID, "wc-sono-") {
+		t.Errorf("run ID %q in %q", runID, r.suiteTo)
+	}
+	if !slices.Equal(r.swept, []string{runID}) || !strings.Contains(r.log, "left 1 object(s), now deleted: [namespace left-"+runID+"]") {
+		t.Errorf("after the suite: swept %q, log:\n%s", r.swept, r.log)
+	}
+}
+
+func TestRunKeepsAGivenRunID(t *testing.T) {
+	cfg := apiServer(t, false)
+	r := runFake(t, true, 0, func() (*rest.Config, error) { return cfg, nil }, "--run-id=mine")
+	if n := strings.Count(strings.Join(r.suiteTo, " "), "--run-id"); n != 1 || !slices.Equal(r.swept, []string{"mine"}) {
+		t.Errorf("suite args %q, swept %q; want the given run ID only", r.suiteTo, r.swept)
+	}
 }
 
 func TestRunWithoutJUnitFails(t *testing.T) {
@@ -298,8 +325,8 @@ func TestRunWithoutJUnitFails(t *testing.T) {
 func TestRunRefusesAnAccountThatMayNotRunTheSuites(t *testing.T) {
 	cfg := apiServer(t, true)
 	r := runFake(t, true, 0, func() (*rest.Config, error) { return cfg, nil })
-	if r.code == 0 || r.suiteTo != nil {
-		t.Errorf("exit %d, suite ran: %v; want a failure before the suite runs", r.code, r.suiteTo != nil)
+	if r.code == 0 || r.suiteTo != nil || r.swept != nil {
+		t.Errorf("exit %d, suite ran: %v, swept: %v; want a failure before the suite runs", r.code, r.suiteTo != nil, r.swept)
 	}
 	if !strings.Contains(r.log, "may not create namespaces") || !strings.Contains(r.log, "--aggregator-permissions=clusterAdmin") {
 		t.Errorf("e2e.log does not name the missing permission and the fix:\n%s", r.log)

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 // CLI runs the sonobuoy command against one cluster and namespace. Every
@@ -172,15 +174,7 @@ func (c CLI) run(ctx context.Context, timeout time.Duration, out io.Writer, args
 		return fmt.Errorf("sonobuoy %s did not finish within %s", args[0], timeout)
 	}
 	if err != nil {
-		return fmt.Errorf("sonobuoy %s: %w: %s", args[0], err, lastLines(tail.String(), 5))
+		return fmt.Errorf("sonobuoy %s: %w: %s", args[0], err, text.LastLines(tail.String(), 5))
 	}
 	return nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

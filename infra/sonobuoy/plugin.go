@@ -81,6 +81,7 @@ var reserved = map[string]string{
 	"kwok-binary":  "kwok is in the suite image",
 	"probe-binary": "a pod is not outside the cluster: the specs that need a client outside it skip",
 	"inventory":    "the Windows machines' passwords do not go into a plugin",
+	"rerun-of":     "it names a report directory on this machine, which the pod does not have: select the specs with --claim or --labels",
 }
 
 // New makes the plugin definition for o.

@@ -119,6 +119,7 @@ func TestPluginRefusesWhatTheRunnerDecides(t *testing.T) {
 		{[]string{"-probe-binary=/p"}, "a pod is not outside the cluster"},
 		{[]string{"--inventory=m.yaml"}, "passwords"},
 		{[]string{"--kwok-binary=/k"}, "kwok is in the suite image"},
+		{[]string{"--rerun-of=_output/report"}, "select the specs with --claim or --labels"},
 	} {
 		if _, err := New(Options{Args: tc.args}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%q): %v, want an error with %q", tc.args, err, tc.want)

@@ -6,49 +6,36 @@ package networking
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/framework/skips"
 )
 
-// matrixClaim is a NET claim the matrix evidences, with the OSes its cells span.
-type matrixClaim struct {
-	id, title string
-	oses      []string
-}
-
-var matrixClaims = []matrixClaim{
-	{"NET-01", "Windows pod to Windows pod by IP, same node and across nodes", []string{windows}},
-	{"NET-02", "Windows pod to Windows pod by DNS name", []string{windows}},
-	{"NET-03", "Windows pod to Linux pod by IP", []string{windows, linux}},
-	{"NET-04", "Windows pod to Linux pod by DNS name", []string{windows, linux}},
-	{"NET-05", "Linux pod to Windows pod by IP", []string{linux, windows}},
-	{"NET-06", "Linux pod to Windows pod by DNS name", []string{linux, windows}},
-	{"NET-07", "Linux pod to Linux pod by IP, same node and across nodes", []string{linux}},
-	{"NET-08", "Linux pod to Linux pod by DNS name", []string{linux}},
-	{"NET-09", "Linux pod to a Windows-backed Service by ClusterIP", []string{linux, windows}},
-	{"NET-10", "Linux pod to a Windows-backed Service by name", []string{linux, windows}},
-	{"NET-11", "Windows pod to a Linux-backed Service by ClusterIP", []string{windows, linux}},
-	{"NET-12", "Windows pod to a Linux-backed Service by name", []string{windows, linux}},
-	{"NET-13", "Windows pod to a Windows-backed Service by ClusterIP and name", []string{windows}},
-	{"NET-14", "outside the cluster to a NodePort through a Windows node", []string{windows}},
-	{"NET-15", "outside the cluster to a NodePort through a Linux node", []string{linux}},
-	{"NET-16", "Linux pod to a server outside the cluster", []string{linux}},
-	{"NET-17", "Windows pod to a server outside the cluster", []string{windows}},
-	{"NET-18", "Linux control-plane node to a Windows pod's IP", []string{linux, windows}},
-	{"NET-19", "Linux control-plane node to a Windows-backed ClusterIP", []string{linux, windows}},
-	{"NET-20", "Windows and Linux pods to a Service by its fully qualified name", []string{linux, windows}},
-	{"NET-21", "a Windows node's host cannot reach the ClusterIP of a Service whose pods it hosts", []string{windows}},
-	{"NET-25", "ping between pods across hosts", []string{linux, windows}},
-	{"NET-27", "a Windows node cannot reach a NodePort through its own address", []string{windows}},
+// matrixClaims are the path claims whose parts the matrix probes (the
+// catalogue's parts; a LoadBalancer is a spec of its own).
+func matrixClaims() []claims.Claim {
+	var out []claims.Claim
+	for _, c := range claims.All() {
+		for _, p := range c.Parts {
+			if slices.ContainsFunc(p.Modes, func(m string) bool { return slices.Contains(netmatrix.Modes, netmatrix.Mode(m)) }) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
@@ -67,7 +54,7 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 			Config: cfg, Clientset: cs, Facts: fs, Kubeconfig: framework.TestContext.KubeConfig,
 			ClusterDomain: framework.TestContext.ClusterDNSDomain,
 			ProbeBinary:   e2e.Options.ProbeBinary, ExternalURL: e2e.Options.ExternalURL,
-			Machines: machines, Log: ginkgo.GinkgoWriter,
+			Machines: machines, Log: ginkgo.GinkgoWriter, Labels: e2e.RunLabels(),
 		})
 		ginkgo.DeferCleanup(func(ctx context.Context) {
 			framework.ExpectNoError(dep.Cleanup(ctx), "removing the matrix's peers")
@@ -79,57 +66,135 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 		}
 	})
 
-	for _, c := range matrixClaims {
-		ls := []any{labels.Claim(c.id)}
-		for _, os := range c.oses {
-			ls = append(ls, labels.OS(os))
-		}
-		if slices.Contains(c.oses, windows) {
-			ls = append(ls, labels.Needs("windows-node"))
-		}
-		ginkgo.It(c.id+": "+c.title, append(ls, func() { assertClaim(dep, c.id) })...)
+	for _, c := range matrixClaims() {
+		ginkgo.It(c.ID+": "+c.Title, labels.ForClaim(c.ID), func() { assertClaim(dep, c) })
 	}
+
+	ginkgo.It("paths no claim names (the matrix's control cells) work", ginkgo.Label(labels.UncataloguedLabel), labels.OS(linux), labels.OS(windows), func() {
+		cells := dep.Matrix.Uncatalogued()
+		if len(cells) == 0 {
+			skips.Skip(skips.Reason{Key: "no-cells", Text: "the matrix has no control cell on this cluster"})
+		}
+		assertCells(dep, cells, "paths no claim names")
+	})
 })
 
-// assertClaim fails when a cell of claim is a regression or a probe error,
-// naming each such cell; it skips with the reason when the cluster has no
-// cell for the claim, and reports drift (failing only with --strict-drift).
-func assertClaim(dep *netmatrix.Deployment, claim string) {
-	cells := dep.Matrix.CellsFor(claim)
+// assertClaim fails when a cell of claim c failed (a regression, a wrong
+// answer, a probe error, or a flaky cell without --allow-flaky), naming
+// each such cell; it skips with the reason when the cluster has no cell for
+// the claim; it records the documented limitation of each cell in the
+// ledger (drift failing only with --strict-drift), and the evidence: the
+// levels its cells were probed at, and the parts of the claim no cell
+// probed (NET-01 across nodes, NET-20 from Windows pods, ...), which keep
+// the claim from being shown.
+func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
+	cells := dep.Matrix.CellsFor(c.ID)
 	if len(cells) == 0 {
-		a, ok := dep.Absent[claim]
+		a, ok := dep.Absent[c.ID]
 		if !ok {
 			a = netmatrix.Absence{Key: "no-cells", Text: "the matrix has no cell for this claim on this cluster"}
 		}
 		skips.Skip(skips.Reason{Key: a.Key, Text: a.Text})
 	}
-	var failed, drifted []string
-	probed := 0
-	for _, c := range cells {
-		switch c.Verdict {
-		case netmatrix.Regression, netmatrix.Broken:
-			failed = append(failed, c.Describe())
-		case netmatrix.Drift:
-			drifted = append(drifted, c.Describe())
+	if c.Limitation != nil {
+		recordLimitations(dep, c, cells)
+	}
+	assertCells(dep, cells, c.ID)
+	probedParts := map[string]bool{}
+	for _, cell := range cells {
+		if probed(cell) {
+			for _, p := range cell.Parts {
+				if p.Claim == c.ID {
+					probedParts[p.Part] = true
+				}
+			}
 		}
-		if c.Verdict != netmatrix.Skipped {
-			probed++
+	}
+	level := claims.Linux
+	for _, cell := range cells {
+		if probed(cell) && dep.Matrix.Level(cell) == claims.WindowsNode {
+			level = claims.WindowsNode
+		}
+	}
+	for _, p := range netmatrix.PartsOf(c.ID) {
+		if !probedParts[p.Part] {
+			evidence.Partial(level, fmt.Sprintf("no cell probed %s", p.Part))
+		}
+	}
+}
+
+// probed says whether a cell's path was tested (a probe error tests nothing).
+func probed(c *netmatrix.Cell) bool {
+	return c.Verdict != netmatrix.Skipped && c.Verdict != netmatrix.Broken
+}
+
+// assertCells fails on the failing cells of what, reports drift, and records
+// the levels the probed cells were obtained at.
+func assertCells(dep *netmatrix.Deployment, cells []*netmatrix.Cell, what string) {
+	var failed, drifted []string
+	byLevel := map[claims.Level]int{}
+	for _, c := range cells {
+		switch {
+		case c.Verdict.Fails(e2e.Options.AllowFlaky):
+			failed = append(failed, c.Describe())
+		case c.Verdict == netmatrix.Drift:
+			drifted = append(drifted, c.Describe())
+		case c.Verdict == netmatrix.Flaky:
+			framework.Logf("FLAKY (allowed by --allow-flaky) %s", c.Describe())
+		}
+		if probed(c) {
+			byLevel[dep.Matrix.Level(c)]++
 		}
 	}
 	for _, d := range drifted {
-		ginkgo.AddReportEntry("drift", d)
 		framework.Logf("DRIFT %s", d)
 	}
 	if len(failed) > 0 {
-		framework.Failf("%d of %d cells of %s failed:\n%s", len(failed), len(cells), claim, strings.Join(failed, "\n"))
+		framework.Failf("%d of %d cells of %s failed:\n%s", len(failed), len(cells), what, strings.Join(failed, "\n"))
 	}
 	if len(drifted) > 0 && e2e.Options.StrictDrift {
-		framework.Failf("%d cells of %s drifted from the documents (--strict-drift):\n%s", len(drifted), claim, strings.Join(drifted, "\n"))
+		framework.Failf("%d cells of %s drifted from the documents (--strict-drift):\n%s", len(drifted), what, strings.Join(drifted, "\n"))
 	}
-	if probed == 0 {
+	if len(byLevel) == 0 {
 		skips.Skip(skips.Reason{Key: "not-probed", Text: "no cell of this claim could be probed"})
 	}
-	framework.Logf("%s: %d cells as expected", claim, len(cells))
+	for _, l := range []claims.Level{claims.WindowsNode, claims.Linux} {
+		if byLevel[l] > 0 {
+			evidence.Addf(l, "%d matrix cell(s) probed", byLevel[l])
+		}
+	}
+	framework.Logf("%s: %d cells as expected", what, len(cells))
+}
+
+// recordLimitations puts, for each probed cell of limitation claim c, what
+// it showed into the limitation ledger: the expectation is the matrix's
+// (from the catalogue, through the ledger), the observation the cell's.
+func recordLimitations(dep *netmatrix.Deployment, c claims.Claim, cells []*netmatrix.Cell) {
+	cluster := ledger.Cluster{Server: dep.Matrix.Profile.ServerVersion, CNI: dep.Matrix.Profile.CNI}
+	for _, cell := range cells {
+		if !probed(cell) {
+			continue
+		}
+		e := ledger.New(c.ID, cluster)
+		e.Expected = ledger.Works
+		if !cell.Expect.Reachable {
+			e.Expected, e.Why = ledger.Limited, cell.Expect.Reason+" ("+cell.Expect.Doc+")"
+		}
+		switch cell.Observed {
+		case netmatrix.Reachable:
+			e.Observed = ledger.Works
+		case netmatrix.Blocked:
+			e.Observed = ledger.Limited
+		default:
+			e.Observed = ledger.Unobserved
+		}
+		if cell.Verdict == netmatrix.Flaky {
+			e.Observed = ledger.Unobserved
+		}
+		e.Evidence = fmt.Sprintf("%s -> %s: %s (%s)", cell.Source, cell.Target, cell.Observed, cell.Repro)
+		e.Source = "network matrix"
+		ledger.Record(e)
+	}
 }
 
 const (

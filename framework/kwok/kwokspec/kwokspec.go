@@ -23,7 +23,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/kwok"
 	"github.com/winconform/winconform/framework/ospod"
@@ -50,6 +52,8 @@ type Windows struct {
 
 	skip   *skips.Reason
 	detail string
+	// notReady is set when the cluster has real Windows nodes, none Ready.
+	notReady string
 }
 
 // Setup finds the Windows nodes, or simulates one node per build (at least
@@ -61,14 +65,25 @@ func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 	framework.ExpectNoError(err, "connecting to the cluster")
 	fs, err := facts.Get(ctx, cs)
 	framework.ExpectNoError(err, "discovering the cluster's facts")
-	if real := fs.Select(facts.Query{OS: "windows", Real: true, Ready: true}); len(real) > 0 {
+	// Real nodes first: a cluster with real Windows nodes is never given
+	// simulated ones, also when its real ones are not Ready.
+	if real := fs.Select(facts.Query{OS: "windows", Real: true}); len(real) > 0 {
 		w := &Windows{}
+		var notReady []string
 		for _, n := range real {
 			node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 			framework.ExpectNoError(err, "reading Windows node %s", n.Name)
+			fn := facts.FromNode(node)
+			if !fn.Ready {
+				notReady = append(notReady, fmt.Sprintf("%s (%s)", n.Name, fn.Condition))
+				continue
+			}
 			w.Nodes = append(w.Nodes, *node)
 		}
-		framework.Logf("Windows nodes: %v (real)", w.Names())
+		if len(w.Nodes) == 0 {
+			w.notReady = fmt.Sprintf("the cluster's Windows nodes are not Ready: %s", strings.Join(notReady, "; "))
+		}
+		framework.Logf("Windows nodes: %v (real); not Ready: %v", w.Names(), notReady)
 		return w
 	}
 	if e2e.Options.KwokBinary == "" {
@@ -77,7 +92,7 @@ func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 	if len(builds) == 0 {
 		builds = DefaultBuilds
 	}
-	sim, err := kwok.Start(ctx, kwok.Options{Binary: e2e.Options.KwokBinary, Kubeconfig: framework.TestContext.KubeConfig, Client: cs})
+	sim, err := kwok.Start(ctx, kwok.Options{Binary: e2e.Options.KwokBinary, Kubeconfig: framework.TestContext.KubeConfig, Client: cs, Labels: e2e.RunLabels()})
 	framework.ExpectNoError(err, "starting kwok to simulate Windows nodes")
 	ginkgo.DeferCleanup(func(ctx context.Context) error {
 		framework.Logf("stopping kwok (run %s) and deleting its nodes %v", sim.RunID(), sim.Nodes())
@@ -95,7 +110,10 @@ func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 	return w
 }
 
-// Require skips the spec when there are no Windows nodes.
+// Require skips the spec when there are no Windows nodes, fails it when
+// the cluster's real ones are not Ready, and records the spec's evidence:
+// real Windows nodes (windows-node), or the real control plane with
+// simulated ones (scheduler).
 func (w *Windows) Require() {
 	if w == nil {
 		skips.Skip(skips.NoWindowsNode, "the Windows nodes were not set up")
@@ -103,15 +121,23 @@ func (w *Windows) Require() {
 	if w.skip != nil {
 		skips.Skip(*w.skip, w.detail)
 	}
+	if w.notReady != "" {
+		framework.Failf("%s", w.notReady)
+	}
+	if w.Simulated {
+		e2e.MarkSimulated(fmt.Sprintf("nodes %s", strings.Join(w.Names(), ", ")))
+		return
+	}
+	evidence.Add(claims.WindowsNode, "real Windows node(s) "+strings.Join(w.Names(), ", "))
 }
 
 // RequireReal skips the spec unless the Windows nodes are real; what says
 // what needs the kubelet.
 func (w *Windows) RequireReal(what string) {
-	w.Require()
-	if w.Simulated {
+	if w != nil && w.skip == nil && w.notReady == "" && w.Simulated {
 		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated Windows node(s); %s", len(w.Nodes), what))
 	}
+	w.Require()
 }
 
 // Mark records, when the nodes are simulated, that the spec ran on them
