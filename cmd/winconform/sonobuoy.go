@@ -181,8 +181,12 @@ selection is checked first, with the suite binary's dry run: an unknown suite,
 claim, label filter or flag, or a selection that matches no spec, is refused
 and nothing is written.
 
-Run it with the aggregator image built from Sonobuoy ` + suiteimage.SonobuoyVersion + `:
-  sonobuoy run --plugin winconform.yaml --sonobuoy-image ` + suiteimage.Aggregator + `
+Run it with the aggregator image built from Sonobuoy ` + suiteimage.SonobuoyVersion + ` (winconform
+sonobuoy images), and a Sonobuoy configuration that has the workers reach the
+aggregator by its Service (a Sonobuoy built with Go 1.24.8, 1.25.2 or later
+cannot parse the address it advertises by default):
+  echo '{"Server": {"advertiseaddress": "` + sonobuoy.AggregatorService + `"}}' > sonobuoy-config.json
+  sonobuoy run --config sonobuoy-config.json --plugin winconform.yaml --sonobuoy-image ` + suiteimage.Aggregator + `
 The plugin uses Sonobuoy's service account, which sonobuoy run binds to
 cluster-admin by default (--aggregator-permissions=clusterAdmin): the suites
 make namespaces and simulated nodes.`,
