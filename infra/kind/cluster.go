@@ -162,6 +162,10 @@ func (c *Cluster) finish(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
+	// Every node has joined: kind's well-known token has done its work.
+	if err := c.dropKindToken(ctx, cs); err != nil {
+		return err
+	}
 	if err := c.timed("cni", func() error { return c.installCNI(ctx, restCfg, res.LocalImage) }); err != nil {
 		return fmt.Errorf("installing flannel: %w", err)
 	}
@@ -239,6 +243,9 @@ func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
 	}
 	if lb := res.LoadBalancer; lb != nil {
 		c.logf("load balancer: %s, address pool %s, %d addresses free", lb.Implementation, lb.Pool, lb.Available)
+	}
+	if err := c.dropKindToken(ctx, cs); err != nil {
+		return nil, err
 	}
 	if err := c.LoadImages(ctx); err != nil {
 		return nil, err

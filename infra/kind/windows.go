@@ -67,6 +67,10 @@ func (c *Cluster) WindowsControlPlane(ctx context.Context) (*WindowsControlPlane
 	if err != nil {
 		return nil, err
 	}
+	// A cluster made before the harness deleted kind's token has it still.
+	if err := c.dropKindToken(ctx, cs); err != nil {
+		return nil, err
+	}
 	endpoint, err := WindowsEndpoint(c.cfg, restCfg.Host)
 	if err != nil {
 		return nil, err

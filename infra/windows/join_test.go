@@ -91,11 +91,14 @@ func TestJoinFreshMachine(t *testing.T) {
 		!strings.Contains(kubelet.BinPath, "--windows-service") || !strings.Contains(kubelet.BinPath, "--hostname-override=win-2022-a") {
 		t.Errorf("kubelet service %+v", kubelet)
 	}
-	if f, ok := r.sim.File(`C:\k\kube-proxy.exe`); !ok || f.Version != testVersion || f.Source != "https://dl.k8s.io/"+testVersion+"/bin/windows/amd64/kube-proxy.exe" {
-		t.Errorf("kube-proxy.exe %+v", f)
+	if f, ok := r.sim.File(`C:\k\kube-proxy.exe`); !ok || f != testVersion {
+		t.Errorf("kube-proxy.exe is %q, want version %s", f, testVersion)
 	}
-	if f, ok := r.sim.File(`C:\winconform\probe.exe`); !ok || f.Source != `C:\install\probe.exe` {
-		t.Errorf("probe.exe %+v", f)
+	if src := r.sim.Params(windows.StepKubeProxy)["KubeProxySource"]; src != "https://dl.k8s.io/"+testVersion+"/bin/windows/amd64/kube-proxy.exe" {
+		t.Errorf("kube-proxy.exe from %q", src)
+	}
+	if f, ok := r.sim.File(`C:\winconform\probe.exe`); !ok || f != `C:\install\probe.exe` {
+		t.Errorf("probe.exe from %q", f)
 	}
 	if port, ok := r.sim.Firewall(windows.KubeletFirewallRule); !ok || port != 10250 {
 		t.Errorf("firewall rule: %d %t", port, ok)
@@ -249,7 +252,7 @@ func TestResetThenJoinAgain(t *testing.T) {
 	r.checkNoProblems()
 }
 
-func TestRebootAfterContainersFeature(t *testing.T) {
+func TestSimulatedRebootAfterContainersFeature(t *testing.T) {
 	t.Parallel()
 	// The machine is down (every connection dropped) for 300ms.
 	r := newRig(t, simmachine.Config{RebootTime: 300 * time.Millisecond})
@@ -278,7 +281,7 @@ func TestRebootAfterContainersFeature(t *testing.T) {
 	r.checkNoProblems()
 }
 
-func TestMachineThatDoesNotComeBack(t *testing.T) {
+func TestSimulatedMachineThatDoesNotComeBack(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{RebootTime: time.Hour})
 	opts := windows.JoinOptions{Timeouts: testTimeouts()}
@@ -301,7 +304,7 @@ func TestMachineThatDoesNotComeBack(t *testing.T) {
 	}
 }
 
-func TestRebootDuringAStepIsRetried(t *testing.T) {
+func TestSimulatedRebootDuringAStepIsRetried(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true, RebootTime: 100 * time.Millisecond})
 	r.sim.RebootDuring = map[string][]int{"containerd": {1}}
@@ -319,7 +322,7 @@ func TestRebootDuringAStepIsRetried(t *testing.T) {
 	r.checkNoProblems()
 }
 
-func TestConnectionThatKeepsDroppingFails(t *testing.T) {
+func TestSimulatedConnectionThatKeepsDroppingFails(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true, RebootTime: 20 * time.Millisecond})
 	r.sim.RebootDuring = map[string][]int{"kubelet": {1, 2, 3, 4, 5}}
@@ -335,7 +338,7 @@ func TestConnectionThatKeepsDroppingFails(t *testing.T) {
 	}
 }
 
-func TestKubeadmJoinFailureShowsItsOutput(t *testing.T) {
+func TestSimulatedKubeadmJoinFailureShowsItsOutput(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true})
 	var lines []string
@@ -466,7 +469,7 @@ func TestNotAdministrator(t *testing.T) {
 	}
 }
 
-func TestStepTimeout(t *testing.T) {
+func TestSimulatedHangingStepTimesOut(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true})
 	r.sim.Hang = map[string]time.Duration{"cni": time.Minute}
@@ -508,7 +511,7 @@ func TestProbeSkippedWithoutSource(t *testing.T) {
 	}
 }
 
-func TestStepFailureShowsItsError(t *testing.T) {
+func TestSimulatedStepErrorIsShown(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true})
 	r.sim.FailStep = map[string]string{"kube-proxy": `Invoke-WebRequest : The remote server returned an error: (404) Not Found.`}
@@ -527,8 +530,11 @@ func TestStepFailureShowsItsError(t *testing.T) {
 }
 
 // A machine whose WinRM endpoint goes away while it reboots (connections
-// refused), and comes back at the same address.
-func TestRebootWithConnectionsRefused(t *testing.T) {
+// refused), and comes back at the same address. Tests named Simulated rest
+// on what only the simulated machine decides: how it drops, hangs, fails
+// or reboots, and what kubeadm prints; the rest answer from the data the
+// scripts' own Pester tests check (infra/windows/scripts/steptest).
+func TestSimulatedRebootWithConnectionsRefused(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{RebootTime: 10 * time.Millisecond})
 	addr := net.JoinHostPort(r.srv.Host(), strconv.Itoa(r.srv.Port()))

@@ -22,7 +22,7 @@ func TestCollectLogs(t *testing.T) {
 	r.sim.AddHNSNetwork("flannel.4096")
 	// A log that holds the password (a careless script on the machine):
 	// the remote exec redacts it.
-	r.sim.LogLine = "E0101 bad credentials: " + testPassword
+	r.sim.AddLogLine("E0101 bad credentials: " + testPassword)
 
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -42,7 +42,7 @@ func TestCollectLogs(t *testing.T) {
 		}
 		if strings.HasSuffix(it.File, ".json") {
 			var v any
-			if err := json.Unmarshal(data, &v); err != nil || !strings.Contains(text, "flannel.4096") {
+			if err := json.Unmarshal(data, &v); err != nil || it.Item == "hns-networks" && !strings.Contains(text, "flannel.4096") {
 				t.Errorf("%s is not the HNS JSON: %v\n%s", it.File, err, text)
 			}
 		} else if !strings.Contains(text, it.Item+" started on WIN-SIM") || !strings.Contains(text, "bad credentials: ********") {
@@ -52,7 +52,7 @@ func TestCollectLogs(t *testing.T) {
 	assertNoPassword(t, dir)
 }
 
-func TestCollectLogsOfAnUnreachableMachine(t *testing.T) {
+func TestCollectLogsOfASimulatedMachineThatWentAway(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{RebootTime: time.Hour})
 	r.sim.RebootDuring = map[string][]int{"preflight": {1}}

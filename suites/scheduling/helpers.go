@@ -19,13 +19,14 @@ import (
 )
 
 const (
-	linux   = "linux"
-	windows = "windows"
+	linux   = string(corev1.Linux)
+	windows = string(corev1.Windows)
 
 	// scheduleTimeout bounds the wait for the scheduler to place (or give up on) a pod.
 	scheduleTimeout = time.Minute
-	// pendingFor is how long an unschedulable pod must stay unbound.
-	pendingFor = 10 * time.Second
+	// pendingFor is how long an unschedulable pod must stay unbound once
+	// the scheduler said so: long enough for a retry after its backoff.
+	pendingFor = 5 * time.Second
 	// kubeletTimeout bounds the wait for a kubelet to act on a pod.
 	kubeletTimeout = 2 * time.Minute
 )

@@ -52,7 +52,9 @@ if (-not (Test-Path -LiteralPath $sourceVipFile)) {
     $result = $request | & (Join-Path $env:CNI_BIN_PATH 'host-local.exe')
     if ($LASTEXITCODE -ne 0) { throw "host-local could not reserve a source VIP in ${subnet}: $result" }
     $result | Set-Content -LiteralPath $sourceVipFile -Encoding ASCII
-    Remove-Item Env:\CNI_COMMAND, Env:\CNI_CONTAINERID, Env:\CNI_NETNS, Env:\CNI_IFNAME, Env:\CNI_PATH
+    # The paths are quoted: tree-sitter's PowerShell grammar (make pscheck)
+    # misreads a list of bare Env:\ paths; PowerShell reads both forms alike.
+    Remove-Item -Path 'Env:\CNI_COMMAND', 'Env:\CNI_CONTAINERID', 'Env:\CNI_NETNS', 'Env:\CNI_IFNAME', 'Env:\CNI_PATH'
 }
 $sourceVip = ((Get-Content -Raw -LiteralPath $sourceVipFile | ConvertFrom-Json).ips[0].address -split '/')[0]
 

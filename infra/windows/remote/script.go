@@ -1,6 +1,7 @@
 package remote
 
 import (
+	_ "embed"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -13,19 +14,16 @@ import (
 // UTF-8 text: base64 because the console's code page must not matter. It
 // reads stdin with $input, as Ansible's bootstrap does over WinRM. The exit
 // code is the script's: its own "exit N", else its last native command's
-// non-zero code, else 1 when its last statement failed.
+// non-zero code, else 1 when its last statement failed. It is
+// stdin-bootstrap.ps1 (checked there by pscheck and Pester), its line
+// endings made LF whatever the checkout did.
 //
 // The first line is the marker the wsmantest fake recognises
 // (wsmantest.StdinBootstrapMarker); keep the two in step.
-const stdinBootstrap = `# stdin-script: base64-utf8
-# The script is too long for a command line: the base64 of its UTF-8 text comes on stdin.
-$encoded = $input | Out-String
-$script = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String($encoded))
-& ([ScriptBlock]::Create($script))
-$ok = $?
-if ($LASTEXITCODE) { exit $LASTEXITCODE }
-if (-not $ok) { exit 1 }
-`
+var stdinBootstrap = strings.ReplaceAll(stdinBootstrapFile, "\r\n", "\n")
+
+//go:embed stdin-bootstrap.ps1
+var stdinBootstrapFile string
 
 // stdinLine is the length of the base64 lines sent on stdin.
 const stdinLine = 76

@@ -182,6 +182,13 @@ function Add-MachinePath {
     $true
 }
 
+# Test-Administrator reports whether this process has an administrator's
+# rights (its token holds the Administrators group, elevated).
+function Test-Administrator {
+    $principal = New-Object Security.Principal.WindowsPrincipal([Security.Principal.WindowsIdentity]::GetCurrent())
+    $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
+}
+
 # Wait-Condition polls $Test until it returns true or $Seconds pass.
 function Wait-Condition {
     param([Parameter(Mandatory = $true)][scriptblock] $Test, [int] $Seconds = 60, [string] $What = 'the condition')

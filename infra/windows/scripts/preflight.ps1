@@ -16,8 +16,7 @@ $installationType = ''
 if ($cv.PSObject.Properties['InstallationType']) { $installationType = [string]$cv.InstallationType }
 
 $identity = [Security.Principal.WindowsIdentity]::GetCurrent()
-$principal = New-Object Security.Principal.WindowsPrincipal($identity)
-$admin = $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
+$admin = Test-Administrator
 $os = Get-CimInstance -ClassName Win32_OperatingSystem
 
 Write-Status ([ordered]@{

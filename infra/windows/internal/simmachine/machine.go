@@ -1,27 +1,41 @@
 // Package simmachine simulates a Windows machine for the tests of
-// infra/windows: it keeps the machine's state (Windows features, a pending
-// reboot, installed files and their versions, services, firewall rules,
-// Defender exclusions, whether it has joined, HNS networks) and answers each
-// step's script, recognised by its "# winconform-step:" marker and the
-// parameters of its prelude, with the JSON status line the real script
-// would print. It plugs into wsmantest as its Handler and Intercept, so the
-// harness drives it through the real WinRM client.
+// infra/windows. It plugs into wsmantest as its Handler and Intercept, so
+// that the harness drives it through the real WinRM client, and it keeps
+// what belongs to a machine rather than to the scripts:
 //
-// It also enforces what a real machine would: containerd needs the
-// Containers feature (installed and rebooted), the kubelet needs
-// containerd, kube-proxy the kubelet, the CNI kube-proxy, and kubeadm join
-// all of them; while it reboots it drops every connection.
+//   - the transport's view of it: while it reboots it drops every request;
+//     it can hang a step, drop the connection in the middle of one, or fail
+//     one with an error of its own (Hang, RebootDuring, FailStep);
+//   - what Windows does on its own: a reboot completes a pending feature
+//     install, stops the running services and starts the automatic ones,
+//     and changes the boot time; containerd cannot run without the
+//     Containers feature;
+//   - the world it reaches: kubeadm join asks the cluster (OnJoin, FailJoin);
+//   - the harness's contract: a script it cannot read, parameters other
+//     than the script's, the password in a script, a token given to the
+//     check mode of kubeadm-join (Problems).
+//
+// What a step does on the machine it does not decide: its state is a set
+// of facts (see package steptest), and each step is answered from the first
+// case of the step's data (infra/windows/scripts/steptest/<step>.json) that
+// fits those facts: the facts the case sets, its status line, what it
+// prints, its error. The Pester tests beside that data run the real scripts
+// on a fake machine and check that each does what its cases say. A state no
+// case describes is a problem, and the step fails.
 package simmachine
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/infra/windows/scripts/steptest"
 	"github.com/winconform/winconform/infra/windows/wsmantest"
 )
 
@@ -48,11 +62,6 @@ type JoinRequest struct {
 	NodeName, Token, DiscoveryConfig, CRISocket string
 }
 
-// File is an installed file.
-type File struct {
-	Version, Source string
-}
-
 // Service is a Windows service.
 type Service struct {
 	Name, StartType, BinPath string
@@ -64,23 +73,17 @@ type Service struct {
 type Machine struct {
 	cfg Config
 
-	mu         sync.Mutex
-	bootCount  int
-	downUntil  time.Time
-	features   map[string]string
-	files      map[string]File
-	services   map[string]*Service
-	config     map[string]string // containerd config by path
-	firewall   map[string]int
-	exclusions map[string]bool
-	hns        []string
-	dirs       map[string]bool
-	cniConf    bool
-	joined     bool // C:\etc\kubernetes\kubelet.conf exists
-	steps      []string
-	problems   []string
-	reboots    int
-	dropped    int
+	mu        sync.Mutex
+	bootCount int
+	downUntil time.Time
+	facts     map[string]string
+	logs      []string // the log files' fact keys
+	steps     []string
+	params    map[string]map[string]string
+	problems  []string
+	reboots   int
+	dropped   int
+	calls     map[string]int
 
 	// OnJoin is called when kubeadm join runs; it makes the Node (through
 	// the API the test controls). An error fails the join with its text.
@@ -89,7 +92,8 @@ type Machine struct {
 	FailJoin []string
 	// RebootDuring makes the machine reboot (dropping the connection)
 	// during the listed calls of a step: RebootDuring["containerd"] = {1}
-	// reboots it during the first containerd step.
+	// reboots it during the first containerd step, which has done by then
+	// what its case's cut says.
 	RebootDuring map[string][]int
 	// Hang makes a step take this long.
 	Hang map[string]time.Duration
@@ -98,13 +102,10 @@ type Machine struct {
 	// OnReboot is called (on its own goroutine) when the machine goes down,
 	// to take its WinRM endpoint away, say.
 	OnReboot func()
-	// LogLine is added to every log the machine shows.
-	LogLine string
-	calls   map[string]int
 }
 
 // New returns a machine as cfg describes, freshly installed: nothing of
-// Kubernetes on it.
+// Kubernetes on it, but the logs the collect-logs cases read.
 func New(cfg Config) *Machine {
 	if cfg.Hostname == "" {
 		cfg.Hostname = "WIN-SIM"
@@ -113,20 +114,110 @@ func New(cfg Config) *Machine {
 		cfg.Build = "10.0.20348.2340"
 	}
 	m := &Machine{
-		cfg:        cfg,
-		features:   map[string]string{"Containers": "Available"},
-		files:      map[string]File{},
-		services:   map[string]*Service{},
-		config:     map[string]string{},
-		firewall:   map[string]int{},
-		exclusions: map[string]bool{},
-		dirs:       map[string]bool{},
-		calls:      map[string]int{},
+		cfg: cfg,
+		facts: map[string]string{
+			"env:hostname":         cfg.Hostname,
+			"env:user":             cfg.Hostname + `\Administrator`,
+			"env:admin":            strconv.FormatBool(!cfg.NotAdmin),
+			"env:build":            cfg.Build,
+			"env:productName":      "Windows Server 2022 Datacenter",
+			"env:installationType": "Server Core",
+			"env:bootTime":         bootTime(0),
+			"feature:Containers":   "Available",
+			"defender:available":   "yes",
+			"hns:module":           "yes",
+		},
+		params: map[string]map[string]string{},
+		calls:  map[string]int{},
 	}
 	if cfg.ContainersInstalled {
-		m.features["Containers"] = "Installed"
+		m.facts["feature:Containers"] = "Installed"
 	}
+	m.seedLogs()
 	return m
+}
+
+// seedLogs writes the log files the collect-logs cases read, each with a
+// line that names its component and the machine.
+func (m *Machine) seedLogs() {
+	data, err := steptest.Load("collect-logs")
+	if err != nil {
+		panic(err) // the data is embedded: its tests fail first
+	}
+	for _, c := range data.Cases {
+		item := c.Params["Item"]
+		for k, v := range c.Given {
+			if v != "*" || !strings.HasPrefix(k, "file:") || len(c.Params) != 1 {
+				continue
+			}
+			key := normKey(k)
+			if _, ok := m.facts[key]; !ok {
+				m.facts[key] = fmt.Sprintf("I0101 00:00:00.000000    1234 %s.go:42] %s started on %s", item, item, m.cfg.Hostname)
+				m.logs = append(m.logs, key)
+			}
+		}
+	}
+}
+
+// bootTime is the boot time the machine reports after n reboots, as
+// PowerShell's round-trip format writes it.
+func bootTime(n int) string {
+	return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Hour).Format("2006-01-02T15:04:05.0000000Z")
+}
+
+// normKey makes the path of a file-system fact lower case: Windows paths
+// are case-insensitive.
+func normKey(key string) string {
+	switch steptest.KindOf(key, []string{"file:", "dir:", "path:", "containerd-config:"}) {
+	case "":
+		return key
+	}
+	return strings.ToLower(key)
+}
+
+// fact returns a fact's value, "" when absent. A directory is present too
+// when something is known to be in it. m.mu must be held.
+func (m *Machine) fact(key string) string {
+	key = normKey(key)
+	if v, ok := m.facts[key]; ok {
+		return v
+	}
+	if dir, ok := strings.CutPrefix(key, "dir:"); ok {
+		for k := range m.facts {
+			if under(k, dir) {
+				return "present"
+			}
+		}
+	}
+	return ""
+}
+
+// under reports whether fact key k is a file or directory inside dir.
+func under(k, dir string) bool {
+	for _, kind := range []string{"file:", "dir:"} {
+		if p, ok := strings.CutPrefix(k, kind); ok && strings.HasPrefix(p, dir+`\`) {
+			return true
+		}
+	}
+	return false
+}
+
+// setFact sets a fact; "" removes it, and a directory removed takes what
+// is in it along. m.mu must be held.
+func (m *Machine) setFact(key, value string) {
+	key = normKey(key)
+	if value != "" {
+		m.facts[key] = value
+		return
+	}
+	delete(m.facts, key)
+	if dir, ok := strings.CutPrefix(key, "dir:"); ok {
+		for k := range m.facts {
+			if under(k, dir) {
+				delete(m.facts, k)
+			}
+		}
+	}
 }
 
 // Handler answers the harness's commands.
@@ -146,7 +237,8 @@ func (m *Machine) Intercept() wsmantest.Intercept {
 }
 
 // rebooting reports whether the machine is down, finishing a reboot whose
-// time is up. m.mu must be held.
+// time is up: pending feature installs complete, automatic services start,
+// the boot time changes. m.mu must be held.
 func (m *Machine) rebooting() bool {
 	if m.downUntil.IsZero() {
 		return false
@@ -156,136 +248,27 @@ func (m *Machine) rebooting() bool {
 	}
 	m.downUntil = time.Time{}
 	m.bootCount++
-	for f, state := range m.features {
-		if state == "InstallPending" {
-			m.features[f] = "Installed"
-		}
-	}
-	for _, s := range m.services {
-		s.Running = s.StartType == "Automatic"
-		if s.Name == "kubelet" && !m.joined {
-			s.Running = false
+	m.facts["env:bootTime"] = bootTime(m.bootCount)
+	for k, v := range m.facts {
+		switch {
+		case strings.HasPrefix(k, "feature:") && v == "InstallPending":
+			m.facts[k] = "Installed"
+		case strings.HasPrefix(k, "service:") && strings.HasPrefix(v, "Automatic/"):
+			m.facts[k] = "Automatic/Running"
 		}
 	}
 	return false
 }
 
-// startReboot takes the machine down. m.mu must be held.
+// startReboot takes the machine down: its services stop. m.mu must be held.
 func (m *Machine) startReboot() {
 	m.reboots++
-	for _, s := range m.services {
-		s.Running = false
+	for k, v := range m.facts {
+		if start, ok := strings.CutSuffix(v, "/Running"); ok && strings.HasPrefix(k, "service:") {
+			m.facts[k] = start + "/Stopped"
+		}
 	}
-	m.downUntil = time.Now().Add(m.cfg.RebootTime)
-	if m.cfg.RebootTime <= 0 {
-		m.downUntil = time.Now().Add(time.Millisecond)
-	}
-}
-
-// Steps are the steps run, in order ("kubeadm-join:check" and
-// "kubeadm-join:join" tell kubeadm-join's two modes apart).
-func (m *Machine) Steps() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.steps)
-}
-
-// ResetSteps forgets the steps run so far.
-func (m *Machine) ResetSteps() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.steps = nil
-}
-
-// Problems are the ways the harness broke the machine's contract: a script
-// it could not parse, a missing or unexpected parameter, the password in a
-// script.
-func (m *Machine) Problems() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.problems)
-}
-
-// Reboots counts the reboots; Dropped the requests dropped while down.
-func (m *Machine) Reboots() int { m.mu.Lock(); defer m.mu.Unlock(); return m.reboots }
-
-// Dropped counts the requests dropped while the machine was down.
-func (m *Machine) Dropped() int { m.mu.Lock(); defer m.mu.Unlock(); return m.dropped }
-
-// Joined reports whether kubelet.conf exists.
-func (m *Machine) Joined() bool { m.mu.Lock(); defer m.mu.Unlock(); return m.joined }
-
-// Feature returns a Windows feature's install state.
-func (m *Machine) Feature(name string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.features[name]
-}
-
-// Service returns a copy of a service.
-func (m *Machine) Service(name string) (Service, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.services[name]
-	if !ok {
-		return Service{}, false
-	}
-	c := *s
-	c.DependsOn = slices.Clone(s.DependsOn)
-	return c, true
-}
-
-// File returns an installed file.
-func (m *Machine) File(path string) (File, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f, ok := m.files[strings.ToLower(path)]
-	return f, ok
-}
-
-// Firewall returns the port of a firewall rule.
-func (m *Machine) Firewall(rule string) (int, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p, ok := m.firewall[rule]
-	return p, ok
-}
-
-// Exclusions lists the Defender exclusions, sorted.
-func (m *Machine) Exclusions() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []string
-	for e := range m.exclusions {
-		out = append(out, e)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// AddHNSNetwork adds an HNS network, as flannel does on a joined node.
-func (m *Machine) AddHNSNetwork(name string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.hns = append(m.hns, name)
-}
-
-// HNSNetworks lists the HNS networks.
-func (m *Machine) HNSNetworks() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.hns)
-}
-
-// BootTime is the boot time the machine reports.
-func (m *Machine) BootTime() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.bootTime()
-}
-
-func (m *Machine) bootTime() string {
-	return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(m.bootCount) * time.Hour).Format(time.RFC3339)
+	m.downUntil = time.Now().Add(max(m.cfg.RebootTime, time.Millisecond))
 }
 
 // reply is what a step prints: some lines, then the status line.
@@ -295,10 +278,6 @@ type reply struct {
 	exitCode int
 	stderr   string
 	drop     bool
-}
-
-func (r *reply) printf(format string, args ...any) {
-	r.lines = append(r.lines, fmt.Sprintf(format, args...))
 }
 
 // fail ends the step as a terminating PowerShell error does: exit code 1
@@ -332,20 +311,17 @@ func (m *Machine) handle(c *wsmantest.Call) wsmantest.Reply {
 	m.calls[s.Step]++
 	n := m.calls[s.Step]
 	name := s.Step
-	if mode := s.Params["Mode"]; s.Step == "kubeadm-join" {
-		name += ":" + mode
+	if s.Step == "kubeadm-join" {
+		name += ":" + s.Params["Mode"]
 	}
 	m.steps = append(m.steps, name)
+	m.params[s.Step] = maps.Clone(s.Params)
 	hang := m.Hang[s.Step]
 	var r reply
 	if msg, ok := m.FailStep[s.Step]; ok {
 		r = fail("%s", msg)
-	} else if slices.Contains(m.RebootDuring[s.Step], n) {
-		m.partial(s)
-		m.startReboot()
-		r = reply{drop: true}
 	} else {
-		r = m.step(s)
+		r = m.step(s, slices.Contains(m.RebootDuring[s.Step], n))
 	}
 	onReboot := m.OnReboot
 	m.mu.Unlock()
@@ -372,330 +348,331 @@ func (m *Machine) handle(c *wsmantest.Call) wsmantest.Reply {
 	return wsmantest.Reply{Stdout: out.String(), Stderr: r.stderr, ExitCode: r.exitCode, Delay: hang}
 }
 
-// partial is what a step has done when the machine reboots in its middle.
-func (m *Machine) partial(s Script) {
-	switch s.Step {
-	case "containerd":
-		// The binaries are copied, the service not registered yet.
-		m.files[strings.ToLower(s.Params["InstallDir"]+`\containerd.exe`)] = File{Version: s.Params["Version"], Source: s.Params["Source"]}
-	}
+// run is one run of a step: the world's answers are asked at most once.
+type run struct {
+	m      *Machine
+	s      Script
+	join   string // kubeadm join's result: ok or fails ("" not asked yet)
+	joined []string
 }
 
-// params checks that a step got exactly the parameters it takes.
-func (m *Machine) params(s Script, names ...string) bool {
-	want := append([]string{"StepName"}, names...)
+// step answers a step from its data; cut makes the connection drop when
+// the step starts the program its case's cut names.
+func (m *Machine) step(s Script, cut bool) reply {
+	data, err := steptest.Load(s.Step)
+	if err != nil {
+		m.problems = append(m.problems, "unknown step "+s.Step)
+		return fail("unknown step %s", s.Step)
+	}
+	want := append([]string{"StepName"}, slices.Collect(maps.Keys(data.Params))...)
 	got := slices.Clone(s.Order)
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(want, got) {
 		m.problems = append(m.problems, fmt.Sprintf("step %s got parameters %v, wants %v", s.Step, got, want))
-		return false
-	}
-	return true
-}
-
-func (m *Machine) step(s Script) reply {
-	p := s.Params
-	switch s.Step {
-	case "ping":
-		if !m.params(s) {
-			return fail("bad parameters")
-		}
-		return reply{status: map[string]any{"changed": false, "hostname": m.cfg.Hostname, "bootTime": m.bootTime()}}
-
-	case "preflight":
-		if !m.params(s) {
-			return fail("bad parameters")
-		}
-		return reply{status: map[string]any{
-			"changed": false, "build": m.cfg.Build, "productName": "Windows Server 2022 Datacenter", "installationType": "Server Core",
-			"hostname": m.cfg.Hostname, "user": m.cfg.Hostname + `\Administrator`, "admin": !m.cfg.NotAdmin, "bootTime": m.bootTime(),
-		}}
-
-	case "containers-feature":
-		if !m.params(s) {
-			return fail("bad parameters")
-		}
-		changed, restart := false, false
-		switch m.features["Containers"] {
-		case "Installed":
-		case "InstallPending":
-			restart = true
-		default:
-			m.features["Containers"] = "InstallPending"
-			changed, restart = true, true
-		}
-		return reply{status: map[string]any{"changed": changed, "restartNeeded": restart, "installState": m.features["Containers"]}}
-
-	case "reboot":
-		if !m.params(s) {
-			return fail("bad parameters")
-		}
-		// Restart-Computer returns, and the connection drops before the
-		// answer gets out.
-		m.startReboot()
-		return reply{drop: true}
-
-	case "containerd":
-		if !m.params(s, "Source", "Version", "SandboxImage", "InstallDir", "CNIBinDir", "CNIConfDir", "LogFile") {
-			return fail("bad parameters")
-		}
-		if m.features["Containers"] != "Installed" {
-			return fail("containerd cannot run: the Containers feature is %s", m.features["Containers"])
-		}
-		changed := false
-		exe := strings.ToLower(p["InstallDir"] + `\containerd.exe`)
-		f, ok := m.files[exe]
-		upToDate := ok && (p["Version"] != "" && f.Version == p["Version"] || p["Version"] == "" && f.Source == p["Source"])
-		if !upToDate || f.Source != p["Source"] && p["Version"] == "" {
-			m.files[exe] = File{Version: p["Version"], Source: p["Source"]}
-			changed = true
-		}
-		config := fmt.Sprintf("sandbox_image = '%s'\nbin_dir = '%s'\nconf_dir = '%s'\n", p["SandboxImage"], p["CNIBinDir"], p["CNIConfDir"])
-		if m.config[p["InstallDir"]] != config {
-			m.config[p["InstallDir"]] = config
-			changed = true
-		}
-		svc := m.services["containerd"]
-		if svc == nil {
-			svc = &Service{Name: "containerd", StartType: "Automatic", BinPath: p["InstallDir"] + `\containerd.exe --run-service --log-file ` + p["LogFile"]}
-			m.services["containerd"] = svc
-			changed = true
-		}
-		if !svc.Running {
-			svc.Running = true
-			changed = true
-		}
-		return reply{lines: []string{"containerd " + p["Version"]}, status: map[string]any{"changed": changed, "version": "v" + p["Version"], "sandboxImage": p["SandboxImage"]}}
-
-	case "kubelet":
-		if !m.params(s, "KubernetesVersion", "KubeletSource", "KubeadmSource", "KubeLogRunnerSource", "InstallDir", "NodeName") {
-			return fail("bad parameters")
-		}
-		if m.services["containerd"] == nil {
-			return fail("the containerd service is missing: the runtime comes before the kubelet")
-		}
-		changed := false
-		for name, src := range map[string]string{"kubelet.exe": p["KubeletSource"], "kubeadm.exe": p["KubeadmSource"], "kube-log-runner.exe": p["KubeLogRunnerSource"]} {
-			if m.install(p["InstallDir"]+`\`+name, p["KubernetesVersion"], src) {
-				changed = true
-			}
-		}
-		binPath := fmt.Sprintf(`"%s\kube-log-runner.exe" --log-file=C:\var\log\kubelet\kubelet.log "%s\kubelet.exe" --windows-service --hostname-override=%s`, p["InstallDir"], p["InstallDir"], p["NodeName"])
-		svc := m.services["kubelet"]
-		switch {
-		case svc == nil:
-			m.services["kubelet"] = &Service{Name: "kubelet", StartType: "Manual", BinPath: binPath, DependsOn: []string{"containerd"}}
-			changed = true
-		case svc.BinPath != binPath:
-			svc.BinPath = binPath
-			changed = true
-		}
-		return reply{status: map[string]any{"changed": changed, "version": p["KubernetesVersion"], "service": "kubelet", "binPath": binPath}}
-
-	case "kube-proxy":
-		if !m.params(s, "KubernetesVersion", "KubeProxySource", "InstallDir") {
-			return fail("bad parameters")
-		}
-		if _, ok := m.files[strings.ToLower(p["InstallDir"]+`\kubelet.exe`)]; !ok {
-			return fail("kubelet.exe is missing: the kubelet comes before kube-proxy")
-		}
-		changed := m.install(p["InstallDir"]+`\kube-proxy.exe`, p["KubernetesVersion"], p["KubeProxySource"])
-		return reply{status: map[string]any{"changed": changed, "version": p["KubernetesVersion"]}}
-
-	case "cni":
-		if !m.params(s, "PluginsSource", "FlannelPluginSource", "FlanneldSource", "BinDir", "ConfDir", "InstallDir") {
-			return fail("bad parameters")
-		}
-		if _, ok := m.files[strings.ToLower(p["InstallDir"]+`\kube-proxy.exe`)]; !ok {
-			return fail("kube-proxy.exe is missing: kube-proxy comes before the CNI")
-		}
-		changed := false
-		for _, name := range []string{"flannel.exe", "win-overlay.exe", "host-local.exe"} {
-			src := p["PluginsSource"]
-			if name == "flannel.exe" && p["FlannelPluginSource"] != "" {
-				src = p["FlannelPluginSource"]
-			}
-			if m.install(p["BinDir"]+`\`+name, "", src) {
-				changed = true
-			}
-		}
-		if m.install(p["InstallDir"]+`\flanneld.exe`, "", p["FlanneldSource"]) {
-			changed = true
-		}
-		if !m.dirs[strings.ToLower(p["ConfDir"])] {
-			m.dirs[strings.ToLower(p["ConfDir"])] = true
-			changed = true
-		}
-		return reply{status: map[string]any{"changed": changed, "binDir": p["BinDir"]}}
-
-	case "firewall":
-		if !m.params(s, "RuleName", "Port") {
-			return fail("bad parameters")
-		}
-		var port int
-		fmt.Sscan(p["Port"], &port)
-		_, ok := m.firewall[p["RuleName"]]
-		m.firewall[p["RuleName"]] = port
-		return reply{status: map[string]any{"changed": !ok, "rule": p["RuleName"], "port": port}}
-
-	case "defender":
-		if !m.params(s, "Paths", "Processes") {
-			return fail("bad parameters")
-		}
-		var added []string
-		for _, e := range append(strings.Split(p["Paths"], "|"), strings.Split(p["Processes"], "|")...) {
-			if e != "" && !m.exclusions[strings.ToLower(e)] {
-				m.exclusions[strings.ToLower(e)] = true
-				added = append(added, e)
-			}
-		}
-		return reply{status: map[string]any{"changed": len(added) > 0, "defender": true, "added": added}}
-
-	case "probe":
-		if !m.params(s, "Source", "Destination") {
-			return fail("bad parameters")
-		}
-		changed := m.install(p["Destination"], "", p["Source"])
-		return reply{status: map[string]any{"changed": changed, "path": p["Destination"]}}
-
-	case "kubeadm-join":
-		return m.join(s)
-
-	case "kubeadm-reset":
-		if !m.params(s, "KubeadmPath", "CRISocket", "CNIConfDir") {
-			return fail("bad parameters")
-		}
-		changed := false
-		var r reply
-		if m.joined {
-			r.printf("[reset] Deleted contents of the etcd data directory")
-			m.joined = false
-			changed = true
-		}
-		if _, ok := m.services["kubelet"]; ok {
-			delete(m.services, "kubelet")
-			changed = true
-		}
-		if m.cniConf {
-			m.cniConf = false
-			changed = true
-		}
-		r.status = map[string]any{"changed": changed}
-		return r
-
-	case "hns-cleanup":
-		if !m.params(s, "Networks") {
-			return fail("bad parameters")
-		}
-		patterns := strings.Split(p["Networks"], "|")
-		var kept, removed []string
-		for _, n := range m.hns {
-			match := false
-			for _, pat := range patterns {
-				if pre, ok := strings.CutSuffix(pat, "*"); ok && strings.HasPrefix(n, pre) || n == pat {
-					match = true
-				}
-			}
-			if match {
-				removed = append(removed, n)
-			} else {
-				kept = append(kept, n)
-			}
-		}
-		m.hns = kept
-		return reply{status: map[string]any{"changed": len(removed) > 0, "removed": removed}}
-
-	case "collect-logs":
-		if !m.params(s, "Item", "Lines") {
-			return fail("bad parameters")
-		}
-		var r reply
-		switch item := p["Item"]; item {
-		case "hns-networks", "hns-endpoints":
-			data, _ := json.MarshalIndent(m.hns, "", "  ")
-			r.lines = strings.Split(string(data), "\n")
-		case "kubelet", "containerd", "kube-proxy", "flannel":
-			r.printf(`==> C:\var\log\%s\%s.log <==`, item, item)
-			r.printf("I0101 00:00:00.000000    1234 %s.go:42] %s started on %s", item, item, m.cfg.Hostname)
-			if m.LogLine != "" {
-				r.printf("%s", m.LogLine)
-			}
-		default:
-			return fail("unknown log item %s", item)
-		}
-		r.status = map[string]any{"changed": false, "item": p["Item"]}
-		return r
-	}
-	m.problems = append(m.problems, "unknown step "+s.Step)
-	return fail("unknown step %s", s.Step)
-}
-
-// install puts a file in place unless it is there with the same version
-// (or, without one, from the same source); it reports whether it did.
-func (m *Machine) install(path, version, source string) bool {
-	key := strings.ToLower(path)
-	f, ok := m.files[key]
-	if ok && f.Version == version && f.Source == source {
-		return false
-	}
-	m.files[key] = File{Version: version, Source: source}
-	return true
-}
-
-func (m *Machine) join(s Script) reply {
-	p := s.Params
-	if !m.params(s, "Mode", "NodeName", "NodeExists", "Token", "DiscoveryConfig", "KubeadmPath", "CRISocket") {
 		return fail("bad parameters")
 	}
-	if m.joined && p["NodeExists"] == "true" {
-		changed := false
-		if svc := m.services["kubelet"]; svc != nil && (!svc.Running || svc.StartType != "Automatic") {
-			svc.Running, svc.StartType, changed = true, "Automatic", true
+	m.contract(s)
+	if s.Step == "containerd" && m.fact("feature:Containers") != "Installed" {
+		// Windows: containerd cannot run containers without the feature.
+		return fail("containerd cannot run: the Containers feature is %s", m.fact("feature:Containers"))
+	}
+	r := &run{m: m, s: s}
+	for _, c := range data.Cases {
+		ok, err := r.fits(c)
+		if err != nil {
+			m.problems = append(m.problems, fmt.Sprintf("%s.json, case %q: %v", s.Step, c.Name, err))
+			return fail("%v", err)
 		}
-		return reply{status: map[string]any{"changed": changed, "joined": true, "needsJoin": false}}
-	}
-	if p["Mode"] == "check" {
-		if p["Token"] != "" || p["DiscoveryConfig"] != "" {
-			m.problems = append(m.problems, "kubeadm-join in check mode was given a token")
+		if !ok {
+			continue
 		}
-		return reply{status: map[string]any{"changed": false, "joined": false, "needsJoin": true}}
+		if cut {
+			if c.Cut != nil {
+				r.setAll(c.Cut.Sets)
+			}
+			m.startReboot()
+			return reply{drop: true}
+		}
+		return r.answer(c)
 	}
-	kubelet := m.services["kubelet"]
-	switch {
-	case kubelet == nil:
-		return fail("the kubelet service is missing")
-	case m.services["containerd"] == nil || !m.services["containerd"].Running:
-		return fail("containerd is not running")
-	case p["CRISocket"] != "npipe:////./pipe/containerd-containerd":
-		return fail("unexpected CRI socket %q", p["CRISocket"])
+	msg := fmt.Sprintf("no case of %s.json fits the simulated machine (%s)", s.Step, m.describe(data, s.Params))
+	m.problems = append(m.problems, msg)
+	return fail("%s", msg)
+}
+
+// contract records what the harness must not do.
+func (m *Machine) contract(s Script) {
+	if s.Step != "kubeadm-join" {
+		return
 	}
-	if _, ok := m.files[strings.ToLower(p["KubeadmPath"])]; !ok {
-		return fail("%s does not exist", p["KubeadmPath"])
+	if s.Params["Mode"] == "check" && (s.Params["Token"] != "" || s.Params["DiscoveryConfig"] != "") {
+		m.problems = append(m.problems, "kubeadm-join in check mode was given a token")
 	}
-	var r reply
-	if m.joined {
-		r.printf("resetting what an earlier join left")
-		m.joined = false
+	if sock := s.Params["CRISocket"]; sock != "npipe:////./pipe/containerd-containerd" {
+		m.problems = append(m.problems, "kubeadm-join: CRISocket "+sock+" is not containerd's pipe")
 	}
-	r.printf("[preflight] Running pre-flight checks")
-	fails := m.FailJoin
-	if len(fails) == 0 && m.OnJoin != nil {
-		if err := m.OnJoin(JoinRequest{NodeName: p["NodeName"], Token: p["Token"], DiscoveryConfig: p["DiscoveryConfig"], CRISocket: p["CRISocket"]}); err != nil {
+}
+
+// describe lists the facts the step's cases look at, as the machine has them.
+func (m *Machine) describe(data *steptest.Step, params map[string]string) string {
+	seen := map[string]bool{}
+	var parts []string
+	for _, c := range data.Cases {
+		for k := range c.Given {
+			key, err := steptest.Expand(k, params, m.fact)
+			if err != nil || seen[key] {
+				continue
+			}
+			seen[key] = true
+			parts = append(parts, fmt.Sprintf("%s=%q", key, m.fact(key)))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// fits reports whether case c describes the machine and the world.
+func (r *run) fits(c steptest.Case) (bool, error) {
+	for k, v := range c.Params {
+		if r.s.Params[k] != v {
+			return false, nil
+		}
+	}
+	given, err := steptest.ExpandMap(c.Given, r.s.Params, r.m.fact)
+	if err != nil {
+		return false, err
+	}
+	for k, v := range given {
+		if !steptest.Matches(v, r.m.fact(k)) {
+			return false, nil
+		}
+	}
+	if want, ok := c.World["kubeadm:join"]; ok && r.kubeadmJoin() != want {
+		return false, nil
+	}
+	if want, ok := c.World["kubeadm:reset"]; ok && want != "ok" {
+		return false, nil // the simulated kubeadm reset always works
+	}
+	return true, nil
+}
+
+// kubeadmJoin runs the simulated kubeadm join once: the cluster says
+// whether it works.
+func (r *run) kubeadmJoin() string {
+	if r.join != "" {
+		return r.join
+	}
+	p := r.s.Params
+	r.joined = []string{"[preflight] Running pre-flight checks"}
+	fails := r.m.FailJoin
+	if len(fails) == 0 && r.m.OnJoin != nil {
+		if err := r.m.OnJoin(JoinRequest{NodeName: p["NodeName"], Token: p["Token"], DiscoveryConfig: p["DiscoveryConfig"], CRISocket: p["CRISocket"]}); err != nil {
 			fails = []string{"error execution phase kubelet-start: " + err.Error(), "To see the stack trace of this error execute with --v=5 or higher"}
 		}
 	}
 	if len(fails) > 0 {
-		r.lines = append(r.lines, fails...)
-		r.status = map[string]any{"changed": true, "joined": false, "needsJoin": true, "exitCode": 1}
-		r.exitCode = 1
-		return r
+		r.joined = append(r.joined, fails...)
+		r.join = "fails"
+	} else {
+		r.joined = append(r.joined, "[kubelet-start] Starting the kubelet", "This node has joined the cluster")
+		r.join = "ok"
 	}
-	r.printf("[kubelet-start] Starting the kubelet")
-	r.printf("This node has joined the cluster")
-	m.joined = true
-	m.cniConf = true
-	kubelet.StartType, kubelet.Running = "Automatic", true
-	r.status = map[string]any{"changed": true, "joined": true, "needsJoin": false}
-	return r
+	return r.join
 }
+
+func (r *run) setAll(sets map[string]string) {
+	e, err := steptest.ExpandMap(sets, r.s.Params, r.m.fact)
+	if err != nil {
+		r.m.problems = append(r.m.problems, err.Error())
+		return
+	}
+	for k, v := range e {
+		r.m.setFact(k, v)
+	}
+}
+
+// answer does what case c says, and prints what it says.
+func (r *run) answer(c steptest.Case) reply {
+	p, m := r.s.Params, r.m
+	expand := func(s string) string {
+		e, err := steptest.Expand(s, p, m.fact)
+		if err != nil {
+			m.problems = append(m.problems, err.Error())
+		}
+		return e
+	}
+	if c.Error != "" {
+		return fail("%s", expand(c.Error))
+	}
+	var out reply
+	for _, l := range c.Says {
+		out.lines = append(out.lines, strings.Split(expand(l), "\n")...)
+	}
+	switch c.Echoes {
+	case "kubeadm join":
+		out.lines = append(out.lines, r.joined...)
+	case "kubeadm reset":
+		out.lines = append(out.lines, "[reset] Stopping the kubelet service", "[reset] Deleting contents of directories: [C:\\etc\\kubernetes\\manifests C:\\var\\lib\\kubelet]")
+	}
+	if c.PrintsJSON != "" {
+		list := []map[string]string{}
+		for _, n := range splitList(m.fact(c.PrintsJSON)) {
+			list = append(list, map[string]string{"Name": n})
+		}
+		data, _ := json.MarshalIndent(list, "", "    ")
+		out.lines = append(out.lines, strings.Split(string(data), "\n")...)
+	}
+	out.status = map[string]any{"changed": c.Changed}
+	if c.RestartNeeded != nil {
+		out.status["restartNeeded"] = *c.RestartNeeded
+	}
+	for k, v := range c.Status {
+		e, err := steptest.ExpandValue(v, p, m.fact)
+		if err != nil {
+			m.problems = append(m.problems, err.Error())
+		}
+		out.status[k] = e
+	}
+	r.setAll(c.Sets)
+	if c.Reboots {
+		// The step restarts the machine; the connection drops before its
+		// answer gets out.
+		m.startReboot()
+		return reply{drop: true}
+	}
+	out.exitCode = c.ExitCode
+	return out
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, "|") {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Steps are the steps run, in order ("kubeadm-join:check" and
+// "kubeadm-join:join" tell kubeadm-join's two modes apart).
+func (m *Machine) Steps() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.steps)
+}
+
+// ResetSteps forgets the steps run so far.
+func (m *Machine) ResetSteps() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.steps = nil
+}
+
+// Params returns the parameters the last run of a step got.
+func (m *Machine) Params(step string) map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.params[step])
+}
+
+// Problems are the ways the harness broke the machine's contract: a script
+// it could not parse, a missing or unexpected parameter, the password in a
+// script; and states of the machine no case of a step's data describes.
+func (m *Machine) Problems() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.problems)
+}
+
+// Reboots counts the reboots.
+func (m *Machine) Reboots() int { m.mu.Lock(); defer m.mu.Unlock(); return m.reboots }
+
+// Dropped counts the requests dropped while the machine was down.
+func (m *Machine) Dropped() int { m.mu.Lock(); defer m.mu.Unlock(); return m.dropped }
+
+// Fact returns one of the machine's facts ("" when absent).
+func (m *Machine) Fact(key string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fact(key)
+}
+
+// SetFact sets one of the machine's facts ("" removes it).
+func (m *Machine) SetFact(key, value string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setFact(key, value)
+}
+
+// Joined reports whether kubelet.conf exists.
+func (m *Machine) Joined() bool { return m.Fact(`file:C:\etc\kubernetes\kubelet.conf`) != "" }
+
+// Feature returns a Windows feature's install state.
+func (m *Machine) Feature(name string) string { return m.Fact("feature:" + name) }
+
+// Service returns a service.
+func (m *Machine) Service(name string) (Service, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v := m.fact("service:" + name)
+	if v == "" {
+		return Service{}, false
+	}
+	start, status, _ := strings.Cut(v, "/")
+	return Service{Name: name, StartType: start, Running: status == "Running",
+		BinPath: m.fact("service-command:" + name), DependsOn: splitList(m.fact("service-deps:" + name))}, true
+}
+
+// File returns the content of a file: a program's version, or where it
+// came from.
+func (m *Machine) File(path string) (string, bool) {
+	v := m.Fact("file:" + path)
+	return v, v != ""
+}
+
+// Firewall returns the port of a firewall rule.
+func (m *Machine) Firewall(rule string) (int, bool) {
+	port, _, ok := strings.Cut(m.Fact("firewall:"+rule), "/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(port)
+	return n, err == nil
+}
+
+// Exclusions lists the Defender exclusions (paths and processes), sorted.
+func (m *Machine) Exclusions() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := append(splitList(m.fact("defender:paths")), splitList(m.fact("defender:processes"))...)
+	sort.Strings(out)
+	return out
+}
+
+// AddHNSNetwork adds an HNS network, as flannel does on a joined node.
+func (m *Machine) AddHNSNetwork(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setFact("hns:networks", strings.Join(append(splitList(m.fact("hns:networks")), name), "|"))
+}
+
+// HNSNetworks lists the HNS networks.
+func (m *Machine) HNSNetworks() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return splitList(m.fact("hns:networks"))
+}
+
+// AddLogLine adds a line to every log file of the machine.
+func (m *Machine) AddLogLine(line string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range m.logs {
+		m.facts[k] += "\n" + line
+	}
+}
+
+// BootTime is the boot time the machine reports.
+func (m *Machine) BootTime() string { return m.Fact("env:bootTime") }

@@ -1,0 +1,977 @@
+# StepTest.ps1: what the Pester tests of the step scripts share.
+#
+# Each <step>.Tests.ps1 dot-sources this file twice: in BeforeDiscovery, for
+# the cases of <step>.json, and in BeforeAll, after lib.ps1. A case runs the
+# real step script on a fake machine:
+#
+#   - the machine's C:\ is a fresh directory (C:\wcpester\<id>\c): every
+#     C:\ path of the script, its parameters and the case is moved there,
+#     and its files are real files there;
+#   - what Windows, the network and programs do is faked by functions of
+#     the same names, defined below in the test's scope (so that they take
+#     the place of cmdlets and of lib.ps1's Invoke-Native, Add-MachinePath,
+#     Wait-Condition and Test-Administrator for the script): features,
+#     services, the firewall, Defender, HNS, downloads, archives, the
+#     registry, the machine's PATH, and the programs the scripts run
+#     (containerd, kubeadm, sc.exe, tar.exe), each recording what it
+#     changes;
+#   - the step's body runs as the harness renders it (its parameters
+#     assigned first, lib.ps1's helpers in force), from a file, so that its
+#     exit and its errors behave as under powershell.exe.
+#
+# Then the case is checked: its status line (changed, restartNeeded, the
+# fields it names), its error, what it prints, the facts it sets, and that
+# nothing else changed; a case that changes nothing must leave every file
+# and every faked table as it was and call nothing that acts.
+#
+# Written for Windows PowerShell 5.1 and PowerShell 7.
+
+# ---------------------------------------------------------------- the data
+
+# Get-StepData reads <step>.json beside this file.
+function Get-StepData {
+    param([Parameter(Mandatory = $true)][string] $Step)
+    $path = Join-Path $PSScriptRoot ($Step + '.json')
+    ConvertFrom-Json -InputObject (Get-Content -Raw -Encoding UTF8 -LiteralPath $path)
+}
+
+# Get-Field returns a property of a JSON object, or $Default when it has
+# none; an array stays an array.
+function Get-Field {
+    param($Object, [Parameter(Mandatory = $true)][string] $Name, $Default = $null)
+    if ($null -eq $Object -or $null -eq $Object.PSObject.Properties[$Name]) { return $Default }
+    $value = $Object.$Name
+    if ($value -is [array]) { return , $value }
+    $value
+}
+
+# ConvertTo-OrderedMap turns a JSON object (or nothing) into an ordered
+# hashtable of its properties.
+function ConvertTo-OrderedMap {
+    param($Object)
+    $map = [ordered]@{}
+    if ($null -ne $Object) {
+        foreach ($p in $Object.PSObject.Properties) { $map[$p.Name] = $p.Value }
+    }
+    $map
+}
+
+# Get-StepCases lists a step's cases for It -ForEach: Name and Index, and,
+# with -Cut, only the cases that describe a run cut short.
+function Get-StepCases {
+    param([Parameter(Mandatory = $true)][string] $Step, [switch] $Cut)
+    $data = Get-StepData $Step
+    $i = 0
+    foreach ($c in $data.cases) {
+        if (-not $Cut -or $null -ne (Get-Field $c 'cut')) {
+            @{ Name = $c.name; Index = $i }
+        }
+        $i++
+    }
+}
+
+# Get-CaseParams returns the parameters a case runs with: the step's
+# examples, then the case's own.
+function Get-CaseParams {
+    param($Data, $Case)
+    $params = ConvertTo-OrderedMap $Data.params
+    $own = ConvertTo-OrderedMap (Get-Field $Case 'params')
+    foreach ($k in $own.Keys) { $params[$k] = [string]$own[$k] }
+    $params
+}
+
+# ------------------------------------------------------- the fake machine
+
+# New-FakeMachine makes an empty machine: its C:\ is a new directory.
+function New-FakeMachine {
+    $base = Join-Path $env:SystemDrive ('wcpester\' + [guid]::NewGuid().ToString('N').Substring(0, 12))
+    $root = Join-Path $base 'c'
+    New-Item -ItemType Directory -Force -Path $root | Out-Null
+    # A path already moved (anything under $base) is not moved again.
+    $tail = ''
+    if ($base.StartsWith('C:\')) { $tail = $base.Substring(3) + '\' }
+    @{
+        Base        = $base
+        Root        = $root
+        PathPattern = New-Object regex ('C:\\(?!' + [regex]::Escape($tail) + ')')
+        Features    = @{}
+        Services    = @{}
+        Firewall    = @{}
+        Defender    = @{ Available = $false; Paths = (New-Object 'Collections.Generic.List[string]'); Processes = (New-Object 'Collections.Generic.List[string]') }
+        Hns         = @{ Module = $false; Networks = (New-Object 'Collections.Generic.List[string]'); Endpoints = (New-Object 'Collections.Generic.List[string]') }
+        MachinePath = (New-Object 'Collections.Generic.List[string]')
+        Env         = @{}
+        Web         = @{}
+        World       = @{}
+        Actions     = (New-Object 'Collections.Generic.List[string]')
+        CutAt       = ''
+    }
+}
+
+function Remove-FakeMachine {
+    param($Machine)
+    if (Test-Path -LiteralPath $Machine.Base) { Remove-Item -LiteralPath $Machine.Base -Recurse -Force }
+}
+
+# ConvertTo-MachinePath moves every C:\ path in a text to the machine's
+# C:\ (a text moved already stays as it is).
+function ConvertTo-MachinePath {
+    param($Machine, [AllowEmptyString()][string] $Text)
+    if ([string]::IsNullOrEmpty($Text)) { return $Text }
+    $Machine.PathPattern.Replace($Text, $Machine.Root.Replace('$', '$$') + '\')
+}
+
+function Add-FakeAction {
+    param([string] $What)
+    $WcFake.Actions.Add($What)
+}
+
+function Split-List {
+    param([AllowEmptyString()][string] $Value)
+    @($Value -split '\|' | Where-Object { $_ -ne '' })
+}
+
+# Placeholders for "*" (any present value) by fact.
+function Get-Placeholder {
+    param([string] $Key)
+    switch -Wildcard ($Key) {
+        'service:*' { return 'Automatic/Running' }
+        'hns:networks' { return 'flannel.4096|nat' }
+        'hns:endpoints' { return 'kube-proxy-source-vip' }
+        'env:build' { return '10.0.20348.2340' }
+        'env:productName' { return 'Windows Server 2022 Datacenter' }
+        'env:installationType' { return 'Server Core' }
+        'env:bootTime' { return '2025-01-01T00:00:00.0000000Z' }
+        'env:admin' { return 'true' }
+        'hns:module' { return 'yes' }
+        'defender:available' { return 'yes' }
+    }
+    'present'
+}
+
+# The fake default configuration of containerd 1.7, and the same with the
+# three values the step sets, as the step writes it.
+function Get-FakeContainerdConfig {
+    param([string] $Sandbox = '"mcr.microsoft.com/oss/kubernetes/pause:3.9"', [string] $BinDir = '"C:\\Program Files\\containerd\\cni\\bin"', [string] $ConfDir = '"C:\\Program Files\\containerd\\cni\\conf"')
+    @(
+        'version = 2',
+        'root = "C:\\ProgramData\\containerd\\root"',
+        '[plugins]',
+        '  [plugins."io.containerd.grpc.v1.cri"]',
+        ('    sandbox_image = ' + $Sandbox),
+        '    [plugins."io.containerd.grpc.v1.cri".cni]',
+        ('      bin_dir = ' + $BinDir),
+        ('      conf_dir = ' + $ConfDir),
+        '      max_conf_num = 1'
+    )
+}
+
+function Get-StateFile {
+    param($Machine, [string] $Name)
+    Join-Path $Machine.Root ('winconform\state\' + $Name + '.json')
+}
+
+# Set-FakeFact gives the machine a fact (key and value expanded, their
+# paths moved).
+function Set-FakeFact {
+    param($Machine, [string] $Key, [AllowEmptyString()][string] $Value)
+    if ($Value -eq '*') { $Value = Get-Placeholder $Key }
+    $i = $Key.IndexOf(':')
+    $kind = $Key.Substring(0, $i)
+    $name = $Key.Substring($i + 1)
+    switch ($kind) {
+        'feature' {
+            if ($Value -eq '') { $Machine.Features.Remove($name) } else { $Machine.Features[$name] = $Value }
+        }
+        'file' {
+            if ($Value -eq '') {
+                if (Test-Path -LiteralPath $name) { Remove-Item -LiteralPath $name -Force }
+            } else {
+                New-Item -ItemType Directory -Force -Path (Split-Path -Parent $name) | Out-Null
+                [IO.File]::WriteAllText($name, $Value)
+            }
+        }
+        'dir' {
+            if ($Value -eq '') {
+                if (Test-Path -LiteralPath $name) { Remove-Item -LiteralPath $name -Recurse -Force }
+            } else {
+                New-Item -ItemType Directory -Force -Path $name | Out-Null
+            }
+        }
+        'path' {
+            [void] $Machine.MachinePath.Remove($name)
+            if ($Value -ne '') { $Machine.MachinePath.Add($name) }
+        }
+        'service' {
+            if ($Value -eq '') { $Machine.Services.Remove($name); return }
+            $start, $status = $Value -split '/'
+            if (-not $Machine.Services.ContainsKey($name)) { $Machine.Services[$name] = @{ PathName = ''; DependsOn = @() } }
+            $Machine.Services[$name].StartType = $start
+            $Machine.Services[$name].Status = $status
+        }
+        'service-command' { if ($Value -ne '') { $Machine.Services[$name].PathName = $Value } }
+        'service-deps' { if ($Value -ne '') { $Machine.Services[$name].DependsOn = Split-List $Value } }
+        'state' {
+            $stateName, $stateKey = $name -split '\.', 2
+            $file = Get-StateFile $Machine $stateName
+            $state = [ordered]@{}
+            if (Test-Path -LiteralPath $file) {
+                $state = ConvertTo-OrderedMap (ConvertFrom-Json -InputObject (Get-Content -Raw -LiteralPath $file))
+            }
+            if ($Value -eq '') { $state.Remove($stateKey) } else { $state[$stateKey] = $Value }
+            New-Item -ItemType Directory -Force -Path (Split-Path -Parent $file) | Out-Null
+            Set-Content -LiteralPath $file -Encoding UTF8 -Value (ConvertTo-Json -InputObject $state -Compress)
+        }
+        'containerd-config' {
+            if ($Value -eq '') { return }
+            $m = [regex]::Match($Value, "^sandbox_image=(.*) bin_dir=(.*) conf_dir=(.*)$")
+            if (-not $m.Success) { throw "containerd-config ${Value}: want sandbox_image=... bin_dir=... conf_dir=..." }
+            $text = ((Get-FakeContainerdConfig -Sandbox $m.Groups[1].Value -BinDir $m.Groups[2].Value -ConfDir $m.Groups[3].Value) -join "`n") + "`n"
+            New-Item -ItemType Directory -Force -Path (Split-Path -Parent $name) | Out-Null
+            [IO.File]::WriteAllText($name, $text, (New-Object Text.UTF8Encoding($false)))
+        }
+        'firewall' {
+            if ($Value -eq '') { $Machine.Firewall.Remove($name); return }
+            $port, $enabled = $Value -split '/'
+            $Machine.Firewall[$name] = @{ Port = $port; Enabled = $enabled }
+        }
+        'defender' {
+            switch ($name) {
+                'available' { $Machine.Defender.Available = ($Value -eq 'yes') }
+                'paths' { $Machine.Defender.Paths.Clear(); foreach ($p in (Split-List $Value)) { $Machine.Defender.Paths.Add($p) } }
+                'processes' { $Machine.Defender.Processes.Clear(); foreach ($p in (Split-List $Value)) { $Machine.Defender.Processes.Add($p) } }
+            }
+        }
+        'hns' {
+            switch ($name) {
+                'module' { $Machine.Hns.Module = ($Value -eq 'yes') }
+                'networks' { $Machine.Hns.Networks.Clear(); foreach ($n in (Split-List $Value)) { $Machine.Hns.Networks.Add($n) } }
+                'endpoints' { $Machine.Hns.Endpoints.Clear(); foreach ($n in (Split-List $Value)) { $Machine.Hns.Endpoints.Add($n) } }
+            }
+        }
+        'env' {
+            # The host name and the account come from .NET itself, which no
+            # function can stand in for: they are the runner's.
+            switch ($name) {
+                'hostname' { $Value = [Environment]::MachineName }
+                'user' { $Value = [Security.Principal.WindowsIdentity]::GetCurrent().Name }
+            }
+            $Machine.Env[$name] = $Value
+        }
+        'web' { $Machine.Web[$name] = $Value }
+        default { $Machine.World[$Key] = $Value }
+    }
+}
+
+# Get-FakeFact reads a fact of the machine ("" when absent).
+function Get-FakeFact {
+    param($Machine, [string] $Key)
+    $i = $Key.IndexOf(':')
+    $kind = $Key.Substring(0, $i)
+    $name = $Key.Substring($i + 1)
+    switch ($kind) {
+        'feature' { return [string]$Machine.Features[$name] }
+        'file' {
+            if (Test-Path -LiteralPath $name -PathType Leaf) { return [IO.File]::ReadAllText($name) }
+            return ''
+        }
+        'dir' { if (Test-Path -LiteralPath $name -PathType Container) { return 'present' }; return '' }
+        'path' { if ($Machine.MachinePath -contains $name) { return 'present' }; return '' }
+        'service' {
+            $s = $Machine.Services[$name]
+            if ($null -eq $s) { return '' }
+            return $s.StartType + '/' + $s.Status
+        }
+        'service-command' { $s = $Machine.Services[$name]; if ($null -eq $s) { return '' }; return [string]$s.PathName }
+        'service-deps' { $s = $Machine.Services[$name]; if ($null -eq $s) { return '' }; return (@($s.DependsOn) -join '|') }
+        'state' {
+            $stateName, $stateKey = $name -split '\.', 2
+            $file = Get-StateFile $Machine $stateName
+            if (-not (Test-Path -LiteralPath $file)) { return '' }
+            $state = ConvertFrom-Json -InputObject (Get-Content -Raw -LiteralPath $file)
+            return [string](Get-Field $state $stateKey '')
+        }
+        'containerd-config' {
+            if (-not (Test-Path -LiteralPath $name)) { return '' }
+            $text = [IO.File]::ReadAllText($name)
+            $parts = foreach ($k in @('sandbox_image', 'bin_dir', 'conf_dir')) {
+                $m = [regex]::Match($text, '(?m)^[ \t]*' + $k + '[ \t]*=[ \t]*(.*?)\r?$')
+                if ($m.Success) { $k + '=' + $m.Groups[1].Value }
+            }
+            return (@($parts) -join ' ')
+        }
+        'firewall' {
+            $r = $Machine.Firewall[$name]
+            if ($null -eq $r) { return '' }
+            return [string]$r.Port + '/' + [string]$r.Enabled
+        }
+        'defender' {
+            switch ($name) {
+                'available' { if ($Machine.Defender.Available) { return 'yes' }; return '' }
+                'paths' { return ($Machine.Defender.Paths -join '|') }
+                'processes' { return ($Machine.Defender.Processes -join '|') }
+            }
+        }
+        'hns' {
+            switch ($name) {
+                'module' { if ($Machine.Hns.Module) { return 'yes' }; return '' }
+                'networks' { return ($Machine.Hns.Networks -join '|') }
+                'endpoints' { return ($Machine.Hns.Endpoints -join '|') }
+            }
+        }
+        'env' { return [string]$Machine.Env[$name] }
+    }
+    throw "no fact $Key"
+}
+
+# Get-TableFacts lists the facts the faked tables hold (everything but
+# files), to see that nothing a case does not name has changed.
+function Get-TableFacts {
+    param($Machine)
+    $facts = @{}
+    foreach ($k in $Machine.Features.Keys) { $facts['feature:' + $k] = Get-FakeFact $Machine ('feature:' + $k) }
+    foreach ($k in $Machine.Services.Keys) {
+        foreach ($kind in 'service:', 'service-command:', 'service-deps:') { $facts[$kind + $k] = Get-FakeFact $Machine ($kind + $k) }
+    }
+    foreach ($k in $Machine.Firewall.Keys) { $facts['firewall:' + $k] = Get-FakeFact $Machine ('firewall:' + $k) }
+    foreach ($k in 'defender:paths', 'defender:processes', 'hns:networks', 'hns:endpoints') { $facts[$k] = Get-FakeFact $Machine $k }
+    foreach ($p in $Machine.MachinePath) { $facts['path:' + $p] = 'present' }
+    $facts
+}
+
+# Get-FileSnapshot lists every file (with its content) and directory of the
+# machine but its scratch directory, C:\winconform\work.
+function Get-FileSnapshot {
+    param($Machine)
+    $work = Join-Path $Machine.Root 'winconform\work'
+    $snap = @{}
+    foreach ($item in @(Get-ChildItem -LiteralPath $Machine.Root -Recurse -Force)) {
+        if ($item.FullName -eq $work -or $item.FullName.StartsWith($work + '\')) { continue }
+        if ($item.PSIsContainer) { $snap[$item.FullName] = '<dir>' } else { $snap[$item.FullName] = [IO.File]::ReadAllText($item.FullName) }
+    }
+    $snap
+}
+
+# Expand-FakeArchive unpacks a fake archive: a file whose text lists its
+# entries as name=content, separated by |.
+function Expand-FakeArchive {
+    param([string] $Archive, [string] $Destination)
+    foreach ($entry in (Split-List ([IO.File]::ReadAllText($Archive)))) {
+        $entryName, $content = $entry -split '=', 2
+        $path = Join-Path $Destination ($entryName -replace '/', '\')
+        New-Item -ItemType Directory -Force -Path (Split-Path -Parent $path) | Out-Null
+        [IO.File]::WriteAllText($path, $content)
+    }
+}
+
+# ------------------------------------------------------------ templates
+
+# Expand-Template replaces a data string's templates: {Param}, {Param|dir},
+# {Param:int}, {@fact}; the machine's paths are moved afterwards.
+function Expand-Template {
+    param([AllowEmptyString()][string] $Text, $Params, $Machine)
+    $pattern = New-Object regex '\{(@[^{}]+|[A-Za-z][A-Za-z0-9]*(?:\|dir|:int)?)\}'
+    $out = New-Object Text.StringBuilder
+    $at = 0
+    foreach ($m in $pattern.Matches($Text)) {
+        [void] $out.Append($Text.Substring($at, $m.Index - $at))
+        $ref = $m.Groups[1].Value
+        if ($ref.StartsWith('@')) {
+            $value = Get-FakeFact $Machine (ConvertTo-MachinePath $Machine $ref.Substring(1))
+        } else {
+            $name = ($ref -split '[|:]')[0]
+            if (-not $Params.Contains($name)) { throw "${Text}: no parameter $name" }
+            $value = [string]$Params[$name]
+            if ($ref.EndsWith('|dir')) { $value = $value.Substring(0, $value.LastIndexOf('\')) }
+        }
+        [void] $out.Append($value)
+        $at = $m.Index + $m.Length
+    }
+    [void] $out.Append($Text.Substring($at))
+    ConvertTo-MachinePath $Machine $out.ToString()
+}
+
+# Expand-Facts expands the keys and values of a case's facts.
+function Expand-Facts {
+    param($Facts, $Params, $Machine)
+    $out = [ordered]@{}
+    $map = ConvertTo-OrderedMap $Facts
+    # Services first: their command lines and dependencies need them.
+    $keys = @($map.Keys | Sort-Object { if ($_ -like 'service:*') { 0 } else { 1 } })
+    foreach ($k in $keys) {
+        $out[(Expand-Template $k $Params $Machine)] = Expand-Template ([string]$map[$k]) $Params $Machine
+    }
+    $out
+}
+
+# Expand-StatusValue expands a status field's value: a string, or a list of
+# them; {Param:int} alone is a number.
+function Expand-StatusValue {
+    param($Value, $Params, $Machine)
+    if ($Value -is [string]) {
+        if ($Value -match '^\{[A-Za-z][A-Za-z0-9]*:int\}$') { return [int](Expand-Template $Value $Params $Machine) }
+        return (Expand-Template $Value $Params $Machine)
+    }
+    if ($Value -is [array]) {
+        $list = @(foreach ($v in $Value) { Expand-StatusValue $v $Params $Machine })
+        return , $list
+    }
+    $Value
+}
+
+# ConvertTo-Literal writes a string as a single-quoted PowerShell literal.
+function ConvertTo-Literal {
+    param([AllowEmptyString()][string] $Text)
+    "'" + $Text.Replace("'", "''") + "'"
+}
+
+# ------------------------------------------------------------ the fakes
+
+function Get-WindowsFeature {
+    [CmdletBinding()]
+    param([string] $Name)
+    $state = $WcFake.Features[$Name]
+    if (-not $state) { return }
+    [pscustomobject]@{ Name = $Name; InstallState = $state }
+}
+
+function Install-WindowsFeature {
+    [CmdletBinding()]
+    param([string] $Name)
+    Add-FakeAction "Install-WindowsFeature $Name"
+    if ($WcFake.World['feature-install:' + $Name] -eq 'fails') {
+        return [pscustomobject]@{ Success = $false; RestartNeeded = 'No'; ExitCode = 'Failed' }
+    }
+    $WcFake.Features[$Name] = 'InstallPending'
+    [pscustomobject]@{ Success = $true; RestartNeeded = 'Yes'; ExitCode = 'SuccessRestartRequired' }
+}
+
+function Restart-Computer {
+    [CmdletBinding()]
+    param([switch] $Force)
+    Add-FakeAction 'Restart-Computer'
+}
+
+function Get-Service {
+    [CmdletBinding()]
+    param([Parameter(Position = 0)][string] $Name)
+    $s = $WcFake.Services[$Name]
+    if ($null -eq $s) { return }
+    [pscustomobject]@{ Name = $Name; Status = $s.Status; StartType = $s.StartType }
+}
+
+function New-Service {
+    [CmdletBinding()]
+    param([string] $Name, [string] $DisplayName, [string] $BinaryPathName, [string] $StartupType, [string[]] $DependsOn)
+    Add-FakeAction "New-Service $Name"
+    $WcFake.Services[$Name] = @{ StartType = $StartupType; Status = 'Stopped'; PathName = $BinaryPathName; DependsOn = @($DependsOn) }
+    [pscustomobject]@{ Name = $Name }
+}
+
+function Set-Service {
+    [CmdletBinding()]
+    param([string] $Name, [string] $StartupType)
+    Add-FakeAction "Set-Service $Name $StartupType"
+    $WcFake.Services[$Name].StartType = $StartupType
+}
+
+function Start-Service {
+    [CmdletBinding()]
+    param([string] $Name)
+    Add-FakeAction "Start-Service $Name"
+    $WcFake.Services[$Name].Status = 'Running'
+}
+
+function Stop-Service {
+    [CmdletBinding()]
+    param([string] $Name, [switch] $Force)
+    Add-FakeAction "Stop-Service $Name"
+    $WcFake.Services[$Name].Status = 'Stopped'
+}
+
+function Restart-Service {
+    [CmdletBinding()]
+    param([string] $Name, [switch] $Force)
+    Add-FakeAction "Restart-Service $Name"
+    $WcFake.Services[$Name].Status = 'Running'
+}
+
+function Get-CimInstance {
+    [CmdletBinding()]
+    param([string] $ClassName, [string] $Filter)
+    switch ($ClassName) {
+        'Win32_OperatingSystem' {
+            $boot = [datetime]::Parse($WcFake.Env['bootTime'], [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::RoundtripKind)
+            return [pscustomobject]@{ LastBootUpTime = $boot }
+        }
+        'Win32_Service' {
+            $name = [regex]::Match($Filter, "Name='([^']+)'").Groups[1].Value
+            $s = $WcFake.Services[$name]
+            if ($null -eq $s) { return }
+            return [pscustomobject]@{ Name = $name; PathName = $s.PathName }
+        }
+    }
+    throw "the test fakes no Get-CimInstance $ClassName"
+}
+
+function Get-ItemProperty {
+    [CmdletBinding()]
+    param([Parameter(Position = 0)][string] $Path, [string] $LiteralPath, [string] $Name)
+    if ($LiteralPath -eq 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion') {
+        $parts = $WcFake.Env['build'] -split '\.'
+        $cv = [ordered]@{
+            CurrentMajorVersionNumber = [int]$parts[0]
+            CurrentMinorVersionNumber = [int]$parts[1]
+            CurrentBuildNumber        = $parts[2]
+            ProductName               = [string]$WcFake.Env['productName']
+        }
+        if ($parts.Count -gt 3) { $cv.UBR = [int]$parts[3] }
+        if ($WcFake.Env['installationType']) { $cv.InstallationType = $WcFake.Env['installationType'] }
+        return [pscustomobject]$cv
+    }
+    Microsoft.PowerShell.Management\Get-ItemProperty @PSBoundParameters
+}
+
+function Set-ItemProperty {
+    [CmdletBinding()]
+    param([string] $LiteralPath, [string] $Name, $Value, [string] $Type)
+    if ($LiteralPath -notlike 'HKLM:\SYSTEM\CurrentControlSet\Services\*') { throw "the test fakes no Set-ItemProperty $LiteralPath" }
+    $service = Split-Path -Leaf $LiteralPath
+    Add-FakeAction "Set-ItemProperty $service $Name"
+    switch ($Name) {
+        'ImagePath' { $WcFake.Services[$service].PathName = [string]$Value }
+        'DependOnService' { $WcFake.Services[$service].DependsOn = @($Value) }
+    }
+}
+
+function Get-NetFirewallRule {
+    [CmdletBinding()]
+    param([string] $Name)
+    $r = $WcFake.Firewall[$Name]
+    if ($null -eq $r) { return }
+    [pscustomobject]@{ Name = $Name; Enabled = $r.Enabled }
+}
+
+function New-NetFirewallRule {
+    [CmdletBinding()]
+    param([string] $Name, [string] $DisplayName, [string] $Direction, [string] $Protocol, [string] $LocalPort, [string] $Action, [string] $Enabled)
+    Add-FakeAction "New-NetFirewallRule $Name"
+    $WcFake.Firewall[$Name] = @{ Port = $LocalPort; Enabled = $Enabled }
+    [pscustomobject]@{ Name = $Name }
+}
+
+function Enable-NetFirewallRule {
+    [CmdletBinding()]
+    param([string] $Name)
+    Add-FakeAction "Enable-NetFirewallRule $Name"
+    $WcFake.Firewall[$Name].Enabled = 'True'
+}
+
+# Get-Command answers for the optional modules the scripts look for
+# (Defender's, HNS's); anything else is the real Get-Command.
+function Get-Command {
+    [CmdletBinding()]
+    param([Parameter(Position = 0)][string[]] $Name)
+    if (@($Name).Count -eq 1) {
+        $present = $null
+        switch ($Name[0]) {
+            'Get-MpPreference' { $present = $WcFake.Defender.Available }
+            'Get-HnsNetwork' { $present = $WcFake.Hns.Module }
+            'Get-HnsEndpoint' { $present = $WcFake.Hns.Module }
+            'Get-HnsPolicyList' { $present = $WcFake.Hns.Module }
+        }
+        if ($null -ne $present) {
+            if ($present) { return [pscustomobject]@{ Name = $Name[0] } }
+            return
+        }
+    }
+    Microsoft.PowerShell.Core\Get-Command @PSBoundParameters
+}
+
+function Get-MpPreference {
+    [pscustomobject]@{ ExclusionPath = $WcFake.Defender.Paths.ToArray(); ExclusionProcess = $WcFake.Defender.Processes.ToArray() }
+}
+
+function Add-MpPreference {
+    [CmdletBinding()]
+    param([string[]] $ExclusionPath, [string[]] $ExclusionProcess)
+    Add-FakeAction 'Add-MpPreference'
+    foreach ($p in @($ExclusionPath)) { if ($p) { $WcFake.Defender.Paths.Add($p) } }
+    foreach ($p in @($ExclusionProcess)) { if ($p) { $WcFake.Defender.Processes.Add($p) } }
+}
+
+function Get-HnsNetwork {
+    foreach ($n in @($WcFake.Hns.Networks)) { [pscustomobject]@{ Name = $n; Type = 'Overlay' } }
+}
+
+function Remove-HnsNetwork {
+    [CmdletBinding()]
+    param([Parameter(ValueFromPipeline = $true)] $InputObject)
+    process {
+        Add-FakeAction "Remove-HnsNetwork $($InputObject.Name)"
+        [void] $WcFake.Hns.Networks.Remove($InputObject.Name)
+    }
+}
+
+function Get-HnsEndpoint {
+    foreach ($e in @($WcFake.Hns.Endpoints)) { [pscustomobject]@{ Name = $e } }
+}
+
+function Invoke-WebRequest {
+    [CmdletBinding()]
+    param([switch] $UseBasicParsing, [string] $Uri, [string] $OutFile)
+    Add-FakeAction "download $Uri"
+    if (-not $WcFake.Web.ContainsKey($Uri)) { throw 'The remote server returned an error: (404) Not Found.' }
+    New-Item -ItemType Directory -Force -Path (Split-Path -Parent $OutFile) | Out-Null
+    [IO.File]::WriteAllText($OutFile, $WcFake.Web[$Uri])
+}
+
+function Expand-Archive {
+    [CmdletBinding()]
+    param([string] $LiteralPath, [string] $DestinationPath, [switch] $Force)
+    Expand-FakeArchive $LiteralPath $DestinationPath
+}
+
+# Get-FakeKubeadmLines returns what the fake kubeadm prints: for join or
+# reset, when it works or fails.
+function Get-FakeKubeadmLines {
+    param([ValidateSet('join', 'reset')][string] $Command, [switch] $Fails)
+    if ($Command -eq 'join' -and $Fails) { return @('[preflight] Running pre-flight checks', 'error execution phase kubelet-start: timed out waiting for the condition') }
+    if ($Command -eq 'join') { return @('[preflight] Running pre-flight checks', '[kubelet-start] Starting the kubelet', 'This node has joined the cluster') }
+    if ($Fails) { return @('[reset] Stopping the kubelet service', 'error: the kubelet service could not be stopped') }
+    @('[reset] Stopping the kubelet service', '[reset] Deleting files: [C:\etc\kubernetes\kubelet.conf]')
+}
+
+# Invoke-Native stands in for lib.ps1's: it runs no program, but does what
+# each program the scripts run would do to the machine.
+function Invoke-Native {
+    param([Parameter(Mandatory = $true)][string] $FilePath, [string[]] $ArgumentList = @())
+    $leaf = Split-Path -Leaf $FilePath
+    $first = ''
+    if ($ArgumentList.Count -gt 0) { $first = $ArgumentList[0] }
+    $program = ($leaf + ' ' + $first).Trim()
+    if ($WcFake.CutAt -ne '' -and $program -eq $WcFake.CutAt) { throw "the connection dropped as $program started (the case's cut)" }
+    if ($FilePath -notlike '*\System32\*' -and -not (Test-Path -LiteralPath $FilePath)) { throw "$FilePath does not exist" }
+    $out = @()
+    $code = 0
+    $etc = ConvertTo-MachinePath $WcFake 'C:\etc\kubernetes'
+    switch ($leaf) {
+        'containerd.exe' {
+            switch ($first) {
+                'config' { $out = Get-FakeContainerdConfig }
+                '--register-service' {
+                    Add-FakeAction 'containerd --register-service'
+                    $WcFake.Services['containerd'] = @{ StartType = 'Automatic'; Status = 'Stopped'; PathName = ('"' + $FilePath + '" --run-service'); DependsOn = @() }
+                }
+                '--version' { $out = @('containerd github.com/containerd/containerd v' + ([IO.File]::ReadAllText($FilePath)).TrimStart('v') + ' 0123456') }
+                default { throw "the test fakes no $program" }
+            }
+        }
+        'sc.exe' {
+            switch ($first) {
+                'failure' { $out = @('[SC] ChangeServiceConfig2 SUCCESS') }
+                'delete' {
+                    Add-FakeAction "sc.exe delete $($ArgumentList[1])"
+                    $WcFake.Services.Remove($ArgumentList[1])
+                    $out = @('[SC] DeleteService SUCCESS')
+                }
+                default { throw "the test fakes no $program" }
+            }
+        }
+        'tar.exe' { Expand-FakeArchive $ArgumentList[1] $ArgumentList[3] }
+        'kubeadm.exe' {
+            switch ($first) {
+                'join' {
+                    Add-FakeAction 'kubeadm join'
+                    $discovery = $ArgumentList[[array]::IndexOf($ArgumentList, '--discovery-file') + 1]
+                    if (-not (Test-Path -LiteralPath $discovery)) { throw "kubeadm join: no discovery file at $discovery" }
+                    if ($WcFake.World['kubeadm:join'] -eq 'fails') {
+                        $out = Get-FakeKubeadmLines -Command join -Fails
+                        $code = 1
+                    } else {
+                        New-Item -ItemType Directory -Force -Path (Join-Path $etc 'pki') | Out-Null
+                        [IO.File]::WriteAllText((Join-Path $etc 'kubelet.conf'), 'written by kubeadm join')
+                        [IO.File]::WriteAllText((Join-Path $etc 'pki\ca.crt'), 'the cluster CA')
+                        $out = Get-FakeKubeadmLines -Command join
+                    }
+                }
+                'reset' {
+                    Add-FakeAction 'kubeadm reset'
+                    if ($WcFake.World['kubeadm:reset'] -eq 'fails') {
+                        $out = Get-FakeKubeadmLines -Command reset -Fails
+                        $code = 1
+                    } else {
+                        foreach ($f in 'kubelet.conf', 'bootstrap-kubelet.conf', 'pki\ca.crt') {
+                            $p = Join-Path $etc $f
+                            if (Test-Path -LiteralPath $p) { Remove-Item -LiteralPath $p -Force }
+                        }
+                        $out = Get-FakeKubeadmLines -Command reset
+                    }
+                }
+                default {
+                    if ($ArgumentList -contains 'version') { $out = @('v' + ([IO.File]::ReadAllText($FilePath)).TrimStart('v')) } else { throw "the test fakes no $program" }
+                }
+            }
+        }
+        default {
+            if ($ArgumentList -contains '--version') {
+                $out = @($leaf + ' version v' + ([IO.File]::ReadAllText($FilePath)).TrimStart('v'))
+            } else {
+                throw "the test fakes no $program"
+            }
+        }
+    }
+    [pscustomobject]@{ Output = @($out); ExitCode = $code }
+}
+
+function Add-MachinePath {
+    param([Parameter(Mandatory = $true)][string] $Dir)
+    if ($WcFake.MachinePath -contains $Dir) { return $false }
+    Add-FakeAction "PATH += $Dir"
+    $WcFake.MachinePath.Add($Dir)
+    $true
+}
+
+function Wait-Condition {
+    param([Parameter(Mandatory = $true)][scriptblock] $Test, [int] $Seconds = 60, [string] $What = 'the condition')
+    if ($What -eq 'the containerd pipe') {
+        $ok = ($null -ne $WcFake.Services['containerd'] -and $WcFake.Services['containerd'].Status -eq 'Running')
+    } else {
+        $ok = & $Test
+    }
+    if (-not $ok) { throw "timed out after ${Seconds}s waiting for $What" }
+}
+
+function Test-Administrator {
+    $WcFake.Env['admin'] -eq 'true'
+}
+
+# ------------------------------------------------------------ running
+
+# Get-StepScriptPath is the path of a step's script.
+function Get-StepScriptPath {
+    param([string] $Step)
+    Join-Path (Split-Path -Parent $PSScriptRoot) ($Step + '.ps1')
+}
+
+# Invoke-Step runs a step's body as the harness renders it, its parameters
+# assigned first, on the machine $Machine (lib.ps1 and the fakes must be in
+# force in the caller's scope). It returns everything the step printed, on
+# any stream, its terminating error and its exit code.
+function Invoke-Step {
+    param([string] $Step, $Params, $Machine)
+    $text = [IO.File]::ReadAllText((Get-StepScriptPath $Step))
+    $body = ($text -split "`n", 3)[2]
+    $lines = New-Object 'Collections.Generic.List[string]'
+    $lines.Add('$StepName = ' + (ConvertTo-Literal $Step))
+    foreach ($k in $Params.Keys) { $lines.Add('$' + $k + ' = ' + (ConvertTo-Literal ([string]$Params[$k]))) }
+    $lines.Add('$WinconformDir = ' + (ConvertTo-Literal (ConvertTo-MachinePath $Machine 'C:\winconform')))
+    $lines.Add('$StateDir = Join-Path $WinconformDir ''state''')
+    $file = Join-Path $Machine.Base ($Step + '.ps1')
+    $rendered = ($lines -join "`n") + "`n" + (ConvertTo-MachinePath $Machine $body)
+    [IO.File]::WriteAllText($file, $rendered, (New-Object Text.UTF8Encoding($true)))
+
+    # The fakes find the machine here, by PowerShell's dynamic scoping.
+    $WcFake = $Machine
+    $output = New-Object 'Collections.Generic.List[object]'
+    $thrown = $null
+    $global:LASTEXITCODE = 0
+    try {
+        & $file *>&1 | ForEach-Object { $output.Add($_) }
+    } catch {
+        $thrown = $_
+    }
+    $exitCode = $global:LASTEXITCODE
+    # One string per line: a step may print several lines at once.
+    $strings = @($output | ForEach-Object { ([string]$_) -split '\r?\n' })
+    $all = @($strings)
+    if ($null -ne $thrown) {
+        $all += $thrown.Exception.Message
+        $all += [string]$thrown.InvocationInfo.PositionMessage
+    }
+    [pscustomobject]@{ Output = $strings; Error = $thrown; ExitCode = $exitCode; All = $all }
+}
+
+# Get-StatusLine returns the step's status (its last line of output, as
+# JSON) and the lines before it.
+function Get-StatusLine {
+    param($Run, [string] $Step)
+    $lines = @($Run.Output | Where-Object { $_.Trim() -ne '' })
+    if ($lines.Count -eq 0) { throw "step $Step printed nothing; its error: $($Run.Error)" }
+    $last = $lines[$lines.Count - 1]
+    try {
+        $status = ConvertFrom-Json -InputObject $last
+    } catch {
+        throw "step ${Step}: its last line is not its JSON status: $last"
+    }
+    $before = @()
+    if ($lines.Count -gt 1) { $before = $lines[0..($lines.Count - 2)] }
+    [pscustomobject]@{ Status = $status; Before = $before }
+}
+
+# Assert-NoSecret fails, naming the step and the parameter, when a secret
+# parameter's value is in anything the step printed or threw.
+function Assert-NoSecret {
+    param([string] $Step, $Data, $Params, $Run)
+    foreach ($name in @(Get-Field $Data 'secrets' @())) {
+        $secret = [string]$Params[$name]
+        if ($secret -eq '') { continue }
+        foreach ($text in $Run.All) {
+            if ($null -ne $text -and $text.Contains($secret)) {
+                throw "step $Step printed the value of its secret parameter $name (in: $text)"
+            }
+        }
+    }
+}
+
+# Invoke-StepCase stages case $Index of $Step on a new machine, runs the
+# step and checks that it does what the case says. With -Cut, the run is cut
+# short when the step starts the program the case's cut names, and the
+# machine must then hold what the cut says. $Data stands for <step>.json
+# (the tests of this file give altered data, which must fail).
+function Invoke-StepCase {
+    param([Parameter(Mandatory = $true)][string] $Step, [Parameter(Mandatory = $true)][int] $Index, [switch] $Cut, $Data)
+    $data = $Data
+    if ($null -eq $data) { $data = Get-StepData $Step }
+    $case = $data.cases[$Index]
+    $machine = New-FakeMachine
+    try {
+        $raw = Get-CaseParams $data $case
+        $params = [ordered]@{}
+        foreach ($k in $raw.Keys) { $params[$k] = ConvertTo-MachinePath $machine ([string]$raw[$k]) }
+        $given = Expand-Facts (Get-Field $case 'given') $raw $machine
+        foreach ($k in $given.Keys) { Set-FakeFact $machine $k $given[$k] }
+        $world = Expand-Facts (Get-Field $case 'world') $raw $machine
+        foreach ($k in $world.Keys) { Set-FakeFact $machine $k $world[$k] }
+        foreach ($k in 'env:bootTime', 'env:hostname', 'env:user') {
+            if (-not $machine.Env.ContainsKey($k.Substring(4))) { Set-FakeFact $machine $k '*' }
+        }
+        $before = [ordered]@{}
+        foreach ($k in $given.Keys) { $before[$k] = Get-FakeFact $machine $k }
+        $tables = Get-TableFacts $machine
+        $files = Get-FileSnapshot $machine
+        $expandedSets = Expand-Facts (Get-Field $case 'sets') $raw $machine
+        $expect = @{
+            Error   = Expand-Template ([string](Get-Field $case 'error' '')) $raw $machine
+            Says    = @(foreach ($l in @(Get-Field $case 'says' @())) { (Expand-Template $l $raw $machine) -split "`n" })
+            Status  = [ordered]@{}
+        }
+        $status = ConvertTo-OrderedMap (Get-Field $case 'status')
+        foreach ($k in $status.Keys) { $expect.Status[$k] = Expand-StatusValue $status[$k] $raw $machine }
+        if ($Cut) {
+            $cutData = Get-Field $case 'cut'
+            $machine.CutAt = $cutData.at
+            $expandedSets = Expand-Facts $cutData.sets $raw $machine
+        }
+
+        $run = Invoke-Step -Step $Step -Params $params -Machine $machine
+        Assert-NoSecret -Step $Step -Data $data -Params $params -Run $run
+
+        if ($Cut -or $expect.Error -ne '') {
+            if ($null -eq $run.Error) { throw "step $Step did not fail; it printed: $($run.Output -join ' | ')" }
+            if (-not $Cut -and -not $run.Error.Exception.Message.Contains($expect.Error)) {
+                throw "step $Step failed with '$($run.Error.Exception.Message)', not '$($expect.Error)'"
+            }
+        }
+        if (-not $Cut -and $expect.Error -ne '') { return }
+        if (-not $Cut) {
+            if ($null -ne $run.Error) { throw "step $Step failed: $($run.Error.Exception.Message) $($run.Error.InvocationInfo.PositionMessage)" }
+            $st = Get-StatusLine $run $Step
+            $st.Status.step | Should -Be $Step
+            $st.Status.changed | Should -Be ([bool](Get-Field $case 'changed' $false)) -Because 'the status says whether the step changed the machine'
+            $restart = Get-Field $case 'restartNeeded'
+            if ($null -ne $restart) { $st.Status.restartNeeded | Should -Be $restart -Because 'the status says whether the machine needs a reboot' }
+            foreach ($k in $expect.Status.Keys) {
+                $want = ConvertTo-Json -InputObject $expect.Status[$k] -Compress -Depth 5
+                $got = ConvertTo-Json -InputObject (Get-Field $st.Status $k) -Compress -Depth 5
+                $got | Should -Be $want -Because "status field $k"
+            }
+            $run.ExitCode | Should -Be ([int](Get-Field $case 'exitCode' 0)) -Because 'the exit code'
+            $at = 0
+            foreach ($line in $expect.Says) {
+                $found = $false
+                for ($i = $at; $i -lt $st.Before.Count; $i++) {
+                    if ($st.Before[$i] -ceq $line) { $found = $true; $at = $i + 1; break }
+                }
+                if (-not $found) { throw "step $Step did not print '$line' (in order); it printed: $($st.Before -join ' | ')" }
+            }
+            switch ([string](Get-Field $case 'echoes' '')) {
+                'kubeadm join' {
+                    $lines = Get-FakeKubeadmLines -Command join -Fails:($machine.World['kubeadm:join'] -eq 'fails')
+                    foreach ($l in $lines) { $st.Before | Should -Contain $l -Because "the step echoes kubeadm join's output" }
+                }
+                'kubeadm reset' {
+                    $lines = Get-FakeKubeadmLines -Command reset -Fails:($machine.World['kubeadm:reset'] -eq 'fails')
+                    foreach ($l in $lines) { $st.Before | Should -Contain $l -Because "the step echoes kubeadm reset's output" }
+                }
+            }
+            $json = [string](Get-Field $case 'printsJson' '')
+            if ($json -ne '') {
+                $printed = ConvertFrom-Json -InputObject ($st.Before -join "`n")
+                $names = @($printed | ForEach-Object { $_.Name })
+                ($names -join '|') | Should -Be (Get-FakeFact $machine $json) -Because "the step prints $json as JSON"
+            }
+        }
+
+        # The facts: what the case sets, else what it was given.
+        $keys = @($given.Keys) + @($expandedSets.Keys | Where-Object { -not $given.Contains($_) })
+        foreach ($k in $keys) {
+            $want = $before[$k]
+            if ($expandedSets.Contains($k)) { $want = $expandedSets[$k] }
+            $got = Get-FakeFact $machine $k
+            if ($want -eq '*') {
+                $got | Should -Not -BeNullOrEmpty -Because "$k is written by the step"
+            } else {
+                $got | Should -BeExactly $want -Because "after the step, $k"
+            }
+        }
+        # Nothing the case does not name has changed in the faked tables.
+        $after = Get-TableFacts $machine
+        foreach ($k in @($tables.Keys) + @($after.Keys | Where-Object { -not $tables.ContainsKey($_) })) {
+            if ($expandedSets.Contains($k) -or $given.Contains($k)) { continue }
+            # A service made or deleted takes its command line and dependencies along.
+            $service = $k -replace '^service-(command|deps):', 'service:'
+            if ($service -ne $k -and $expandedSets.Contains($service)) { continue }
+            [string]$after[$k] | Should -BeExactly ([string]$tables[$k]) -Because "the case does not say that the step changes $k"
+        }
+        if (-not $Cut -and -not [bool](Get-Field $case 'changed' $false)) {
+            # Changes nothing, and says so: no action, no file touched.
+            ($machine.Actions -join ', ') | Should -BeNullOrEmpty -Because 'a step that reports no change acts on nothing'
+            $now = Get-FileSnapshot $machine
+            foreach ($k in @($files.Keys) + @($now.Keys)) {
+                [string]$now[$k] | Should -BeExactly ([string]$files[$k]) -Because "a step that reports no change leaves $k as it was"
+            }
+        }
+        if ([bool](Get-Field $case 'reboots' $false)) {
+            $machine.Actions | Should -Contain 'Restart-Computer' -Because 'the step restarts the machine'
+        }
+    } finally {
+        Remove-FakeMachine $machine
+    }
+}
+
+# Test-ScriptParses fails with the parser's errors when a file does not
+# parse as PowerShell.
+function Test-ScriptParses {
+    param([Parameter(Mandatory = $true)][string] $Path, [string] $Text)
+    $tokens = $null
+    $errors = $null
+    if ($PSBoundParameters.ContainsKey('Text')) {
+        [void][System.Management.Automation.Language.Parser]::ParseInput($Text, $Path, [ref]$tokens, [ref]$errors)
+    } else {
+        [void][System.Management.Automation.Language.Parser]::ParseFile($Path, [ref]$tokens, [ref]$errors)
+    }
+    $messages = @($errors | ForEach-Object { '{0}:{1}: {2}' -f $Path, $_.Extent.StartLineNumber, $_.Message })
+    ($messages -join "`n") | Should -BeNullOrEmpty
+}
+
+# Test-StepScriptParses parses a step's script, and the script as the
+# harness renders it (lib.ps1, then the step's body).
+function Test-StepScriptParses {
+    param([Parameter(Mandatory = $true)][string] $Step)
+    $path = Get-StepScriptPath $Step
+    Test-ScriptParses -Path $path
+    $lib = [IO.File]::ReadAllText((Get-StepScriptPath 'lib'))
+    $body = ([IO.File]::ReadAllText($path) -split "`n", 3)[2]
+    Test-ScriptParses -Path ($path + ' (rendered)') -Text ('$StepName = ''' + $Step + "'`n" + $lib + "`n" + $body)
+}

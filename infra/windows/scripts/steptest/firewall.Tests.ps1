@@ -1,0 +1,22 @@
+# Pester tests of firewall.ps1: it parses, and on a fake machine it does what
+# each case of firewall.json says (see StepTest.ps1).
+BeforeDiscovery {
+    . (Join-Path $PSScriptRoot 'StepTest.ps1')
+    $cases = @(Get-StepCases -Step 'firewall')
+    $cutCases = @(Get-StepCases -Step 'firewall' -Cut)
+}
+
+Describe 'firewall.ps1' {
+    BeforeAll {
+        . (Join-Path (Split-Path -Parent $PSScriptRoot) 'lib.ps1')
+        . (Join-Path $PSScriptRoot 'StepTest.ps1')
+    }
+
+    It 'parses with PowerShell''s parser, alone and as the harness renders it' {
+        Test-StepScriptParses -Step 'firewall'
+    }
+
+    It '<Name>' -ForEach $cases {
+        Invoke-StepCase -Step 'firewall' -Index $Index
+    }
+}

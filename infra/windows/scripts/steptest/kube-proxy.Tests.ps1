@@ -1,0 +1,22 @@
+# Pester tests of kube-proxy.ps1: it parses, and on a fake machine it does what
+# each case of kube-proxy.json says (see StepTest.ps1).
+BeforeDiscovery {
+    . (Join-Path $PSScriptRoot 'StepTest.ps1')
+    $cases = @(Get-StepCases -Step 'kube-proxy')
+    $cutCases = @(Get-StepCases -Step 'kube-proxy' -Cut)
+}
+
+Describe 'kube-proxy.ps1' {
+    BeforeAll {
+        . (Join-Path (Split-Path -Parent $PSScriptRoot) 'lib.ps1')
+        . (Join-Path $PSScriptRoot 'StepTest.ps1')
+    }
+
+    It 'parses with PowerShell''s parser, alone and as the harness renders it' {
+        Test-StepScriptParses -Step 'kube-proxy'
+    }
+
+    It '<Name>' -ForEach $cases {
+        Invoke-StepCase -Step 'kube-proxy' -Index $Index
+    }
+}

@@ -1,0 +1,22 @@
+# Pester tests of kubeadm-reset.ps1: it parses, and on a fake machine it does what
+# each case of kubeadm-reset.json says (see StepTest.ps1).
+BeforeDiscovery {
+    . (Join-Path $PSScriptRoot 'StepTest.ps1')
+    $cases = @(Get-StepCases -Step 'kubeadm-reset')
+    $cutCases = @(Get-StepCases -Step 'kubeadm-reset' -Cut)
+}
+
+Describe 'kubeadm-reset.ps1' {
+    BeforeAll {
+        . (Join-Path (Split-Path -Parent $PSScriptRoot) 'lib.ps1')
+        . (Join-Path $PSScriptRoot 'StepTest.ps1')
+    }
+
+    It 'parses with PowerShell''s parser, alone and as the harness renders it' {
+        Test-StepScriptParses -Step 'kubeadm-reset'
+    }
+
+    It '<Name>' -ForEach $cases {
+        Invoke-StepCase -Step 'kubeadm-reset' -Index $Index
+    }
+}
