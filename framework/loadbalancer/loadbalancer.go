@@ -79,7 +79,11 @@ func (f Finding) String() string {
 // Detect looks for a LoadBalancer implementation, in one round of API reads.
 func Detect(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface) (Finding, error) {
 	var looked []string
+	blind := false // a list the harness may not read: what it hides may be there
 	pools, err := list(ctx, dyn, MetalLBPools)
+	if apierrors.IsForbidden(err) {
+		looked, blind, err = append(looked, "MetalLB's pools not readable (forbidden)"), true, nil
+	}
 	if err != nil {
 		return Finding{}, err
 	}
@@ -90,17 +94,20 @@ func Detect(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface)
 		looked = append(looked, fmt.Sprintf("MetalLB is installed but none of its %d IPAddressPools assigns addresses automatically", len(pools)))
 	case pools != nil:
 		looked = append(looked, "MetalLB is installed but has no IPAddressPool")
-	default:
+	case !blind:
 		looked = append(looked, "no MetalLB")
 	}
 	cilium, err := list(ctx, dyn, CiliumPools)
-	if err != nil {
+	switch {
+	case apierrors.IsForbidden(err):
+		looked, blind = append(looked, "Cilium's pools not readable (forbidden)"), true
+	case err != nil:
 		return Finding{}, err
-	}
-	if len(cilium) > 0 {
+	case len(cilium) > 0:
 		return Finding{Implementation: "Cilium LB IPAM", Detail: "load-balancer IP pools " + names(cilium)}, nil
+	default:
+		looked = append(looked, "no Cilium LB IPAM pool")
 	}
-	looked = append(looked, "no Cilium LB IPAM pool")
 
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -121,10 +128,10 @@ func Detect(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface)
 	}
 	looked = append(looked, "no cloud provider on the nodes", "no cloud-provider-kind")
 	f := Finding{Detail: "looked for a LoadBalancer implementation and found none: " + strings.Join(looked, ", ")}
-	if kind == 0 {
+	if kind == 0 || blind {
 		// Not a kind cluster (whose nodes kind gives kind:// provider IDs, also
-		// where Windows machines joined it): an implementation Detect does not
-		// know may be there.
+		// where Windows machines joined it), or one whose pools the harness may
+		// not read: an implementation Detect does not see may be there.
 		f.Unsure = true
 	}
 	return f, nil
@@ -138,7 +145,7 @@ func list(ctx context.Context, dyn dynamic.Interface, r schema.GroupVersionResou
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", r.GroupResource(), err)
+		return nil, fmt.Errorf("listing %s: %w", r.GroupResource(), err) // still IsForbidden
 	}
 	if l.Items == nil {
 		return []unstructured.Unstructured{}, nil

@@ -100,13 +100,22 @@ func TestDetect(t *testing.T) {
 			}
 		}
 	}
-	// An API error other than "not served" is an error, not "nothing found".
-	dyn := dynamicClient(nil)
+	// Pools the harness may not read: not "nothing found" but unsure, even on kind.
+	dyn := dynamicClient(none[1:])
 	dyn.PrependReactor("list", "ipaddresspools", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "ipaddresspools"}, "", errors.New("RBAC"))
 	})
-	if _, err := Detect(ctx, fake.NewSimpleClientset(kindNodes()...), dyn); err == nil || !strings.Contains(err.Error(), "ipaddresspools") {
-		t.Errorf("a forbidden list: %v", err)
+	f, err := Detect(ctx, fake.NewSimpleClientset(kindNodes()...), dyn)
+	if err != nil || f.Found() || !f.Unsure || !strings.Contains(f.Detail, "MetalLB's pools not readable (forbidden)") {
+		t.Errorf("a forbidden list: %+v, %v", f, err)
+	}
+	// Any other API error is an error.
+	dyn = dynamicClient(nil)
+	dyn.PrependReactor("list", "ciliumloadbalancerippools", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInternalError(errors.New("etcd is down"))
+	})
+	if _, err := Detect(ctx, fake.NewSimpleClientset(kindNodes()...), dyn); err == nil || !strings.Contains(err.Error(), "ciliumloadbalancerippools") {
+		t.Errorf("a failing list: %v", err)
 	}
 }
 
