@@ -401,6 +401,9 @@ func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
 				continue
 			}
 			support := c.Level.Below(level)
+			if level == claims.Linux && c.About("linux") {
+				support = "Linux side only" // a claim about both OSes, seen on Linux
+			}
 			for _, r := range sp.Evidence {
 				if r.Partial != "" {
 					support = "partial: " + r.Partial
@@ -453,7 +456,7 @@ func supportRank(s string) int {
 	switch {
 	case s == "simulated nodes":
 		return 0
-	case s == "linux twin":
+	case s == "linux twin", s == "Linux side only":
 		return 1
 	case s == "API only":
 		return 2

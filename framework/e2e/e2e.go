@@ -83,6 +83,23 @@ func Nodes(fs *facts.Facts, os string, n int) []facts.Node {
 	return nil
 }
 
+// OSEntries are the entries of a table over OS for claim id, from its
+// catalogue entry: one per OS the claim is about, then a Linux twin when
+// the claim is not about Linux (the same code on Linux nodes: it checks the
+// machinery, and supports the claim without showing it). Each entry passes
+// its OS, as a string, to the table's body; a spec states only what differs.
+func OSEntries(id string) []ginkgo.TableEntry {
+	c := claims.MustGet(id)
+	var out []ginkgo.TableEntry
+	for _, os := range c.OSes {
+		out = append(out, ginkgo.Entry(string(os), labels.For(id, os), string(os)))
+	}
+	if !c.About(corev1.Linux) {
+		out = append(out, ginkgo.Entry("linux twin", labels.For(id, corev1.Linux), labels.Linux))
+	}
+	return out
+}
+
 // NodeLevel is the evidence level of a result obtained on real nodes of os.
 func NodeLevel(os string) claims.Level {
 	if os == labels.Windows {

@@ -40,6 +40,9 @@ const (
 	// matrix's control cells): it carries no claim: label, yet fails the
 	// run when such a path regresses.
 	UncataloguedLabel = "uncatalogued"
+	// APIOnlyLabel marks a spec that asks the API server only about
+	// Windows pods, without a Windows node.
+	APIOnlyLabel = "api-only"
 )
 
 // OS names used in os: labels (and kubernetes.io/os).
@@ -102,6 +105,30 @@ func For(id string, os corev1.OSName) ginkgo.Labels {
 		l = append(l, TwinLabel)
 	}
 	return ginkgo.Label(l...)
+}
+
+// ForSimulated labels a spec of claim id that runs against Windows nodes
+// the harness may simulate (kwok) where the cluster has none: For(id,
+// windows) with the need of a Windows node met by kwok. On simulated nodes
+// the spec supports a claim above the scheduler's level; it never shows it.
+func ForSimulated(id string) ginkgo.Labels {
+	var l []string
+	for _, v := range For(id, corev1.Windows) {
+		if v == NeedsPrefix+claims.NeedWindowsNode {
+			v = NeedsPrefix + claims.NeedKwok
+		}
+		if !slices.Contains(l, v) {
+			l = append(l, v)
+		}
+	}
+	return ginkgo.Label(l...)
+}
+
+// APIOnly labels a spec of claim id that asks the API server only (what it
+// accepts, refuses or stores about a Windows pod) and needs no Windows
+// node: it supports a claim above the api level; it never shows it.
+func APIOnly(id string) ginkgo.Labels {
+	return ginkgo.Label(ClaimPrefix+id, OSPrefix+Windows, APIOnlyLabel)
 }
 
 // ForClaim labels a spec that exercises claim id on every OS it is about
@@ -207,7 +234,7 @@ func contradictions(c claims.Claim, labels []string) []string {
 	if slices.Contains(needs, claims.NeedWindowsNode) && !slices.Contains(oses, Windows) {
 		out = append(out, "needs:windows-node on a spec that does not run on Windows (no os:windows)")
 	}
-	if slices.Contains(oses, Windows) {
+	if slices.Contains(oses, Windows) && !slices.Contains(labels, APIOnlyLabel) {
 		// A spec for a claim that needs a Windows node may run on
 		// simulated nodes where there is none (it then supports the
 		// claim, and says so); any other need must be there.

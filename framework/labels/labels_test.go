@@ -155,6 +155,8 @@ func TestDerivedLabels(t *testing.T) {
 		{"scheduler level", For("SCH-01", "windows"), []string{"claim:SCH-01", "os:windows", "needs:kwok"}},
 		{"domain", For("ID-02", "windows"), []string{"claim:ID-02", "os:windows", "needs:windows-node", "needs:active-directory"}},
 		{"load balancer twin", For("NET-26", "linux"), []string{"claim:NET-26", "os:linux", "needs:load-balancer", "twin"}},
+		{"simulated", ForSimulated("LIM-05"), []string{"claim:LIM-05", "os:windows", "needs:kwok"}},
+		{"API only", APIOnly("LIM-09"), []string{"claim:LIM-09", "os:windows", "api-only"}},
 		{"both OSes", ForClaim("NET-03"), []string{"claim:NET-03", "os:windows", "os:linux", "needs:windows-node"}},
 		{"Linux only", ForClaim("NET-07"), []string{"claim:NET-07", "os:linux"}},
 	}

@@ -31,6 +31,9 @@ const usageText = `usage:
   probe write PATH CONTENT   write a file (fails with the OS error, e.g. on a read-only mount)
   probe whoami        the user this process runs as, as JSON
   probe post URL      an empty HTTP POST (e.g. http://localhost:8080/exit restarts a served container)
+  probe fill PATH MIB         write MIB MiB to a file (into a volume, to see where it is counted)
+  probe alloc [--hold D] MIB  take MIB MiB of memory (a limit stops it: OOM kill, out of memory)
+  probe burn [--threads N] [--for D]  keep N CPUs busy, print the CPU time it got
   probe version
 
 targets: tcp://HOST:PORT  udp://HOST:PORT  http://HOST[:PORT]/PATH
@@ -44,7 +47,7 @@ func main() {
 // run dispatches to a subcommand and returns the process exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect, dnsconfig, env, cat, write, whoami, post or version)")
+		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect, dnsconfig, env, cat, write, whoami, post, fill, alloc, burn or version)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -64,6 +67,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runWhoami(args[1:], stdout, stderr)
 	case "post":
 		return runPost(ctx, args[1:], stdout, stderr)
+	case "fill":
+		return runFill(args[1:], stdout, stderr)
+	case "alloc":
+		return runAlloc(args[1:], stdout, stderr)
+	case "burn":
+		return runBurn(args[1:], stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "probe version: unexpected argument %q\n", args[1])
@@ -75,7 +84,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect, dnsconfig, env, cat, write, whoami, post or version)\n", args[0])
+		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect, dnsconfig, env, cat, write, whoami, post, fill, alloc, burn or version)\n", args[0])
 		return exitUsage
 	}
 }

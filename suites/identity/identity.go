@@ -20,7 +20,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/skips"
@@ -71,11 +73,11 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		gomega.Expect(strings.ToLower(id.Username)).To(gomega.HaveSuffix(`\`+strings.ToLower(user)), "runAsUserName %s", user)
 		framework.Logf("Windows pod %s with runAsUserName %s runs as %q", pod.Name, user, id.Username)
 	},
-		ginkgo.Entry("ContainerUser", labels.Claim("ID-01"), labels.OS(windows), labels.Needs("windows-node"), "ContainerUser"),
-		ginkgo.Entry("ContainerAdministrator", labels.Claim("ID-01"), labels.OS(windows), labels.Needs("windows-node"), "ContainerAdministrator"),
+		ginkgo.Entry("ContainerUser", labels.For("ID-01", corev1.Windows), "ContainerUser"),
+		ginkgo.Entry("ContainerAdministrator", labels.For("ID-01", corev1.Windows), "ContainerAdministrator"),
 	)
 
-	ginkgo.It("does not start a Windows container whose runAsUserName is an unknown user", labels.Claim("ID-01"), labels.OS(windows), labels.Needs("windows-node"), func(ctx context.Context) {
+	ginkgo.It("does not start a Windows container whose runAsUserName is an unknown user", labels.For("ID-01", corev1.Windows), func(ctx context.Context) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
 		p := ospod.Probe("unknown-user", windows, ospod.OnNode(node), asWindowsUser("NoSuchUser-winconform"))
 		_, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
@@ -104,7 +106,7 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		framework.Logf("a Windows container with an unknown runAsUserName does not start: %s", reason)
 	})
 
-	ginkgo.It("runAsUser sets the uid of a Linux container (the twin)", labels.Claim("ID-01"), labels.OS(linux), func(ctx context.Context) {
+	ginkgo.It("runAsUser sets the uid of a Linux container (a Linux twin: another field, the same kubelet path)", labels.For("ID-01", corev1.Linux), func(ctx context.Context) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0]
 		uid, gid := int64(1234), int64(5678)
 		p := ospod.Probe("uid", linux, ospod.OnNode(node))
@@ -120,7 +122,8 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		framework.Logf("Linux pod %s with runAsUser %d, runAsGroup %d runs as %+v", pod.Name, uid, gid, id)
 	})
 
-	ginkgo.It("refuses windowsOptions in a Linux pod, naming the field", labels.Claim("ID-01"), labels.OS(linux), func(ctx context.Context) {
+	ginkgo.It("refuses windowsOptions in a Linux pod, naming the field (API only: runAsUserName belongs to Windows pods)", labels.For("ID-01", corev1.Linux), func(ctx context.Context) {
+		e2e.API("a dry-run create of a Linux pod with securityContext.windowsOptions")
 		p := ospod.Probe("linux-windows-options", linux, asWindowsUser("ContainerUser"))
 		_, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		gomega.Expect(err).To(gomega.HaveOccurred(), "a Linux pod with securityContext.windowsOptions was accepted")
@@ -129,7 +132,7 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		framework.Logf("refused: %v", err)
 	})
 
-	ginkgo.It("gives a Windows container the Active Directory identity of a gMSA credential spec", labels.Claim("ID-02"), labels.OS(windows), labels.Needs("windows-node"), labels.Needs("active-directory"), func(ctx context.Context) {
+	ginkgo.It("gives a Windows container the Active Directory identity of a gMSA credential spec", labels.For("ID-02", corev1.Windows), func(ctx context.Context) {
 		name := os.Getenv(GMSACredSpecEnv)
 		if name == "" {
 			skips.Skip(skips.NoActiveDirectory, fmt.Sprintf("set %s to the name of a GMSACredentialSpec", GMSACredSpecEnv))
@@ -161,10 +164,12 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		pod := e2e.StartPods(ctx, f, p)[0]
 		wo := pod.Spec.SecurityContext.WindowsOptions
 		gomega.Expect(wo.GMSACredentialSpec).NotTo(gomega.BeNil(), "the gMSA webhook did not fill in the credential spec (is it installed?)")
-		if domain != "" {
-			stdout := e2e.MustTool(ctx, f, pod, "probe", "env", "USERDNSDOMAIN")
-			gomega.Expect(strings.EqualFold(strings.TrimSpace(stdout), domain)).To(gomega.BeTrue(), "the container's domain is %q, the credential spec's %q", stdout, domain)
+		if domain == "" {
+			evidence.Inconclusive(fmt.Sprintf("GMSACredentialSpec %s names no DomainJoinConfig.DnsName to compare the container's domain with", name))
 		}
+		stdout := e2e.MustTool(ctx, f, pod, "probe", "env", "USERDNSDOMAIN")
+		gomega.Expect(strings.EqualFold(strings.TrimSpace(stdout), domain)).To(gomega.BeTrue(), "the container's domain is %q, the credential spec's %q", stdout, domain)
+		evidence.Addf(claims.Domain, "Windows node %s, container domain %s from GMSACredentialSpec %s", node.Name, domain, name)
 		framework.Logf("Windows pod %s runs with gMSA credential spec %s (domain %s): %+v", pod.Name, name, domain, whoami(ctx, f, pod))
 	})
 })

@@ -12,9 +12,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -25,10 +24,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+	admissionapi "k8s.io/pod-security-admission/api"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/probe"
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
@@ -40,7 +45,8 @@ const (
 	windowsOS = labels.Windows
 )
 
-// machines loads the inventory and connects to its machines, or skips.
+// machines loads the inventory and connects to its machines, or skips;
+// the spec's evidence is then the real machines (windows-machine).
 func machines() (*inventory.Inventory, map[string]*remote.WinRM) {
 	if e2e.Options.Inventory == "" {
 		skips.Skip(skips.NoInventory)
@@ -49,6 +55,11 @@ func machines() (*inventory.Inventory, map[string]*remote.WinRM) {
 	framework.ExpectNoError(err)
 	conns, err := windows.Connect(inv)
 	framework.ExpectNoError(err)
+	var names []string
+	for _, m := range inv.Machines {
+		names = append(names, m.Name)
+	}
+	evidence.Add(claims.WindowsMachine, "Windows machine(s) "+strings.Join(names, ", ")+" over WinRM")
 	return inv, conns
 }
 
@@ -64,7 +75,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 	f.SkipNamespaceCreation = true
 
 	ginkgo.It("INF-01: the Linux control plane runs the chosen version, and its API server's certificate has the names the machines use",
-		labels.Claim("INF-01"), labels.OS(linux), func(ctx context.Context) {
+		labels.For("INF-01", corev1.Linux), func(ctx context.Context) {
 			v, err := f.ClientSet.Discovery().ServerVersion()
 			framework.ExpectNoError(err)
 			version, _, _ := strings.Cut(v.GitVersion, "+")
@@ -86,6 +97,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 				framework.ExpectNoError(cert.VerifyHostname(n), "the API server's certificate is not valid for %q, which machines use to reach it", n)
 			}
 			framework.Logf("API server %s at %s; certificate valid for %v (DNS %v, IP %v)", version, u.Host, names, cert.DNSNames, cert.IPAddresses)
+			evidence.Addf(claims.Linux, "the cluster's API server %s at %s", version, u.Host)
 		})
 
 	ginkgo.DescribeTable("INF-06: flannel networks the pods of every node", func(ctx context.Context, os string) {
@@ -106,22 +118,10 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 			framework.Logf("node %s (%s): flannel %s, %s", n.Name, os, backend, node.Annotations["flannel.alpha.coreos.com/backend-data"])
 		}
 	},
-		ginkgo.Entry("windows", labels.Claim("INF-06"), labels.OS(windowsOS), labels.Needs("windows-node"), windowsOS),
-		ginkgo.Entry("linux", labels.Claim("INF-06"), labels.OS(linux), linux),
+		e2e.OSEntries("INF-06"),
 	)
 
-	ginkgo.It("INF-07: kube-proxy runs on the Windows nodes in kernel-space mode", labels.Claim("INF-07"), labels.OS(windowsOS), labels.Needs("windows-node"), func(ctx context.Context) {
-		e2e.Nodes(e2e.Facts(ctx, f), windowsOS, 1)
-		ds, err := f.ClientSet.AppsV1().DaemonSets("kube-system").Get(ctx, "kube-proxy-windows", metav1.GetOptions{})
-		framework.ExpectNoError(err, "the Windows kube-proxy DaemonSet (winconform join installs it)")
-		gomega.Expect(ds.Status.DesiredNumberScheduled).To(gomega.BeNumerically(">", 0))
-		gomega.Expect(ds.Status.NumberReady).To(gomega.Equal(ds.Status.DesiredNumberScheduled))
-		cm, err := f.ClientSet.CoreV1().ConfigMaps("kube-system").Get(ctx, "kube-proxy-windows", metav1.GetOptions{})
-		framework.ExpectNoError(err)
-		gomega.Expect(strings.Join(mapValues(cm.Data), "\n")).To(gomega.ContainSubstring("kernelspace"), "kube-proxy's Windows configuration is not kernelspace mode")
-	})
-
-	ginkgo.It("INF-09: Windows machines of different builds join one cluster, each labelled with its build", labels.Claim("INF-09"), labels.OS(windowsOS), labels.Needs("windows-node"), func(ctx context.Context) {
+	ginkgo.It("INF-09: Windows machines of different builds join one cluster, each labelled with its build", labels.For("INF-09", corev1.Windows), func(ctx context.Context) {
 		nodes := e2e.Nodes(e2e.Facts(ctx, f), windowsOS, 2)
 		builds := map[string]string{}
 		for _, n := range nodes {
@@ -134,7 +134,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 	})
 
-	ginkgo.It("INF-02: each inventory machine is a Ready node with kubernetes.io/os=windows", labels.Claim("INF-02"), labels.OS(windowsOS), labels.Needs("inventory"), func(ctx context.Context) {
+	ginkgo.It("INF-02: each inventory machine is a Ready node with kubernetes.io/os=windows", labels.For("INF-02", corev1.Windows), func(ctx context.Context) {
 		inv, _ := machines()
 		for _, m := range inv.Machines {
 			n, err := f.ClientSet.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
@@ -145,21 +145,20 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 	})
 
-	ginkgo.It("INF-03: the join started the node's services in the documented order", labels.Claim("INF-03"), labels.OS(windowsOS), labels.Needs("inventory"), func() {
-		inv, _ := machines()
+	ginkgo.It("INF-03: the node's services started in the documented order, as the machine tells", labels.For("INF-03", corev1.Windows), func(ctx context.Context) {
+		inv, conns := machines()
 		for _, m := range inv.Machines {
-			path := filepath.Join(e2e.Options.WindowsArtifacts, m.Name, "join-report.json")
-			data, err := os.ReadFile(path)
-			if err != nil {
-				skips.Skip(skips.Reason{Key: "no-join-report", Text: "no join report (winconform join writes one)"}, path)
-			}
-			var rep windows.JoinReport
-			framework.ExpectNoError(json.Unmarshal(data, &rep), path)
-			gomega.Expect(rep.ComponentOrder()).To(gomega.Equal([]string{"runtime", "kubelet", "kube-proxy", "cni"}), "machine %s: order %v", m.Name, rep.Order)
+			res, err := conns[m.Name].RunPS(ctx, "process start times", startTimesScript)
+			framework.ExpectNoError(err, "machine %s", m.Name)
+			framework.ExpectNoError(res.Err(), "machine %s", m.Name)
+			order, err := startOrder(res.Stdout)
+			framework.ExpectNoError(err, "machine %s", m.Name)
+			gomega.Expect(order.names()).To(gomega.Equal(nodeServices), "machine %s: the processes started in another order than the documented one: %s", m.Name, order)
+			framework.Logf("machine %s: %s", m.Name, order)
 		}
 	})
 
-	ginkgo.It("INF-04: joining a joined machine again changes nothing", labels.Claim("INF-04"), labels.OS(windowsOS), labels.Needs("inventory"), func(ctx context.Context) {
+	ginkgo.It("INF-04: joining a joined machine again changes nothing", labels.For("INF-04", corev1.Windows), func(ctx context.Context) {
 		inv, conns := machines()
 		cp := controlPlane(f)
 		for _, m := range inv.Machines {
@@ -175,7 +174,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 	})
 
-	ginkgo.It("INF-05: a reset machine leaves the cluster cleanly and can join again", labels.Claim("INF-05"), labels.OS(windowsOS), labels.Needs("inventory"), labels.Needs("disruptive"), func(ctx context.Context) {
+	ginkgo.It("INF-05: a reset machine leaves the cluster cleanly and can join again", labels.For("INF-05", corev1.Windows), func(ctx context.Context) {
 		inv, conns := machines()
 		if !e2e.Options.Disruptive {
 			skips.Skip(skips.Reason{Key: "not-disruptive", Text: "resetting and rejoining machines is disruptive: pass --disruptive to allow it"})
@@ -191,7 +190,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		gomega.Expect(rep.Changed()).To(gomega.BeTrue())
 	})
 
-	ginkgo.It("INF-08: the Defender exclusions cover the runtime and node binaries", labels.Claim("INF-08"), labels.OS(windowsOS), labels.Needs("inventory"), func(ctx context.Context) {
+	ginkgo.It("INF-08: the Defender exclusions cover the runtime and node binaries", labels.For("INF-08", corev1.Windows), func(ctx context.Context) {
 		inv, conns := machines()
 		paths, processes := windows.DefenderExclusions()
 		checked := 0
@@ -217,6 +216,127 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 	})
 })
+
+var _ = ginkgo.Describe("kube-proxy's mode", labels.Suite("infra"), func() {
+	f := e2e.NewFramework("infra-proxy")
+	// A pod on the host's network (a HostProcess pod on Windows) reads
+	// kube-proxy's own answer.
+	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
+
+	ginkgo.DescribeTable("INF-07: kube-proxy reports the mode it runs in, from the node", func(ctx context.Context, os string) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
+		mode := proxyMode(ctx, f, node, os)
+		if os == windowsOS {
+			gomega.Expect(mode).To(gomega.Equal("kernelspace"), "kube-proxy on Windows node %s runs in mode %q", node.Name, mode)
+		} else {
+			// The Linux twin: the same reading, which must name a mode of
+			// Linux kube-proxy.
+			gomega.Expect(mode).To(gomega.BeElementOf("iptables", "ipvs", "nftables"), "kube-proxy on Linux node %s answers %q", node.Name, mode)
+		}
+		framework.Logf("kube-proxy on %s node %s: mode %s (from its /proxyMode on the node)", os, node.Name, mode)
+	},
+		e2e.OSEntries("INF-07"),
+	)
+})
+
+// proxyMode asks kube-proxy on node for its mode (GET /proxyMode on its
+// metrics port, 127.0.0.1:10249) from a pod on the node's network: a
+// HostProcess pod on Windows, a hostNetwork pod on Linux.
+func proxyMode(ctx context.Context, f *framework.Framework, node facts.Node, os string) string {
+	const url = "http://127.0.0.1:10249/proxyMode"
+	p := ospod.Probe("proxy-mode", os, ospod.OnNode(node))
+	p.Spec.HostNetwork = true
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	c := &p.Spec.Containers[0]
+	c.Command, c.Ports, c.ReadinessProbe = ospod.ProbeCommand(os, "connect", "--timeout=5s", "--attempts=3", url), nil, nil
+	if os == windowsOS {
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
+			HostProcess: ptr(true), RunAsUserName: ptr(`NT AUTHORITY\SYSTEM`)}}
+		// A HostProcess container sees the host's files; its image's are
+		// under %CONTAINER_SANDBOX_MOUNT_POINT%.
+		c.Command = append([]string{`%CONTAINER_SANDBOX_MOUNT_POINT%\probe\probe.exe`}, c.Command[1:]...)
+	}
+	_, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
+	framework.ExpectNoError(err)
+	framework.ExpectNoError(e2epod.WaitForPodSuccessInNamespaceTimeout(ctx, f.ClientSet, p.Name, f.Namespace.Name, e2e.StartTimeout(os)),
+		"the pod that asks kube-proxy on %s for its mode did not succeed", node.Name)
+	logs, err := e2epod.GetPodLogs(ctx, f.ClientSet, f.Namespace.Name, p.Name, c.Name)
+	framework.ExpectNoError(err)
+	rs, err := probe.Parse(logs, []string{url})
+	framework.ExpectNoError(err)
+	gomega.Expect(rs[0].OK).To(gomega.BeTrue(), "kube-proxy on %s did not answer: %s", node.Name, rs[0].Describe())
+	return strings.TrimSpace(rs[0].Detail.Body)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// nodeServices are the node's processes in the documented start order:
+// container runtime, kubelet, kube-proxy, CNI agent.
+var nodeServices = []string{"containerd", "kubelet", "kube-proxy", "flanneld"}
+
+// startTimesScript prints, as JSON, the start time of the oldest process
+// of each of nodeServices (null when none runs).
+const startTimesScript = `$out = foreach ($n in 'containerd','kubelet','kube-proxy','flanneld') {
+  $p = Get-Process -Name $n -ErrorAction SilentlyContinue | Sort-Object StartTime | Select-Object -First 1
+  $t = $null
+  if ($p) { $t = $p.StartTime.ToUniversalTime().ToString('o') }
+  [pscustomobject]@{ name = $n; start = $t }
+}
+ConvertTo-Json -Compress -InputObject @($out)`
+
+// started is a process and when it started.
+type started struct {
+	Name  string    `json:"name"`
+	Start time.Time `json:"start"`
+}
+
+type startList []started
+
+func (l startList) names() []string {
+	var out []string
+	for _, s := range l {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func (l startList) String() string {
+	var parts []string
+	for _, s := range l {
+		parts = append(parts, s.Name+" at "+s.Start.Format(time.RFC3339))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// startOrder reads startTimesScript's output and orders the processes by
+// start time; a process that does not run is an error naming it.
+func startOrder(out string) (startList, error) {
+	var raw []struct {
+		Name  string  `json:"name"`
+		Start *string `json:"start"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &raw); err != nil {
+		return nil, fmt.Errorf("reading the process start times %q: %w", out, err)
+	}
+	var l startList
+	var missing []string
+	for _, r := range raw {
+		if r.Start == nil {
+			missing = append(missing, r.Name)
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, *r.Start)
+		if err != nil {
+			return nil, fmt.Errorf("start time of %s: %w", r.Name, err)
+		}
+		l = append(l, started{Name: r.Name, Start: t})
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no process of %s runs on the machine", strings.Join(missing, ", "))
+	}
+	sort.SliceStable(l, func(i, j int) bool { return l[i].Start.Before(l[j].Start) })
+	return l, nil
+}
 
 // serverCertificate is the API server's certificate, checked against the
 // cluster's CA.

@@ -5,15 +5,20 @@ package limitations
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/skips"
 )
 
@@ -21,7 +26,7 @@ var _ = ginkgo.Describe("control plane", labels.Suite("limitations"), func() {
 	f := e2e.NewFramework("control-plane")
 	f.SkipNamespaceCreation = true
 
-	ginkgo.It("runs on Linux nodes only", labels.Claim("LIM-07"), labels.OS(labels.Linux), func(ctx context.Context) {
+	ginkgo.It("runs on Linux nodes only", labels.For("LIM-07", corev1.Linux), func(ctx context.Context) {
 		cs := f.ClientSet
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
@@ -48,5 +53,9 @@ var _ = ginkgo.Describe("control plane", labels.Suite("limitations"), func() {
 			gomega.Expect(byName[p.Spec.NodeName]).To(gomega.Equal(labels.Linux), "control-plane pod %s runs on %s, whose OS is %q", p.Name, p.Spec.NodeName, byName[p.Spec.NodeName])
 		}
 		framework.Logf("%d control-plane node(s) and %d control-plane pod(s), all on Linux", controlPlanes, len(pods.Items))
+		evidence.Addf(claims.Linux, "%d control-plane node(s) and %d control-plane pod(s) of the cluster", controlPlanes, len(pods.Items))
+		e := e2e.Limitation(ctx, f, "LIM-07")
+		e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("every control-plane node (%d) and pod (%d) runs on Linux", controlPlanes, len(pods.Items))
+		e2e.RecordLimitation(ctx, f, e)
 	})
 })

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,10 +78,29 @@ func podEvents(ctx context.Context, f *framework.Framework, name string) string 
 	return strings.Join(out, "; ")
 }
 
+// refusedHandler says whether a pod's state and events show that the node
+// refused its RuntimeClass handler (the positive signature of LIM-03).
+func refusedHandler(reason string) bool {
+	r := strings.ToLower(reason)
+	return strings.Contains(r, hypervHandler) || strings.Contains(r, "runtime handler") || strings.Contains(r, "no runtime for")
+}
+
+// buildMismatch says whether a pod's state and events show that its image
+// did not run because of its Windows build (the signature of LIM-04).
+func buildMismatch(reason string) bool {
+	r := strings.ToLower(reason)
+	for _, sign := range []string{"no match for platform", "does not match the host", "operating system of the container does not match", "0xc0370101"} {
+		if strings.Contains(r, sign) {
+			return true
+		}
+	}
+	return false
+}
+
 var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations"), func() {
 	f := e2e.NewFramework("win-isolation")
 
-	ginkgo.It("runs containers with process isolation only, not Hyper-V isolation", labels.Claim("LIM-03"), labels.OS(windows), labels.Needs("windows-node"), func(ctx context.Context) {
+	ginkgo.It("runs containers with process isolation only, not Hyper-V isolation", labels.For("LIM-03", corev1.Windows), func(ctx context.Context) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
 		rc := &nodev1.RuntimeClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "winconform-hyperv-" + f.Namespace.Name},
@@ -97,21 +115,22 @@ var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations
 		_, err = f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
 		framework.ExpectNoError(err)
 		ran, got := outcome(ctx, f, p.Name, "CreateContainerError", "RunContainerError", "CreateContainerConfigError", "CrashLoopBackOff")
-		observed, evidence := ledger.Limited, fmt.Sprintf("a pod with RuntimeClass handler %s on %s did not run: %s %s", hypervHandler, node.Name, waitingReason(got), podEvents(ctx, f, p.Name))
-		if ran {
-			observed, evidence = ledger.Works, fmt.Sprintf("a pod with RuntimeClass handler %s ran on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild)
+		reason := waitingReason(got) + " " + podEvents(ctx, f, p.Name)
+		e := e2e.Limitation(ctx, f, "LIM-03")
+		switch {
+		case ran:
+			e.Observed, e.Evidence = ledger.Works, fmt.Sprintf("a pod with RuntimeClass handler %s ran on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild)
+		case refusedHandler(reason):
+			e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("a pod with RuntimeClass handler %s on %s was refused for its handler: %s", hypervHandler, node.Name, reason)
+		default:
+			// A pod that neither ran nor was refused for its handler (still
+			// pulling, stuck, failed otherwise) says nothing of isolation.
+			e.Observed, e.Evidence = ledger.Unobserved, fmt.Sprintf("a pod with RuntimeClass handler %s on %s neither ran nor was refused for its handler within %s: %s", hypervHandler, node.Name, startTimeout, reason)
 		}
-		e2e.RecordLimitation(ctx, f, ledger.Entry{
-			Claim:      "LIM-03",
-			Limitation: "Hyper-V containers are not supported; Windows containers run with process isolation",
-			Document:   docGuide19 + "; " + docBlog19, Era: eraGuide19,
-			Expected: ledger.Limited,
-			Why:      "Kubernetes supports process-isolated Windows containers only; a Hyper-V runtime handler is an unsupported containerd configuration",
-			Observed: observed, Evidence: evidence,
-		})
+		e2e.RecordLimitation(ctx, f, e)
 	})
 
-	ginkgo.It("runs only container images of the host's Windows build", labels.Claim("LIM-04"), labels.OS(windows), labels.Needs("windows-node"), func(ctx context.Context) {
+	ginkgo.It("runs only container images of the host's Windows build", labels.For("LIM-04", corev1.Windows), func(ctx context.Context) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
 		hostRel, err := images.ReleaseForBuild(node.WindowsBuild)
 		framework.ExpectNoError(err, "node %s", node.Name)
@@ -132,26 +151,15 @@ var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations
 		framework.ExpectNoError(err)
 		ran, got := outcome(ctx, f, p.Name, "ErrImagePull", "ImagePullBackOff", "CreateContainerError", "RunContainerError", "CrashLoopBackOff")
 		reason := waitingReason(got) + " " + podEvents(ctx, f, p.Name)
-		observed := ledger.Works
-		evidence := fmt.Sprintf("%s (build %s) ran on %s (build %s)", image, other.Build, node.Name, node.WindowsBuild)
-		if !ran {
-			mismatch := false
-			for _, sign := range []string{"no match for platform", "does not match the host", "operating system of the container does not match", "0xc0370101"} {
-				mismatch = mismatch || strings.Contains(strings.ToLower(reason), strings.ToLower(sign))
-			}
-			if !mismatch {
-				framework.Failf("inconclusive: %s did not run on %s, but not for its build: %s", image, node.Name, reason)
-			}
-			observed, evidence = ledger.Limited, fmt.Sprintf("%s (build %s) did not run on %s (build %s): %s", image, other.Build, node.Name, node.WindowsBuild, reason)
+		e := e2e.Limitation(ctx, f, "LIM-04")
+		switch {
+		case ran:
+			e.Observed, e.Evidence = ledger.Works, fmt.Sprintf("%s (build %s) ran on %s (build %s)", image, other.Build, node.Name, node.WindowsBuild)
+		case buildMismatch(reason):
+			e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("%s (build %s) did not run on %s (build %s): %s", image, other.Build, node.Name, node.WindowsBuild, reason)
+		default:
+			e.Observed, e.Evidence = ledger.Unobserved, fmt.Sprintf("%s did not run on %s, but not for its build: %s", image, node.Name, reason)
 		}
-		gomega.Expect(evidence).NotTo(gomega.BeEmpty())
-		e2e.RecordLimitation(ctx, f, ledger.Entry{
-			Claim:      "LIM-04",
-			Limitation: "A container image's Windows build must match the host's build (process isolation)",
-			Document:   docBlog19 + "; " + docSched, Era: eraBlog19,
-			Expected: ledger.Limited,
-			Why:      "process isolation shares the host's kernel, so the image's build must be the host's",
-			Observed: observed, Evidence: evidence,
-		})
+		e2e.RecordLimitation(ctx, f, e)
 	})
 })

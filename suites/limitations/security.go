@@ -125,7 +125,8 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 	// API server's own validation is being asked about.
 	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
 
-	ginkgo.It("refuses privileged containers in Windows pods, naming the field", labels.Claim("LIM-01"), labels.OS(windows), func(ctx context.Context) {
+	ginkgo.It("refuses privileged containers in Windows pods, naming the field", labels.For("LIM-01", corev1.Windows), func(ctx context.Context) {
+		e2e.API("dry-run creates of a Windows pod and its Linux twin")
 		p := osPod("privileged", windows)
 		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
 		_, err := dryRun(ctx, f, p)
@@ -141,14 +142,9 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		_, lerr := dryRun(ctx, f, lp)
 		framework.ExpectNoError(lerr, "the Linux twin of the privileged pod")
 		evidence += "; the same container in a Linux pod is accepted"
-		e2e.RecordLimitation(ctx, f, ledger.Entry{
-			Claim:      "LIM-01",
-			Limitation: "There is no way to run privileged containers on Windows",
-			Document:   docBlog19, Era: eraBlog19,
-			Expected: ledger.Limited,
-			Why:      "API validation forbids securityContext.privileged in pods with spec.os.name windows; HostProcess containers (stable since 1.26) are the supported alternative",
-			Observed: observed, Evidence: evidence,
-		})
+		e := e2e.Limitation(ctx, f, "LIM-01")
+		e.Observed, e.Evidence = observed, evidence
+		e2e.RecordLimitation(ctx, f, e)
 	})
 
 	entries := []ginkgo.TableEntry{}
@@ -158,11 +154,12 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		"container runAsUser", "container capabilities", "container readOnlyRootFilesystem", "container procMount",
 		"container allowPrivilegeEscalation", "container seLinuxOptions", "container seccompProfile",
 	} {
-		entries = append(entries, ginkgo.Entry(name, labels.Claim("LIM-02"), labels.OS(windows), name))
+		entries = append(entries, ginkgo.Entry(name, labels.For("LIM-02", corev1.Windows), name))
 	}
 	ginkgo.DescribeTable("refuses a Linux-only security setting in a Windows pod, naming the field", func(ctx context.Context, name string) {
 		s := securitySettings[name]
 		gomega.Expect(s.set).NotTo(gomega.BeNil(), "unknown setting %q", name)
+		e2e.API("dry-run creates of a Windows pod and its Linux twin with " + s.field)
 		p := osPod("linux-only", windows)
 		s.set(p)
 		got, err := dryRun(ctx, f, p)
@@ -184,17 +181,14 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		_, lerr := dryRun(ctx, f, lp)
 		framework.ExpectNoError(lerr, "the Linux twin with %s", s.field)
 		evidence += "; a Linux pod with it is accepted"
-		e2e.RecordLimitation(ctx, f, ledger.Entry{
-			Claim:      "LIM-02",
-			Limitation: fmt.Sprintf("Linux-only security settings are not available to Windows pods (%s)", s.field),
-			Document:   docBlog19 + "; " + docSched, Era: eraBlog19,
-			Expected: ledger.Limited,
-			Why:      "API validation forbids the Linux-only security fields in pods with spec.os.name windows (since 1.23, when spec.os became available)",
-			Observed: observed, Evidence: evidence,
-		})
+		e := e2e.Limitation(ctx, f, "LIM-02")
+		e.Limitation += " (" + s.field + ")"
+		e.Observed, e.Evidence = observed, evidence
+		e2e.RecordLimitation(ctx, f, e)
 	}, entries)
 
-	ginkgo.It("accepts a HostProcess pod (the supported way to run node-level work on Windows)", labels.Claim("LIM-09"), labels.OS(windows), func(ctx context.Context) {
+	ginkgo.It("accepts a HostProcess pod and refuses one without host networking (API only: no node runs it)", labels.APIOnly("LIM-09"), func(ctx context.Context) {
+		e2e.API("the API server's validation of HostProcess pods")
 		p := hostProcessPod("hostprocess", "whoami")
 		got, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
 		framework.ExpectNoError(err, "the API server refused a HostProcess pod")
@@ -213,7 +207,7 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		framework.Logf("HostProcess pod %s accepted; without hostNetwork: %s", got.Name, oneLine(err))
 	})
 
-	ginkgo.It("runs a HostProcess container as the host account on the host's network", labels.Claim("LIM-09"), labels.OS(windows), labels.Needs("windows-node"), func(ctx context.Context) {
+	ginkgo.It("runs a HostProcess container as the host account on the host's network", labels.For("LIM-09", corev1.Windows), func(ctx context.Context) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
 		p := hostProcessPod("hostprocess-run", "whoami")
 		ospod.OnNode(node)(p)

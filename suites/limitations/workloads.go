@@ -112,7 +112,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		win = kwokspec.Setup(ctx, "wc-lim", kwokspec.DefaultBuilds...)
 	})
 
-	ginkgo.It("runs a StatefulSet on Windows nodes", labels.Claim("LIM-05"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("runs a StatefulSet on Windows nodes", labels.ForSimulated("LIM-05"), func(ctx context.Context) {
 		win.Require()
 		cs, ns := f.ClientSet, f.Namespace.Name
 		_, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
@@ -156,19 +156,12 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 			evidence = fmt.Sprintf("StatefulSet web: 2/2 ready, stable names and DNS identities (hostname = pod name, subdomain web): %s", strings.Join(placed, ", "))
 		}
 		win.Mark("the StatefulSet controller and the scheduler are real; the pods' Running state comes from kwok, not from a Windows kubelet")
-		e2e.RecordLimitation(ctx, f, ledger.Entry{
-			Claim:      "LIM-05",
-			Limitation: "The StatefulSet functionality for stateful applications is not supported",
-			Document:   docGuide19, Era: eraGuide19,
-			Expected:  ledger.Works,
-			Why:       "StatefulSets are supported with Windows nodes since Windows support became stable (1.14); the controller does not depend on the node's OS",
-			Observed:  observed,
-			Evidence:  evidence,
-			Simulated: win.Simulated,
-		})
+		e := e2e.Limitation(ctx, f, "LIM-05")
+		e.Observed, e.Evidence, e.Simulated = observed, evidence, win.Simulated
+		e2e.RecordLimitation(ctx, f, e)
 	})
 
-	ginkgo.It("accepts a HorizontalPodAutoscaler for Windows pods and reports its conditions", labels.Claim("LIM-06"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("accepts a HorizontalPodAutoscaler for Windows pods and reports its conditions", labels.ForSimulated("LIM-06"), func(ctx context.Context) {
 		win.Require()
 		cs, ns := f.ClientSet, f.Namespace.Name
 		_, metricsErr := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
@@ -219,29 +212,24 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		}
 		evidence := fmt.Sprintf("the API server accepted the HPA and the controller reports AbleToScale=%s, %s for the Windows Deployment; the Linux twin: %s; metrics.k8s.io served: %v",
 			condition(conds[windows], autoscalingv2.AbleToScale).Status, describe(w), describe(l), metricsServed)
-		observed := ledger.Limited
-		if w.Status == corev1.ConditionTrue {
-			observed = ledger.Works
-		}
-		expected, why := ledger.Works, "HPA works for Windows pods (since 1.14) given a metrics API (metrics-server reads the kubelet's summary, which Windows kubelets serve)"
+		e := e2e.Limitation(ctx, f, "LIM-06")
+		e.Evidence, e.Simulated = evidence, win.Simulated
 		switch {
 		case !metricsServed:
-			expected, why = ledger.Limited, "this cluster serves no metrics API (metrics.k8s.io), so no HPA can scale, Windows or Linux; the limitation observed is the cluster's, not Windows'"
-		case win.Simulated:
-			expected, why = ledger.Limited, "the Windows pods are simulated (kwok) and report no metrics"
+			// No HPA can scale without a metrics API, Windows or Linux: what
+			// is seen is the cluster's lack, not Windows'.
+			e.Observed = ledger.Unobserved
+			e.Evidence = "this cluster serves no metrics API (metrics.k8s.io), so no HPA can scale anything: " + evidence
+		case w.Status == corev1.ConditionTrue:
+			e.Observed = ledger.Works
+		default:
+			e.Observed = ledger.Limited
 		}
 		win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
-		e2e.RecordLimitation(ctx, f, ledger.Entry{
-			Claim:      "LIM-06",
-			Limitation: "Horizontal Pod Autoscaling for Windows Server Container pods has not been verified to work end-to-end",
-			Document:   docGuide19, Era: eraGuide19,
-			Expected: expected, Why: why,
-			Observed: observed, Evidence: evidence,
-			Simulated: win.Simulated,
-		})
+		e2e.RecordLimitation(ctx, f, e)
 	})
 
-	ginkgo.It("keeps Linux-only DaemonSets (kube-proxy, the CNI agent) off Windows nodes, with none of their pods Pending there", labels.Claim("LIM-08"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("keeps Linux-only DaemonSets (kube-proxy, the CNI agent) off Windows nodes, with none of their pods Pending there", labels.ForClaim("LIM-08"), func(ctx context.Context) {
 		win.Require()
 		cs := f.ClientSet
 		list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})

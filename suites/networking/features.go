@@ -68,8 +68,7 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		}).WithTimeout(time.Minute).Should(gomega.Succeed())
 		framework.Logf("%d connections to %s went to the replicas as %v", len(targets), svc.Spec.ClusterIP, seen)
 	},
-		ginkgo.Entry("windows", labels.Claim("NET-22"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", labels.Claim("NET-22"), labels.OS(linux), linux),
+		e2e.OSEntries("NET-22"),
 	)
 
 	ginkgo.DescribeTable("the containers of a pod share one network namespace and IP", func(ctx context.Context, os string) {
@@ -88,8 +87,7 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		gomega.Expect(r.Detail.Name).To(gomega.Equal("second"), "localhost:9090 was answered by another server")
 		gomega.Expect(r.Detail.PodIP).To(gomega.Equal(pod.Status.PodIP), "the second container sees another IP than the pod's")
 	},
-		ginkgo.Entry("windows", labels.Claim("NET-23"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", labels.Claim("NET-23"), labels.OS(linux), linux),
+		e2e.OSEntries("NET-23"),
 	)
 
 	ginkgo.DescribeTable("a pod's DNS is configured by the cluster", func(ctx context.Context, os string) {
@@ -109,8 +107,7 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		gomega.Expect(conf.Search).To(gomega.ContainElements(f.Namespace.Name+".svc."+domain, "svc."+domain, domain),
 			"search suffixes (from %s) lack the cluster's", conf.Source)
 	},
-		ginkgo.Entry("windows", labels.Claim("NET-24"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", labels.Claim("NET-24"), labels.OS(linux), linux),
+		e2e.OSEntries("NET-24"),
 	)
 
 	ginkgo.DescribeTable("a LoadBalancer Service answers on its external address", func(ctx context.Context, os string) {
@@ -134,8 +131,7 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		gomega.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
 		gomega.Expect(r.Detail.PodIP).To(gomega.Equal(pod.Status.PodIP))
 	},
-		ginkgo.Entry("windows", labels.Claim("NET-26"), labels.OS(windows), labels.Needs("windows-node"), labels.Needs("load-balancer"), windows),
-		ginkgo.Entry("linux (the twin)", labels.Claim("NET-26"), labels.OS(linux), labels.Needs("load-balancer"), linux),
+		e2e.OSEntries("NET-26"),
 	)
 })
 

@@ -78,8 +78,7 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 				os, n.Name, val(s.Node.CPU.UsageNanoCores), val(s.Node.CPU.UsageCoreNanoSeconds), val(s.Node.Memory.WorkingSetBytes), val(s.Node.Memory.AvailableBytes), len(s.Pods))
 		}
 	},
-		ginkgo.Entry("windows", labels.Claim("OBS-01"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", labels.Claim("OBS-01"), labels.OS(linux), linux),
+		e2e.OSEntries("OBS-01"),
 	)
 
 	ginkgo.DescribeTable("a pod's and its container's figures come through the kubelet summary API", func(ctx context.Context, os string) {
@@ -112,8 +111,7 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 		framework.Logf("%s pod %s on %s: CPU %s core-ns, memory working set %s bytes; container probe: CPU %s core-ns, working set %s bytes",
 			os, pod.Name, node.Name, val(ps.CPU.UsageCoreNanoSeconds), val(ps.Memory.WorkingSetBytes), val(c.CPU.UsageCoreNanoSeconds), val(c.Memory.WorkingSetBytes))
 	},
-		ginkgo.Entry("windows", labels.Claim("OBS-02"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", labels.Claim("OBS-02"), labels.OS(linux), linux),
+		e2e.OSEntries("OBS-02"),
 	)
 
 	ginkgo.DescribeTable("exec runs a command in a container", func(ctx context.Context, os string) {
@@ -127,8 +125,30 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 			framework.ExpectNoError(err, "exec %v in %s pod %s (stderr: %s)", args, os, pod.Name, stderr)
 			return stdout
 		}
-		ip := strings.TrimSpace(exec("env", "POD_IP"))
-		gomega.Expect(ip).To(gomega.Equal(pod.Status.PodIP), "the container's POD_IP")
+		// The command runs inside this pod's container: it reaches the
+		// container's own server on localhost, which answers with the
+		// pod's hostname (its name) and IP.
+		var answer struct{ Hostname, PodIP string }
+		out0 := exec("connect", "--timeout=5s", "http://localhost:8080/json")
+		var res struct {
+			OK     bool
+			Detail struct{ Hostname, PodIP string }
+		}
+		framework.ExpectNoError(json.Unmarshal([]byte(out0), &res), "probe connect printed %q", out0)
+		gomega.Expect(res.OK).To(gomega.BeTrue(), "the exec'd command did not reach the container's server on localhost: %s", out0)
+		answer.Hostname, answer.PodIP = res.Detail.Hostname, res.Detail.PodIP
+		gomega.Expect(strings.ToLower(answer.Hostname)).To(gomega.Equal(strings.ToLower(pod.Name)), "the server on localhost is not this pod's")
+		gomega.Expect(answer.PodIP).To(gomega.Equal(pod.Status.PodIP), "the server on localhost sees another IP than the pod's")
+
+		ginkgo.By("a failing command's exit status and stderr come back")
+		_, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+			Command: ospod.ProbeCommand(os, "env", "WINCONFORM_NO_SUCH_VARIABLE"), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: "probe",
+			CaptureStdout: true, CaptureStderr: true,
+		})
+		gomega.Expect(err).To(gomega.HaveOccurred(), "a command that exits 1 reported success")
+		gomega.Expect(e2e.ExitStatus(err)).To(gomega.Equal(1), "exit status of the failing command: %v", err)
+		gomega.Expect(stderr).To(gomega.ContainSubstring("WINCONFORM_NO_SUCH_VARIABLE is not set"))
+
 		out := exec("whoami")
 		var id struct{ UID, GID, Username string }
 		framework.ExpectNoError(json.Unmarshal([]byte(out), &id), "probe whoami printed %q", out)
@@ -137,9 +157,8 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 		} else {
 			gomega.Expect(id.UID).NotTo(gomega.BeEmpty())
 		}
-		framework.Logf("exec in %s pod %s on %s: POD_IP=%s, whoami %+v", os, pod.Name, node.Name, ip, id)
+		framework.Logf("exec in %s pod %s on %s: the container's server on localhost answered as %s (%s); whoami %+v", os, pod.Name, node.Name, answer.Hostname, answer.PodIP, id)
 	},
-		ginkgo.Entry("windows", labels.Claim("OBS-03"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", labels.Claim("OBS-03"), labels.OS(linux), linux),
+		e2e.OSEntries("OBS-03"),
 	)
 })

@@ -2,8 +2,11 @@ package scheduling
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +45,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		win = kwokspec.Setup(ctx, "wc-sched", kwokspec.DefaultBuilds...)
 	})
 
-	ginkgo.It("places pods with nodeSelector kubernetes.io/os=windows on Windows nodes only", labels.Claim("SCH-01"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("places pods with nodeSelector kubernetes.io/os=windows on Windows nodes only", labels.For("SCH-01", corev1.Windows), func(ctx context.Context) {
 		win.Require()
 		// The pods tolerate every taint (Windows and control plane), so
 		// that only the node selector keeps them off Linux nodes.
@@ -98,23 +101,20 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		} else {
 			evidence += fmt.Sprintf("; a pod with nodeSelector %s=%s stayed Pending: %s", labelBetaOS, os, scheduledCondition(placed).Message)
 		}
-		e2e.RecordLimitation(ctx, f, ledger.Entry{
-			Claim:      "SCH-02",
-			Limitation: fmt.Sprintf("Manifests of the 1.9 era select %s nodes with the legacy label %s (kubernetes.io/os did not exist yet); where nodes no longer carry it, such manifests do not schedule", os, labelBetaOS),
-			Document:   docGuide19 + "; " + docSigWindows,
-			Era:        "Kubernetes 1.9",
-			Server:     e2e.Facts(ctx, f).ServerVersion,
-			Expected:   ledger.Works,
-			Why:        "the kubelet still sets beta.kubernetes.io/os beside kubernetes.io/os (deprecated since 1.14, not removed)",
-			Observed:   observed,
-			Evidence:   evidence,
-		})
+		if os != windows {
+			// The Linux twin checks the selection machinery; a Linux node
+			// says nothing of what Windows nodes carry.
+			gomega.Expect(observed).To(gomega.Equal(ledger.Works), "%s", evidence)
+			return
+		}
+		e := e2e.Limitation(ctx, f, "SCH-02")
+		e.Observed, e.Evidence = observed, evidence
+		e2e.RecordLimitation(ctx, f, e)
 	},
-		ginkgo.Entry("on Windows nodes", labels.Claim("SCH-02"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("on Linux nodes (the same kubelet code)", labels.Claim("SCH-02"), labels.OS(linux), linux),
+		e2e.OSEntries("SCH-02"),
 	)
 
-	ginkgo.It("may place a Windows-image pod without a node selector on a Linux node", labels.Claim("SCH-03"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("may place a Windows-image pod without a node selector on a Linux node", labels.ForClaim("SCH-03"), func(ctx context.Context) {
 		win.Require()
 		// An old-style manifest: a Windows image, no node selector, no
 		// spec.os. It tolerates only the simulator's isolation taint, so
@@ -144,7 +144,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		win.Mark("the scheduler is real and placed the pod on a real Linux node; the Windows nodes it passed over are simulated")
 	})
 
-	ginkgo.It("keeps other pods off Windows nodes with the taint os=windows:NoSchedule, and lets tolerating, selecting pods on", labels.Claim("SCH-04"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("keeps other pods off Windows nodes with the taint os=windows:NoSchedule, and lets tolerating, selecting pods on", labels.For("SCH-04", corev1.Windows), func(ctx context.Context) {
 		win.Require()
 		for _, n := range win.Nodes {
 			if hasTaint(n, ospod.WindowsTaint) {
@@ -183,8 +183,8 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		win.Mark(simPlacement)
 	})
 
-	ginkgo.It("labels Windows nodes with node.kubernetes.io/windows-build, equal to the host's build", labels.Claim("SCH-05"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
-		win.Require()
+	ginkgo.It("labels Windows nodes with node.kubernetes.io/windows-build, equal to the host's build", labels.For("SCH-05", corev1.Windows), func(ctx context.Context) {
+		win.RequireReal("the label and the kernel version of a simulated node are what the harness gave it; only a real Windows kubelet shows that the label equals the host's build")
 		win.Refresh(ctx, f.ClientSet)
 		buildRe := regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 		for _, n := range win.Nodes {
@@ -194,18 +194,11 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 			kernel := n.Status.NodeInfo.KernelVersion
 			gomega.Expect(strings.HasPrefix(kernel, build+".") || kernel == build).To(gomega.BeTrue(),
 				"node %s: %s=%s, but the host reports kernel version %s", n.Name, facts.LabelWindowsBuild, build, kernel)
-			if win.Simulated {
-				gomega.Expect(build).To(gomega.Equal(win.Requested[n.Name]), "simulated node %s", n.Name)
-			}
 			framework.Logf("node %s: %s=%s, kernel %s, %s", n.Name, facts.LabelWindowsBuild, build, kernel, n.Status.NodeInfo.OSImage)
 		}
-		if win.Simulated {
-			gomega.Expect(win.DistinctBuilds()).To(gomega.HaveLen(len(kwokspec.DefaultBuilds)), "the simulated nodes should have distinct builds")
-		}
-		win.Mark("the labels and kernel versions of simulated nodes are the ones the harness gave them; only a real Windows kubelet shows that the label equals the host's build")
 	})
 
-	ginkgo.It("keeps a pod that selects a Windows build no node has Pending", labels.Claim("SCH-06"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("keeps a pod that selects a Windows build no node has Pending", labels.For("SCH-06", corev1.Windows), func(ctx context.Context) {
 		win.Require()
 		p := ospod.Probe("no-such-build", windows, win.Tolerate())
 		p.Spec.NodeSelector[facts.LabelWindowsBuild] = "10.0.99999"
@@ -224,7 +217,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		win.Mark(simPlacement)
 	})
 
-	ginkgo.It("places the pods that name a RuntimeClass by its scheduling section", labels.Claim("SCH-07"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("places the pods that name a RuntimeClass by its scheduling section", labels.For("SCH-07", corev1.Windows), func(ctx context.Context) {
 		win.Require()
 		build := win.Nodes[0].Labels[facts.LabelWindowsBuild]
 		gomega.Expect(build).NotTo(gomega.BeEmpty(), "node %s has no build label", win.Nodes[0].Name)
@@ -252,7 +245,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		win.Mark("RuntimeClass admission and the scheduler are real; the Windows nodes are simulated, so the handler is never run")
 	})
 
-	ginkgo.It("accepts spec.os.name windows, which does not by itself steer scheduling", labels.Claim("SCH-08"), labels.OS(windows), labels.OS(linux), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("accepts spec.os.name windows, which does not by itself steer scheduling", labels.ForClaim("SCH-08"), func(ctx context.Context) {
 		win.Require()
 		ginkgo.By("a pod with spec.os.name windows and no node selector")
 		p := ospod.Probe("os-only", windows, unsteered(win.Tolerations()...))
@@ -296,11 +289,11 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		framework.ExpectNoError(err)
 		framework.Logf("the %s kubelet on %s rejected pod %s (spec.os.name %s): status %s %q, event %q", nodeOSName, node, p.Name, podOS, got.Status.Reason, got.Status.Message, msg)
 	},
-		ginkgo.Entry("a Windows node rejects a Linux pod", labels.Claim("SCH-09"), labels.OS(windows), labels.Needs("windows-node"), windows, linux),
-		ginkgo.Entry("a Linux node rejects a Windows pod", labels.Claim("SCH-09"), labels.OS(linux), linux, windows),
+		ginkgo.Entry("a Windows node rejects a Linux pod", labels.For("SCH-09", corev1.Windows), windows, linux),
+		ginkgo.Entry("a Linux node rejects a Windows pod (the Linux twin)", labels.For("SCH-09", corev1.Linux), linux, windows),
 	)
 
-	ginkgo.It("accepts CPU and memory requests and limits and schedules Windows pods by their requests", labels.Claim("SCH-10"), labels.OS(windows), labels.Needs("kwok"), func(ctx context.Context) {
+	ginkgo.It("accepts CPU and memory requests and limits and schedules Windows pods by their requests", labels.ForSimulated("SCH-10"), func(ctx context.Context) {
 		win.Require()
 		res := corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
@@ -344,40 +337,155 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		p.Spec.NodeSelector = map[string]string{facts.LabelHostname: node}
 		p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", memLimitMiB))},
 		}
 		pod := e2e.StartPods(ctx, f, p)[0]
-		const memLimit = 256 << 20
+
+		ginkgo.By(fmt.Sprintf("memory: taking %d MiB under the %d MiB limit works; taking %d MiB is stopped", memUnderMiB, memLimitMiB, memOverMiB))
+		e2e.MustTool(ctx, f, pod, "", "alloc", fmt.Sprint(memUnderMiB))
+		kills := oomKills(ctx, f, pod)
+		stdout, stderr, err := e2e.Tool(ctx, f, pod, "", "alloc", "--hold=2s", fmt.Sprint(memOverMiB))
+		gomega.Expect(err).To(gomega.HaveOccurred(), "taking %d MiB under a %d MiB limit succeeded: %s", memOverMiB, memLimitMiB, lastLine(stdout))
+		got := allocated(stdout)
+		gomega.Expect(got).To(gomega.BeNumerically("<", memOverMiB), "the process reported all %d MiB taken", memOverMiB)
 		if os == linux {
-			// The limits reach the container's cgroup (v2 or v1).
-			mem := catFirst(ctx, f, pod, "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
-			gomega.Expect(mem).To(gomega.Equal(fmt.Sprint(memLimit)), "the container's memory limit in its cgroup")
-			cpu := catFirst(ctx, f, pod, "/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us")
-			gomega.Expect(strings.Fields(cpu)[0]).To(gomega.Equal("50000"), "the container's CPU quota in its cgroup (per 100ms period)")
-			framework.Logf("Linux container %s on %s: memory limit %s bytes, CPU quota %s", pod.Name, node, mem, cpu)
-			return
+			// The kernel's OOM killer ended it: SIGKILL, counted in the container's cgroup.
+			gomega.Expect(e2e.ExitStatus(err)).To(gomega.Equal(137), "the allocation ended otherwise than by SIGKILL: %v (%s)", err, stderr)
+			after := oomKills(ctx, f, pod)
+			gomega.Expect(after).To(gomega.BeNumerically(">", kills), "the container's cgroup counted no OOM kill (before %d, after %d)", kills, after)
+			framework.Logf("Linux: the allocation was OOM-killed after %d MiB (exit 137; OOM kills %d -> %d)", got, kills, after)
+		} else {
+			// A job object's limit makes the allocation fail: Go reports it.
+			gomega.Expect(stderr).To(gomega.ContainSubstring("out of memory"), "the allocation ended, but not for memory: %v (%s)", err, stderr)
+			framework.Logf("Windows: the allocation failed after %d MiB: %s", got, lastLine(stderr))
 		}
-		// Windows: the limits are job-object limits the probe cannot read;
-		// the kubelet's own figures must stay under the limit.
-		var ws uint64
-		gomega.Eventually(ctx, func(g gomega.Gomega) {
-			s, err := e2e.NodeSummary(ctx, f.ClientSet, node)
-			g.Expect(err).NotTo(gomega.HaveOccurred())
-			found := false
-			for _, ps := range s.Pods {
-				if ps.PodRef.Name == pod.Name && ps.PodRef.Namespace == pod.Namespace && ps.Memory != nil && ps.Memory.WorkingSetBytes != nil {
-					ws, found = *ps.Memory.WorkingSetBytes, true
-				}
-			}
-			g.Expect(found).To(gomega.BeTrue(), "pod %s is not in %s's summary yet", pod.Name, node)
-		}).WithTimeout(2 * time.Minute).WithPolling(5 * time.Second).Should(gomega.Succeed())
-		gomega.Expect(ws).To(gomega.BeNumerically("<=", memLimit), "pod %s's working set is over its memory limit", pod.Name)
-		framework.Logf("Windows pod %s on %s: working set %d bytes under its %d-byte limit", pod.Name, node, ws, memLimit)
+
+		ginkgo.By("CPU: two busy threads get no more than the 500m limit")
+		usage := cpuUnderBurn(ctx, f, pod, os)
+		gomega.Expect(usage.cores).To(gomega.BeNumerically(">", 0.1), "the busy container used almost no CPU: %s", usage.detail)
+		gomega.Expect(usage.cores).To(gomega.BeNumerically("<=", 0.5*1.2), "two busy threads got more than the 500m limit: %s", usage.detail)
+		if os == linux {
+			gomega.Expect(usage.throttled).To(gomega.BeNumerically(">", 0), "the container's cgroup was never throttled: %s", usage.detail)
+		}
+		framework.Logf("%s: %s", os, usage.detail)
 	},
-		ginkgo.Entry("on Windows nodes", labels.Claim("SCH-10"), labels.OS(windows), labels.Needs("windows-node"), windows),
-		ginkgo.Entry("on Linux nodes (the twin)", labels.Claim("SCH-10"), labels.OS(linux), linux),
+		e2e.OSEntries("SCH-10"),
 	)
 })
+
+// The limits the enforcement spec sets and what it takes.
+const (
+	memLimitMiB = 256
+	memUnderMiB = 64
+	memOverMiB  = 512
+	burnFor     = 10 * time.Second
+)
+
+// allocated is the most `probe alloc` reported taking before it ended.
+func allocated(stdout string) int {
+	most := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		var p struct{ AllocatedMiB int }
+		if json.Unmarshal([]byte(line), &p) == nil && p.AllocatedMiB > most {
+			most = p.AllocatedMiB
+		}
+	}
+	return most
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// oomKills is the number of OOM kills the container's memory cgroup has
+// counted (cgroup v2 memory.events, v1 memory.oom_control).
+func oomKills(ctx context.Context, f *framework.Framework, pod *corev1.Pod) int {
+	for _, path := range []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"} {
+		out, _, err := e2e.Tool(ctx, f, pod, "", "cat", path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				framework.ExpectNoError(err, "%s: %q", path, line)
+				return n
+			}
+		}
+	}
+	framework.Failf("the container's memory cgroup shows no oom_kill count (memory.events, memory.oom_control)")
+	return 0
+}
+
+// cpuUse is what a container got while two threads kept busy.
+type cpuUse struct {
+	cores     float64 // CPU used, in cores
+	throttled int     // periods the cgroup was throttled (Linux)
+	detail    string
+}
+
+// cpuUnderBurn keeps two threads busy in the container for burnFor and
+// measures what CPU it got: on Linux from the process's own CPU time and
+// the cgroup's throttling count, on Windows from the kubelet's summary
+// sampled while it burns.
+func cpuUnderBurn(ctx context.Context, f *framework.Framework, pod *corev1.Pod, os string) cpuUse {
+	burn := func() string {
+		return e2e.MustTool(ctx, f, pod, "", "burn", "--threads=2", "--for="+burnFor.String())
+	}
+	if os == linux {
+		before := throttled(ctx, f, pod)
+		var r struct{ Seconds, CPUSeconds float64 }
+		out := burn()
+		framework.ExpectNoError(json.Unmarshal([]byte(out), &r), "probe burn printed %q", out)
+		after := throttled(ctx, f, pod)
+		cores := r.CPUSeconds / r.Seconds
+		return cpuUse{cores: cores, throttled: after - before,
+			detail: fmt.Sprintf("%.2f CPU seconds in %.1f s (%.2f cores) for two busy threads; throttled %d more periods", r.CPUSeconds, r.Seconds, cores, after-before)}
+	}
+	done := make(chan string, 1)
+	go func() {
+		defer ginkgo.GinkgoRecover()
+		done <- burn()
+	}()
+	var samples []float64
+	deadline := time.Now().Add(burnFor)
+	for time.Now().Before(deadline) {
+		if s, err := e2e.NodeSummary(ctx, f.ClientSet, pod.Spec.NodeName); err == nil {
+			for _, ps := range s.Pods {
+				if ps.PodRef.Name == pod.Name && ps.PodRef.Namespace == pod.Namespace && ps.CPU != nil && ps.CPU.UsageNanoCores != nil {
+					samples = append(samples, float64(*ps.CPU.UsageNanoCores)/1e9)
+				}
+			}
+		}
+		time.Sleep(2 * time.Second)
+	}
+	<-done
+	if len(samples) == 0 {
+		framework.Failf("no CPU figure of pod %s came through the summary of node %s while it was busy", pod.Name, pod.Spec.NodeName)
+	}
+	most := slices.Max(samples)
+	return cpuUse{cores: most, detail: fmt.Sprintf("the kubelet's summary showed %v cores while two threads were busy", samples)}
+}
+
+// throttled is the number of periods the container's CPU cgroup was throttled.
+func throttled(ctx context.Context, f *framework.Framework, pod *corev1.Pod) int {
+	for _, path := range []string{"/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/cpu/cpu.stat", "/sys/fs/cgroup/cpu,cpuacct/cpu.stat"} {
+		out, _, err := e2e.Tool(ctx, f, pod, "", "cat", path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "nr_throttled "); ok {
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				framework.ExpectNoError(err, "%s: %q", path, line)
+				return n
+			}
+		}
+	}
+	framework.Failf("the container's CPU cgroup shows no nr_throttled count")
+	return 0
+}
 
 // catFirst prints the first of paths that exists in the pod's container.
 func catFirst(ctx context.Context, f *framework.Framework, pod *corev1.Pod, paths ...string) string {

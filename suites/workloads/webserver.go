@@ -87,8 +87,7 @@ var _ = ginkgo.Describe("the documented web server", wclabels.Suite("workloads")
 		}
 		framework.Logf("the page answered from %d pod IPs, the Service (IP, name, %s) and NodePort %d on %d nodes", len(web.replicas), fqdn, nodePort, len(urls))
 	},
-		ginkgo.Entry("windows", wclabels.Claim("WEB-01"), wclabels.OS(windows), wclabels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", wclabels.Claim("WEB-01"), wclabels.OS(linux), linux),
+		e2e.OSEntries("WEB-01"),
 	)
 
 	ginkgo.DescribeTable("its logs show what the server writes to stdout for each request", func(ctx context.Context, os string) {
@@ -110,8 +109,7 @@ var _ = ginkgo.Describe("the documented web server", wclabels.Suite("workloads")
 			framework.Logf("logs of %s:\n%s", p.Name, logs)
 		}
 	},
-		ginkgo.Entry("windows", wclabels.Claim("WEB-02"), wclabels.OS(windows), wclabels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", wclabels.Claim("WEB-02"), wclabels.OS(linux), linux),
+		e2e.OSEntries("WEB-02"),
 	)
 
 	ginkgo.DescribeTable("a Service port that differs from the container port reaches the pods", func(ctx context.Context, os string) {
@@ -164,8 +162,7 @@ var _ = ginkgo.Describe("the documented web server", wclabels.Suite("workloads")
 		}).WithTimeout(2 * time.Minute).Should(gomega.Succeed())
 		framework.Logf("port %d -> %d: answered by %v", mapped.Spec.Ports[0].Port, web.port, seen)
 	},
-		ginkgo.Entry("windows", wclabels.Claim("WEB-03"), wclabels.OS(windows), wclabels.Needs("windows-node"), windows),
-		ginkgo.Entry("linux (the twin)", wclabels.Claim("WEB-03"), wclabels.OS(linux), linux),
+		e2e.OSEntries("WEB-03"),
 	)
 })
 

@@ -17,15 +17,6 @@ const (
 	windows = "windows"
 )
 
-// The documents the limitations come from, and the eras they were written for.
-const (
-	docGuide19 = `"Using Windows Server Containers in Kubernetes", the Kubernetes 1.9 guide, "Known Limitations for Windows Server Containers with v1.9" (seed 000)`
-	eraGuide19 = "Kubernetes 1.9"
-	docBlog19  = `"Kubernetes on Windows (1): General Overview", blog post of 30 September 2019 (seed 003)`
-	eraBlog19  = "Kubernetes 1.14 to 1.16 (2019)"
-	docSched   = `"Guide for scheduling Windows containers in Kubernetes", current Kubernetes documentation (seed 002)`
-)
-
 // osPod is a minimal pod of os: spec.os.name and the node selector set, the
 // probe image, and the Windows taint tolerated.
 func osPod(name, os string) *corev1.Pod {
