@@ -168,7 +168,7 @@ func Decide(in Input) (Result, error) {
 		if it.Decision == Block {
 			res.Decision = Blocked
 			reason := it.Reason
-			if !strings.Contains(reason, it.Subject()) {
+			if it.Claim == "" || !strings.Contains(reason, it.Claim) {
 				reason = it.Subject() + ": " + reason
 			}
 			res.Reasons = append(res.Reasons, reason)
