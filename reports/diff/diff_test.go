@@ -11,7 +11,7 @@ import (
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
-	"github.com/winconform/winconform/reports/internal/reporttest"
+	"github.com/winconform/winconform/internal/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
-	"github.com/winconform/winconform/reports/internal/reporttest"
+	"github.com/winconform/winconform/internal/reporttest"
 	"github.com/winconform/winconform/reports/policy"
 	"github.com/winconform/winconform/reports/rundir"
 )
