@@ -8,6 +8,8 @@
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
+#   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
+#   make report                          report.html (and report.png where Chromium is) for REPORT_DIR
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -24,6 +26,10 @@ REPORT_DIR ?= $(OUT)/report
 # kwok simulates Windows nodes for the scheduling specs on clusters without them.
 KWOK_VERSION ?= v0.8.0
 TEST_CLUSTER ?= winconform-test
+POLICY     ?= policies/linux-only.yaml
+BASELINE   ?=
+# report.png needs headless Chromium: taken where it is on PATH (.ci/run installs it).
+SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser || command -v google-chrome),--screenshot)
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
@@ -31,7 +37,7 @@ CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset gate report fmt vet clean
 
 all: build
 
@@ -79,9 +85,21 @@ test: unit e2e-test
 unit: fmt vet
 	$(GO) test $(UNIT_PKGS)
 
+# The run's report is rendered (report.html, report.png) also when the run
+# failed; the target's status is the run's, else the rendering's.
 e2e-test: build
 	$(WINCONFORM) list --check > /dev/null
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --delete-cluster $(SELECT) --report-dir $(OUT)/test-report
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --delete-cluster $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
+	$(WINCONFORM) report --report $(OUT)/test-report $(SCREENSHOT); rendered=$$?; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; exit $$rendered
+
+## gate: decide whether the run in REPORT_DIR ships under POLICY (exit 0 ship, 1 blocked, 2 unusable), against BASELINE if set
+gate: build
+	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)')
+
+## report: report.html for REPORT_DIR, and report.png where Chromium is on PATH
+report: build
+	$(WINCONFORM) report --report '$(REPORT_DIR)' $(SCREENSHOT)
 
 ## bench: benchmarks that print ratios
 bench: build
