@@ -199,3 +199,28 @@ func TestReachable(t *testing.T) {
 		t.Error("a Linux claim is shown at windows-node")
 	}
 }
+
+// TestREADMEPolicy parses the policy the README documents, so that the
+// documentation and the format do not drift apart.
+func TestREADMEPolicy(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "A policy is YAML")
+	if !ok {
+		t.Fatal("README has no policy format")
+	}
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	body, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("README's policy block is not closed")
+	}
+	p, err := Parse("README.md", []byte(body))
+	if err != nil {
+		t.Fatalf("the README's policy: %v", err)
+	}
+	if len(p.Required) == 0 || len(p.KnownIssues) == 0 || p.Cluster.WindowsNodes != 1 {
+		t.Errorf("the README's policy read as %+v", p)
+	}
+}
