@@ -133,7 +133,10 @@ type Diff struct {
 	NewlyFailing  []string `json:"newlyFailing"`
 	NewlyFixed    []string `json:"newlyFixed"`
 	// LostShown lists claims shown in the baseline and not now.
-	LostShown []string      `json:"lostShown"`
+	LostShown []string `json:"lostShown"`
+	// NotRunNow lists claims this run did not select (a narrower run):
+	// they are not compared.
+	NotRunNow []string      `json:"notRunNow,omitempty"`
 	Claims    []ClaimChange `json:"claims"`
 	// MatrixCompared and LedgerCompared say whether both runs had them.
 	MatrixCompared bool           `json:"matrixCompared"`
@@ -169,6 +172,9 @@ func Compare(base, cur *rundir.Run) Diff {
 		d.VersionChange = fmt.Sprintf("Kubernetes %s -> %s", orUnknown(b), orUnknown(a))
 	}
 	d.compareClaims(base.Summary, cur.Summary)
+	if n := len(d.NotRunNow); n > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d claim(s) this run did not select (not run) are not compared: %s", n, strings.Join(d.NotRunNow, ", ")))
+	}
 	switch {
 	case base.Matrix != nil && cur.Matrix != nil:
 		d.MatrixCompared = true
@@ -231,6 +237,10 @@ func (d *Diff) compareClaims(base, cur reports.Summary) {
 		b, ok := before[c.ID]
 		if !ok {
 			b = reports.Claim{ID: c.ID, Outcome: "absent"}
+		}
+		if c.Outcome == reports.NotRun && b.Outcome != reports.NotRun {
+			d.NotRunNow = append(d.NotRunNow, c.ID)
+			continue
 		}
 		gained, lost := levels(b.Evidence, c.Evidence)
 		if b.Outcome == c.Outcome && len(gained) == 0 && len(lost) == 0 {

@@ -9,9 +9,9 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
-	"github.com/winconform/winconform/internal/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 
@@ -53,6 +53,9 @@ func TestCompare(t *testing.T) {
 		Ledger: []reports.LedgerEntry{entry("LIM-07", "lim", ledger.Lifted, ledger.Works)},
 	})
 	d := diff.Compare(base, cur)
+	if strings.Join(d.NotRunNow, ",") != "NET-16" || !strings.Contains(strings.Join(d.Notes, " "), "not compared: NET-16") {
+		t.Errorf("NET-16, not run now: %v %v", d.NotRunNow, d.Notes)
+	}
 	if strings.Join(d.NewlyFailing, ",") != "NET-08" || strings.Join(d.NewlyFixed, ",") != "NET-07" || strings.Join(d.LostShown, ",") != "NET-08,WEB-01" {
 		t.Errorf("newly failing %v, fixed %v (NET-16 only not run now), lost %v", d.NewlyFailing, d.NewlyFixed, d.LostShown)
 	}
