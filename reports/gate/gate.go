@@ -382,7 +382,7 @@ func (g *gater) claims() {
 				if flaky := g.flakyOnly(c.ID); c.Outcome == reports.Failed && len(flaky) > 0 {
 					it.Kind, it.Decision, it.Reason = KindFlake, g.flakeDecision(), "failed on flaky matrix cells only: "+strings.Join(flaky, ", ")
 				} else {
-					it.Decision, it.Reason = decision(g.in.Policy.OtherFailures), c.Outcome+", and not required by the policy (otherFailures: "+string(g.in.Policy.OtherFailures)+")"
+					it.Decision, it.Reason = decision(g.in.Policy.OtherFailures), c.ID+" "+c.Outcome+": "+g.failure(c)+" (not required by the policy; otherFailures: "+string(g.in.Policy.OtherFailures)+")"
 				}
 				g.add(it)
 			case c.Outcome == reports.Drift || drift[c.ID]:
@@ -407,7 +407,7 @@ func (g *gater) claims() {
 			if flaky := g.flakyOnly(c.ID); len(flaky) > 0 {
 				it.Kind, it.Decision, it.Reason = KindFlake, g.flakeDecision(), "failed on flaky matrix cells only: "+strings.Join(flaky, ", ")
 			} else {
-				it.Decision, it.Reason = Block, c.ID+" failed: "+short(c.Why)
+				it.Decision, it.Reason = Block, c.ID+" failed: "+g.failure(c)
 			}
 		case reports.Supported:
 			it.Decision, it.Reason = Block, noWin+c.ID+" "+diff.Describe(c)+", not shown"
@@ -467,14 +467,60 @@ func short(s string) string {
 	return s
 }
 
+// failure says why claim c failed: the gist of its first failing spec's
+// message, else the summary's reason.
+func (g *gater) failure(c reports.Claim) string {
+	var msgs []string
+	for _, sp := range g.in.Run.Summary.Specs {
+		if slices.Contains(sp.Labels, "claim:"+c.ID) && (sp.Result == reports.SpecFailed || sp.Result == reports.SpecBlocked) && strings.TrimSpace(sp.Message) != "" {
+			msgs = append(msgs, sp.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return short(c.Why)
+	}
+	out := Gist(msgs[0])
+	if len(msgs) > 1 {
+		out += fmt.Sprintf(" (and %d more failing spec(s))", len(msgs)-1)
+	}
+	return out
+}
+
+// Gist is a failure message in one line: its first line, and when that
+// announces a list ("...:"), the list's first entry without its reproducing
+// command, and how many more there are.
+func Gist(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	out := lines[0]
+	if strings.HasSuffix(out, ":") && len(lines) > 1 {
+		first, _, _ := strings.Cut(lines[1], "; reproduce:")
+		out += " " + first
+		if len(lines) > 2 {
+			out += fmt.Sprintf("; and %d more", len(lines)-2)
+		}
+	}
+	if len(out) > 320 {
+		out = out[:320] + "..."
+	}
+	return out
+}
+
 // specs decides failed specs that carry no claim (the matrix's control cells).
 func (g *gater) specs() {
 	for _, sp := range g.in.Run.Summary.Specs {
 		if len(reportsClaims(sp.Labels)) > 0 || (sp.Result != reports.SpecFailed && sp.Result != reports.SpecBlocked) {
 			continue
 		}
-		g.add(Item{Kind: KindFailure, Spec: sp.Name, Got: sp.Result + ": " + short(sp.Message), Decision: decision(g.in.Policy.OtherFailures),
-			Reason: "a spec of no claim " + sp.Result + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}})
+		g.add(Item{Kind: KindFailure, Spec: sp.Name, Got: sp.Result + ": " + Gist(sp.Message), Decision: decision(g.in.Policy.OtherFailures),
+			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}})
 	}
 	for _, name := range g.in.Run.Summary.Unrecorded {
 		g.add(Item{Kind: KindFailure, Spec: name, Got: "passed, recorded no evidence", Decision: decision(g.in.Policy.OtherFailures),
@@ -545,6 +591,9 @@ func (g *gater) baseline() {
 			Reason: "newly failing since the baseline (baseline.newlyFailing: " + string(p.NewlyFailing) + ")", specs: g.failingSpecs(id)})
 	}
 	for _, id := range d.LostShown {
+		if slices.Contains(d.NewlyFailing, id) {
+			continue // said once, as newly failing
+		}
 		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.LostShown),
 			Reason: "shown in the baseline, not now (baseline.lostShown: " + string(p.LostShown) + ")", specs: g.failingSpecs(id)})
 	}

@@ -335,3 +335,13 @@ func TestWriteAndRead(t *testing.T) {
 		t.Errorf("a truncated gate.json: %v", err)
 	}
 }
+
+func TestGist(t *testing.T) {
+	msg := "6 of 6 cells of NET-08 failed:\nregression: a -> b/pod-dns: expected reachable, blocked (timeout), also on the second probe; reproduce: kubectl exec a -- /probe connect http://b\nregression: a -> c/pod-dns: ...\nregression: b -> c/pod-dns: ...\n"
+	if got := Gist(msg); got != "6 of 6 cells of NET-08 failed: regression: a -> b/pod-dns: expected reachable, blocked (timeout), also on the second probe; and 2 more" {
+		t.Errorf("gist %q", got)
+	}
+	if got := Gist("\n  expected 1, got 2\nat line 3"); got != "expected 1, got 2" {
+		t.Errorf("gist %q", got)
+	}
+}
