@@ -15,11 +15,11 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
-	"github.com/winconform/winconform/internal/reporttest"
 	"github.com/winconform/winconform/reports/policy"
 	"github.com/winconform/winconform/reports/rundir"
 )
