@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -77,6 +78,23 @@ type Item struct {
 	KnownIssue *policy.KnownIssue `json:"knownIssue,omitempty"`
 	// specs are the claim's failing specs, for known issues by spec.
 	specs []string
+	// outcome is the claim's outcome, for ordering.
+	outcome string
+}
+
+// rank orders items for people: the cluster, then failures (claims and
+// specs that failed, flakes, claims newly failing), then drift, then the rest.
+func (it Item) rank() int {
+	switch {
+	case it.Kind == KindCluster:
+		return 0
+	case it.Kind == KindFailure || it.Kind == KindFlake || it.outcome == reports.Failed || it.outcome == reports.Blocked,
+		it.Kind == KindBaseline && strings.HasPrefix(it.Reason, "newly failing"):
+		return 1
+	case it.Kind == KindDrift:
+		return 2
+	}
+	return 3
 }
 
 // Subject names what the item is about.
@@ -163,6 +181,7 @@ func Decide(in Input) (Result, error) {
 	g.flakeItems()
 	g.baseline()
 	g.knownIssues()
+	sort.SliceStable(res.Items, func(i, j int) bool { return res.Items[i].rank() < res.Items[j].rank() })
 	res.Decision = Ship
 	for _, it := range res.Items {
 		if it.Decision == Block {
@@ -374,7 +393,7 @@ func (g *gater) claims() {
 		if c.Why != "" && c.Outcome != reports.Supported && c.Outcome != reports.Shown {
 			got += ": " + short(c.Why)
 		}
-		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(c.Level, req), Got: got, specs: g.failingSpecs(c.ID)}
+		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(c.Level, req), Got: got, specs: g.failingSpecs(c.ID), outcome: c.Outcome}
 		if !required {
 			it.Kind, it.Required = KindFailure, ""
 			switch {
