@@ -357,7 +357,7 @@ func (d *Diff) compareLedger(base, cur []reports.LedgerEntry) {
 		d.Ledger = append(d.Ledger, ch)
 	}
 	for _, e := range base {
-		if !seen[ledgerKey(e)] {
+		if !seen[ledgerKey(e)] && !slices.Contains(d.NotRunNow, e.Claim) {
 			d.Ledger = append(d.Ledger, LedgerChange{Claim: e.Claim, Spec: e.Spec, Source: e.Source, Before: string(e.Verdict),
 				ObservedBefore: string(e.Observed), After: "absent"})
 		}
@@ -474,6 +474,9 @@ func cell(s string) string {
 
 // Write puts diff.json and diff.md into dir.
 func (d Diff) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return err

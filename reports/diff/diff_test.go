@@ -40,7 +40,8 @@ func TestCompare(t *testing.T) {
 			reporttest.Cell("linux-a", "linux-b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-07"),
 			reporttest.Cell("win-a", "linux-b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-03"),
 		}},
-		Ledger: []reports.LedgerEntry{entry("LIM-07", "lim", ledger.Holds, ledger.Limited), entry("NET-27", "net", ledger.Holds, ledger.Limited)},
+		Ledger: []reports.LedgerEntry{entry("LIM-07", "lim", ledger.Holds, ledger.Limited), entry("NET-27", "net", ledger.Holds, ledger.Limited),
+			entry("NET-16", "net", ledger.Holds, ledger.Limited)},
 	})
 	cur := load(t, reporttest.Dir{
 		Summary: reporttest.Summary(reporttest.HybridCluster, map[string]reporttest.Claim{
@@ -114,6 +115,7 @@ func TestNothingChanged(t *testing.T) {
 	if !d.Empty() {
 		t.Errorf("a run compared with itself changed: %+v", d)
 	}
+	dir = filepath.Join(dir, "new")
 	if err := d.Write(dir); err != nil {
 		t.Fatal(err)
 	}
