@@ -3,9 +3,11 @@
 #
 #   make e2e                  the main job: the suites on the embedded default cluster
 #   make test                 unit tests, then the suites on a throwaway cluster
-#   make e2e SUITE=networking one area      FOCUS=NET-07  one claim (or NET-07,NET-08)
+#   make e2e SUITE=networking one area      CLAIM=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
+#   make e2e NODES=4          the suite in 4 parallel processes
+#   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
 #   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
@@ -17,14 +19,21 @@ OUT        := _output
 BIN        := $(OUT)/bin
 WINCONFORM := $(BIN)/winconform
 SUITE      ?=
+# CLAIM selects claims (FOCUS, its old name, still works).
 FOCUS      ?=
+CLAIM      ?= $(FOCUS)
 LABELS     ?=
 EXISTING   ?=
+NODES      ?= 1
+RERUN      ?=
 INVENTORY  ?=
 CONFIG     ?=
 REPORT_DIR ?= $(OUT)/report
 # kwok simulates Windows nodes for the scheduling specs on clusters without them.
 KWOK_VERSION ?= v0.8.0
+# Ginkgo's CLI runs the suite binary in parallel processes (NODES); it must be
+# the version of the library the binary links.
+GINKGO_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 TEST_CLUSTER ?= winconform-test
 POLICY     ?= policies/linux-only.yaml
 BASELINE   ?=
@@ -35,14 +44,15 @@ UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
 CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
-SELECT      = --suite '$(SUITE)' --claim '$(FOCUS)' --labels '$(LABELS)'
+SELECT      = --suite '$(SUITE)' --claim '$(CLAIM)' --labels '$(LABELS)'
+RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
 
 .PHONY: all build up down e2e list test unit e2e-test bench node-image join reset gate report fmt vet clean
 
 all: build
 
-## build: the CLI, the suite binary, the probe (Linux and Windows) and kwok
-build: $(BIN)/kwok
+## build: the CLI, the suite binary, the probe (Linux and Windows), kwok and Ginkgo's CLI
+build: $(BIN)/kwok $(BIN)/ginkgo
 	@mkdir -p $(BIN)
 	$(GO) build -o $(WINCONFORM) ./cmd/winconform
 	$(GO) test -c -o $(BIN)/e2e.test ./suites
@@ -53,6 +63,10 @@ $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
+$(BIN)/ginkgo:
+	@mkdir -p $(BIN)
+	GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)
+
 ## up: create the local cluster (or check and reuse it); with INVENTORY, join its Windows machines
 up: build
 	$(WINCONFORM) up $(CONFIG_FLAG) $(INVENTORY_FLAG)
@@ -61,9 +75,9 @@ up: build
 down: build
 	$(WINCONFORM) down $(CONFIG_FLAG)
 
-## e2e: run the suites (SUITE, FOCUS, LABELS) on the local cluster, or on EXISTING
+## e2e: run the suites (SUITE, CLAIM, LABELS, NODES, RERUN) on the local cluster, or on EXISTING
 e2e: build
-	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)')
 
 ## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
 join: build
@@ -106,6 +120,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./images/... ./infra/...
 	$(WINCONFORM) bench up --runs 3
 	$(WINCONFORM) bench matrix
+	$(WINCONFORM) bench suites --procs 4
 
 ## node-image: build (or find cached) the air-gapped node image
 node-image: build

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/winconform/winconform/images/assemble"
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // ProbeBuild is what the multi-platform probe image is made of.
@@ -45,7 +46,7 @@ func ProbeIndex(ctx context.Context, b ProbeBuild, opts ...remote.Option) (v1.Im
 		return nil, fmt.Errorf("probe index: no Windows base images: give the base of at least one release (images.WindowsBases has the defaults; winconform images push --base RELEASE=REF)")
 	}
 	for rel := range b.Bases {
-		if _, ok := releaseNamed(rel); !ok {
+		if _, ok := winrelease.Named(rel); !ok {
 			return nil, fmt.Errorf("probe index: Windows base for %q: no such release (want %s)", rel, strings.Join(releaseNames(), ", "))
 		}
 	}
@@ -63,7 +64,7 @@ func ProbeIndex(ctx context.Context, b ProbeBuild, opts ...remote.Option) (v1.Im
 	adds := []mutate.IndexAddendum{{Add: linux, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}}}
 	listType := types.DockerManifestList
 	ropts := remoteOptions(ctx, b.Insecure, opts)
-	for _, rel := range windowsReleases {
+	for _, rel := range WindowsReleases() {
 		ref, ok := b.Bases[rel.Name]
 		if !ok {
 			continue
@@ -197,7 +198,7 @@ func remoteOptions(ctx context.Context, insecure bool, opts []remote.Option) []r
 
 func releaseNames() []string {
 	var names []string
-	for _, r := range windowsReleases {
+	for _, r := range winrelease.Releases() {
 		names = append(names, r.Name)
 	}
 	return names

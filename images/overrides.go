@@ -10,6 +10,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // OverridesEnv names the environment variable that FromEnv reads: the path
@@ -79,40 +82,31 @@ func FromEnv() (bool, error) {
 	return true, nil
 }
 
+// overridesDoc is the file as written (see strictyaml).
+type overridesDoc struct {
+	Registries yaml.Node            `yaml:"registries"`
+	Images     yaml.Node            `yaml:"images"`
+	Unknown    map[string]yaml.Node `yaml:",inline"`
+}
+
 // ParseOverrides parses an override file's contents and checks them; source
 // names the file in errors, which also give the line and the key.
 func ParseOverrides(source string, data []byte) (*Overrides, error) {
 	o := &Overrides{Source: source, lines: map[string]int{}}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %w", source, err)
-	}
-	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
-		return o, nil // an empty file overrides nothing
-	}
-	root := deref(doc.Content[0])
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: the file is %s; want a mapping with the keys registries and images", source, root.Line, describe(root))
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], deref(root.Content[i+1])
-		if seen[k.Value] {
-			return nil, fmt.Errorf("%s:%d: %s appears twice", source, k.Line, k.Value)
+	var d strictyaml.Decoder
+	var doc overridesDoc
+	if top := d.Document(data); top != nil { // an empty file overrides nothing
+		unknown, ok := d.Mapping(nil, top, &doc, "want a mapping with the keys registries and images")
+		for _, k := range unknown {
+			d.Report(nil, k.Line, fmt.Sprintf("unknown key %q (want registries or images)", k.Name), "")
 		}
-		seen[k.Value] = true
-		var err error
-		switch k.Value {
-		case "registries":
-			o.Registries, err = o.stringMap(k.Value, v, "mcr.microsoft.com", "mirror.example.com/mcr")
-		case "images":
-			o.Images, err = o.stringMap(k.Value, v, "probe", "mirror.example.com/winconform/probe:v0.1")
-		default:
-			err = fmt.Errorf("%s:%d: unknown key %q (want registries or images)", source, k.Line, k.Value)
+		if ok {
+			o.Registries = o.section(&d, "registries", &doc.Registries, "mcr.microsoft.com", "mirror.example.com/mcr")
+			o.Images = o.section(&d, "images", &doc.Images, "probe", "mirror.example.com/winconform/probe:v0.1")
 		}
-		if err != nil {
-			return nil, err
-		}
+	}
+	if len(d.Problems) > 0 {
+		return nil, o.problems(d.Problems)
 	}
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -120,31 +114,49 @@ func ParseOverrides(source string, data []byte) (*Overrides, error) {
 	return o, nil
 }
 
-// stringMap reads a section, a mapping of strings to strings; exampleKey and
+// section reads a section, a mapping of strings to strings; exampleKey and
 // exampleValue show an entry in messages.
-func (o *Overrides) stringMap(section string, n *yaml.Node, exampleKey, exampleValue string) (map[string]string, error) {
-	if isNull(n) {
-		return nil, nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: %s is %s; want a mapping such as\n  %s:\n    %s: %s", o.Source, n.Line, section, describe(n), section, exampleKey, exampleValue)
+func (o *Overrides) section(d *strictyaml.Decoder, name string, n *yaml.Node, exampleKey, exampleValue string) map[string]string {
+	p := field.NewPath(name)
+	var entries map[string]yaml.Node
+	es, ok := d.Mapping(p, n, &entries, fmt.Sprintf("want a mapping such as\n  %s:\n    %s: %s", name, exampleKey, exampleValue))
+	if !ok || len(es) == 0 {
+		return nil
 	}
 	m := map[string]string{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			return nil, fmt.Errorf("%s:%d: %s: a key is %s; want a name", o.Source, k.Line, section, describe(k))
+	for _, e := range es {
+		if v := strictyaml.Deref(e.Value); v.Kind != yaml.ScalarNode || strictyaml.IsNull(v) {
+			d.Report(p.Child(e.Name), v.Line, "is "+strictyaml.Describe(v), "want one such as "+exampleValue)
+			continue
 		}
-		if _, dup := m[k.Value]; dup {
-			return nil, fmt.Errorf("%s:%d: %s.%s appears twice", o.Source, k.Line, section, k.Value)
-		}
-		if v.Kind != yaml.ScalarNode || isNull(v) {
-			return nil, fmt.Errorf("%s:%d: %s.%s is %s; want one such as %s", o.Source, v.Line, section, k.Value, describe(v), exampleValue)
-		}
-		m[k.Value] = v.Value
-		o.lines[section+"."+k.Value] = k.Line
+		m[e.Name] = strictyaml.Deref(e.Value).Value
+		o.lines[name+"."+e.Name] = e.Line
 	}
-	return m, nil
+	return m
+}
+
+// problems renders the problems of a file, one a line, as
+// file:line: field problem; fix.
+func (o *Overrides) problems(ps []strictyaml.Problem) error {
+	var errs []error
+	for _, p := range ps {
+		var msg string
+		switch {
+		case p.Kind == strictyaml.Syntax:
+			msg = fmt.Sprintf("%s: %s (line %d); %s", o.label(), p.Message, p.Line, p.Fix)
+		case p.Kind == strictyaml.Duplicate:
+			msg = fmt.Sprintf("%s: %s appears twice", o.at(p.Line), p.Path)
+		case p.Path == nil:
+			msg = fmt.Sprintf("%s: %s", o.at(p.Line), p.Message)
+		default:
+			msg = fmt.Sprintf("%s: %s %s", o.at(p.Line), p.Path, p.Message)
+		}
+		if p.Fix != "" && p.Kind != strictyaml.Syntax {
+			msg += "; " + p.Fix
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	return errors.Join(errs...)
 }
 
 // validate checks the names and references of o, and that every image's
@@ -237,10 +249,16 @@ func (o *Overrides) label() string {
 
 // where names a key of a section for messages: file:line: section.key.
 func (o *Overrides) where(section, key string) string {
-	if line := o.lines[section+"."+key]; line > 0 {
-		return fmt.Sprintf("%s:%d: %s.%s", o.label(), line, section, key)
+	return fmt.Sprintf("%s: %s.%s", o.at(o.lines[section+"."+key]), section, key)
+}
+
+// at names a line of the overrides' source: file:line, or file alone for
+// line 0 (unknown).
+func (o *Overrides) at(line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", o.label(), line)
 	}
-	return fmt.Sprintf("%s: %s.%s", o.label(), section, key)
+	return o.label()
 }
 
 func (o *Overrides) clone() *Overrides {
@@ -249,31 +267,4 @@ func (o *Overrides) clone() *Overrides {
 	c.Images = maps.Clone(o.Images)
 	c.lines = maps.Clone(o.lines)
 	return &c
-}
-
-// deref follows a YAML alias (*name) to the node it stands for.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// isNull reports whether n is absent or an explicit null.
-func isNull(n *yaml.Node) bool {
-	n = deref(n)
-	return n == nil || n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
-}
-
-// describe names a node's kind for messages.
-func describe(n *yaml.Node) string {
-	switch {
-	case isNull(n):
-		return "empty"
-	case n.Kind == yaml.MappingNode:
-		return "a mapping"
-	case n.Kind == yaml.SequenceNode:
-		return "a list"
-	}
-	return fmt.Sprintf("%q", n.Value)
 }

@@ -6,11 +6,14 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // WindowsRelease is a Windows Server long-term servicing channel (LTSC)
-// release: a Windows node runs one, and can run only containers built on
-// the same one (process isolation, the only kind Kubernetes uses).
+// release as the image map names it: a Windows node runs one, and can run
+// only containers built on the same one (process isolation, the only kind
+// Kubernetes uses). The releases are winrelease's table.
 type WindowsRelease struct {
 	Name          string // ltsc2019, ltsc2022, ltsc2025
 	Build         string // the first three parts of os.version: 10.0.20348
@@ -18,10 +21,8 @@ type WindowsRelease struct {
 	ServercoreTag string // tag of mcr.microsoft.com/windows/servercore
 }
 
-var windowsReleases = []WindowsRelease{
-	{Name: "ltsc2019", Build: "10.0.17763", NanoserverTag: "1809", ServercoreTag: "ltsc2019"},
-	{Name: "ltsc2022", Build: "10.0.20348", NanoserverTag: "ltsc2022", ServercoreTag: "ltsc2022"},
-	{Name: "ltsc2025", Build: "10.0.26100", NanoserverTag: "ltsc2025", ServercoreTag: "ltsc2025"},
+func windowsRelease(r winrelease.Release) WindowsRelease {
+	return WindowsRelease{Name: r.Name, Build: r.Build.String(), NanoserverTag: r.NanoserverTag, ServercoreTag: r.ServercoreTag}
 }
 
 // DefaultWindowsRelease is the release of the images named without one
@@ -29,31 +30,24 @@ var windowsReleases = []WindowsRelease{
 const DefaultWindowsRelease = "ltsc2022"
 
 // WindowsReleases lists the Windows releases the harness knows, oldest first.
-func WindowsReleases() []WindowsRelease { return slices.Clone(windowsReleases) }
+func WindowsReleases() []WindowsRelease {
+	var out []WindowsRelease
+	for _, r := range winrelease.Releases() {
+		out = append(out, windowsRelease(r))
+	}
+	return out
+}
 
 // ReleaseForBuild is the release of a Windows build, as a node reports it
 // (status.nodeInfo.kernelVersion, 10.0.20348.2340, or the label
 // node.kubernetes.io/windows-build, 10.0.20348).
 func ReleaseForBuild(build string) (WindowsRelease, error) {
-	for _, r := range windowsReleases {
-		if build == r.Build || strings.HasPrefix(build, r.Build+".") {
-			return r, nil
+	if v, err := winrelease.Parse(build); err == nil {
+		if r, ok := v.Release(); ok {
+			return windowsRelease(r), nil
 		}
 	}
-	var known []string
-	for _, r := range windowsReleases {
-		known = append(known, r.Build+" ("+r.Name+")")
-	}
-	return WindowsRelease{}, fmt.Errorf("Windows build %q is none the harness knows (%s)", build, strings.Join(known, ", "))
-}
-
-func releaseNamed(name string) (WindowsRelease, bool) {
-	for _, r := range windowsReleases {
-		if r.Name == name {
-			return r, true
-		}
-	}
-	return WindowsRelease{}, false
+	return WindowsRelease{}, fmt.Errorf("Windows build %q is none the harness knows (%s)", build, winrelease.List())
 }
 
 // Image names with a variant per Windows release: <family>-<release> names
@@ -72,7 +66,7 @@ var defaults = func() map[string]string {
 		// flannel): it has no OS version, so it runs on every Windows build.
 		"windows-hostprocess": "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
 	}
-	for _, r := range windowsReleases {
+	for _, r := range winrelease.Releases() {
 		d[Servercore+"-"+r.Name] = "mcr.microsoft.com/windows/servercore:" + r.ServercoreTag
 		d[Nanoserver+"-"+r.Name] = "mcr.microsoft.com/windows/nanoserver:" + r.NanoserverTag
 	}
@@ -122,7 +116,7 @@ func RefForBuild(family, build string) (string, error) {
 // release name, from the nanoserver-<release> images (overrides applied).
 func WindowsBases() map[string]string {
 	bases := map[string]string{}
-	for _, r := range windowsReleases {
+	for _, r := range winrelease.Releases() {
 		bases[r.Name] = Ref(Nanoserver + "-" + r.Name)
 	}
 	return bases

@@ -78,8 +78,11 @@ type Spec struct {
 	Drift   []string `json:"drift,omitempty"`
 	Message string   `json:"message,omitempty"`
 	// Location is the file and line of the failure, or of the spec.
-	Location string  `json:"location,omitempty"`
-	Seconds  float64 `json:"seconds"`
+	Location string `json:"location,omitempty"`
+	// Artifacts is the directory, relative to the report, that keeps what
+	// a failed spec left to debug it (pods, logs, events).
+	Artifacts string  `json:"artifacts,omitempty"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // Level is the strongest evidence of the spec that shows claim c, else the
@@ -162,7 +165,9 @@ type Summary struct {
 	// nothing, and the suite fails for them.
 	Unrecorded []string `json:"unrecordedEvidence,omitempty"`
 	// Rerun names the report this run reran the failures of.
-	Rerun  string  `json:"rerunOf,omitempty"`
+	Rerun string `json:"rerunOf,omitempty"`
+	// RunID labels the run's objects in the cluster (e2e-run, winconform.io/run).
+	RunID  string  `json:"runID,omitempty"`
 	Specs  []Spec  `json:"specs"`
 	Claims []Claim `json:"claims"`
 }
@@ -170,6 +175,10 @@ type Summary struct {
 // ClusterEntry is the report entry (of BeforeSuite) that carries the
 // cluster's facts to the summary.
 const ClusterEntry = "winconform.cluster"
+
+// ArtifactsEntry is the report entry that names a failed spec's artifacts
+// directory (framework/e2e.ArtifactsEntry).
+const ArtifactsEntry = "winconform.artifacts"
 
 // Summarize reads a Ginkgo report. Specs that the run did not select are
 // left out of Specs but still count a claim as having specs (NotRun).
@@ -286,6 +295,8 @@ func readSpec(sr types.SpecReport, interrupted bool, setupFailed string, selecte
 			if rec, err := evidence.Parse(e.StringRepresentation()); err == nil {
 				spec.Evidence = append(spec.Evidence, rec)
 			}
+		case ArtifactsEntry:
+			spec.Artifacts = e.StringRepresentation()
 		case ledger.EntryName:
 			if le, err := ledger.Parse(e.StringRepresentation()); err == nil && le.Verdict == ledger.Lifted && !slices.Contains(spec.Drift, le.Claim) {
 				spec.Drift = append(spec.Drift, le.Claim)
@@ -574,7 +585,11 @@ func (s Summary) Markdown() string {
 	if len(failed) > 0 {
 		b.WriteString("\n## Failed, blocked and interrupted specs\n\n")
 		for _, sp := range failed {
-			fmt.Fprintf(&b, "- **%s** (%s, %s): %s\n", sp.Name, sp.Result, sp.Location, text.FirstLine(sp.Message))
+			fmt.Fprintf(&b, "- **%s** (%s, %s): %s", sp.Name, sp.Result, sp.Location, text.FirstLine(sp.Message))
+			if sp.Artifacts != "" {
+				fmt.Fprintf(&b, " (artifacts: `%s`)", sp.Artifacts)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

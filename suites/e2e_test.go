@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "winconform e2e:", err)
 		os.Exit(2)
 	}
+	e2e.ApplyRunID()
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	os.Exit(m.Run())
 }
@@ -98,8 +99,9 @@ func TestE2E(t *testing.T) {
 	ginkgo.RunSpecs(t, "winconform", suiteConfig, reporterConfig)
 }
 
-// The cluster's facts are discovered once, before any spec, and kept with the reports.
-var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
+// The cluster's facts are discovered once per run, before any spec, by the
+// first process, kept with the reports, and shared with every parallel process.
+var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	cs, err := framework.LoadClientset()
 	framework.ExpectNoError(err, "connecting to the cluster in %s", framework.TestContext.KubeConfig)
 	fs, err := facts.Get(ctx, cs)
@@ -109,10 +111,15 @@ var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 	framework.ExpectNoError(err)
 	ginkgo.AddReportEntry(reports.ClusterEntry, string(data), ginkgo.ReportEntryVisibilityNever)
 	if dir := framework.TestContext.ReportDir; dir != "" {
-		data, err := json.MarshalIndent(fs, "", "  ")
+		pretty, err := json.MarshalIndent(fs, "", "  ")
 		framework.ExpectNoError(err)
-		framework.ExpectNoError(os.WriteFile(filepath.Join(dir, "cluster.json"), data, 0o644))
+		framework.ExpectNoError(os.WriteFile(filepath.Join(dir, "cluster.json"), pretty, 0o644))
 	}
+	return data
+}, func(data []byte) {
+	var fs facts.Facts
+	framework.ExpectNoError(json.Unmarshal(data, &fs), "the cluster's facts from the first process")
+	facts.Use(&fs)
 })
 
 // writeReports writes the harness's summary (claims with their outcome and
@@ -126,6 +133,7 @@ func writeReports(r ginkgo.Report) {
 	}
 	dir := framework.TestContext.ReportDir
 	s := reports.Summarize(r)
+	s.Rerun, s.RunID = e2e.Options.RerunOf, string(framework.RunID)
 	framework.ExpectNoError(s.Write(dir))
 	entries, err := reports.Ledger(r)
 	framework.ExpectNoError(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -11,8 +12,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -29,6 +35,15 @@ type runFlags struct {
 	// What the local cluster was asked for, for INF-01.
 	expectVersion string
 	expectSANs    []string
+	// nodes is the number of parallel processes (NODES), ginkgo their runner.
+	nodes  string
+	ginkgo string
+	// rerun is a report directory whose failed and interrupted specs to run again.
+	rerun string
+	// runID names the run's objects in the cluster.
+	runID string
+	// focus are the Ginkgo focus expressions of a rerun.
+	focus []string
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
@@ -39,6 +54,9 @@ func (r *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.reportDir, "report-dir", "_output/report", "where JUnit, Ginkgo JSON and the harness's reports go")
 	cmd.Flags().StringVar(&r.kwok, "kwok-binary", "_output/bin/kwok", "kwok, to simulate Windows nodes for scheduling specs where the cluster has none")
 	cmd.Flags().StringVar(&r.inventory, "inventory", "", "inventory of Windows machines (YAML), to probe from their hosts")
+	cmd.Flags().StringVar(&r.nodes, "nodes", "1", "parallel processes running the suite (Ginkgo's --procs); specs that must run alone are Serial")
+	cmd.Flags().StringVar(&r.ginkgo, "ginkgo", "_output/bin/ginkgo", "Ginkgo's CLI, which runs the suite binary in parallel processes")
+	cmd.Flags().StringVar(&r.rerun, "rerun-failed", "", "a report directory: run only the specs that failed, were blocked, were interrupted or never ran there")
 }
 
 // args is the suite binary's command line for kubeconfig.
@@ -61,7 +79,46 @@ func (r *runFlags) args(kubeconfig string) []string {
 			args = append(args, "--kwok-binary="+r.kwok)
 		}
 	}
+	if r.runID != "" {
+		args = append(args, "--run-id="+r.runID)
+	}
+	if r.rerun != "" {
+		args = append(args, "--rerun-of="+r.rerun)
+	}
+	for _, f := range r.focus {
+		args = append(args, "--ginkgo.focus="+f)
+	}
 	return append(args, r.selection()...)
+}
+
+// rerunFocus reads the report in r.rerun and focuses the run on its
+// failed, blocked, interrupted and never-run specs.
+func (r *runFlags) rerunFocus() error {
+	if r.rerun == "" {
+		return nil
+	}
+	s, err := reports.ReadSummary(r.rerun)
+	if err != nil {
+		return fmt.Errorf("--rerun-failed: %w", err)
+	}
+	for _, sp := range s.Specs {
+		switch sp.Result {
+		case reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan:
+			r.focus = append(r.focus, suiterun.Focus(sp.Name))
+		}
+	}
+	if len(r.focus) == 0 {
+		return fmt.Errorf("--rerun-failed %s: nothing to rerun, no spec failed, was blocked, interrupted or left unrun there (%s)", r.rerun, s.Status)
+	}
+	fmt.Fprintf(os.Stderr, "rerunning %d spec(s) of %s\n", len(r.focus), r.rerun)
+	return nil
+}
+
+// newRunID is a run ID: a valid label value, unique enough to tell runs apart.
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("wc-%s-%x", time.Now().UTC().Format("20060102t150405"), b)
 }
 
 // selection is the suite binary's flags that choose specs.
@@ -114,8 +171,15 @@ exists), loads the test images, and runs the suite binary against it. With
 				return fmt.Errorf("suite binary %s: %v (build it with `make build`)", rf.binary, err)
 			}
 			// Check the selection before any cluster work: an unknown SUITE or
-			// claim fails in a second, not after the cluster is up.
+			// claim, or a report that cannot be rerun, fails in a second, not
+			// after the cluster is up.
 			if err := rf.validate(cmd.Context()); err != nil {
+				return err
+			}
+			if err := rf.rerunFocus(); err != nil {
+				return err
+			}
+			if _, err := suiterun.Procs(rf.nodes, maxProcs, "checked again against the cluster"); err != nil {
 				return err
 			}
 			if cf.probe != "" {
@@ -144,7 +208,7 @@ exists), loads the test images, and runs the suite binary against it. With
 					}
 				}
 			}
-			return runSuite(cmd.Context(), rf, kubeconfig, extra)
+			return runSuite(cmd.Context(), rf, kubeconfig, extra, localCluster(existing, &cf))
 		},
 	}
 	cf.register(cmd)
@@ -154,26 +218,124 @@ exists), loads the test images, and runs the suite binary against it. With
 	return cmd
 }
 
-// runSuite runs the suite binary and returns its exit status as an error.
-// An interruption reaches the suite as SIGINT, so that Ginkgo cleans up and
-// writes its reports before it exits.
-func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []string) error {
+// maxProcs bounds NODES before the cluster is known.
+const maxProcs = 32
+
+// runSuite runs the suite (in NODES parallel processes), passing an
+// interrupt on once and giving the suite time to clean up and report; then
+// removes what the run left in the cluster, and on failure collects the
+// node logs into the report directory. It returns the suite's exit status
+// as an error.
+func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []string, local *localLogs) error {
 	if rf.reportDir == "_output/report" {
 		os.RemoveAll(rf.reportDir) // the default directory holds the last run only
 	}
 	if err := os.MkdirAll(rf.reportDir, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, rf.binary, append(rf.args(kubeconfig), extra...)...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 2 * time.Minute
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exitCode(exit.ExitCode())
+	cs, err := clientFor(kubeconfig)
+	if err != nil {
+		return err
 	}
-	return err
+	procs, err := checkProcs(ctx, cs, rf.nodes)
+	if err != nil {
+		return err
+	}
+	rf.runID = newRunID()
+	if abs, err := filepath.Abs(rf.ginkgo); err == nil {
+		rf.ginkgo = abs
+	}
+	fmt.Fprintf(os.Stderr, "run %s: %d process(es); report in %s\n", rf.runID, procs, rf.reportDir)
+	runErr := suiterun.Run(ctx, suiterun.Options{Binary: rf.binary, Ginkgo: rf.ginkgo, Procs: procs,
+		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr})
+	// What the run left (an interrupt cut its cleanup short): removed, and said.
+	sweepCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+	defer cancel()
+	left, err := suiterun.Sweep(sweepCtx, cs, rf.runID, 2*time.Minute)
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "winconform: cleaning up after run %s: %v\n", rf.runID, err)
+	case len(left) > 0:
+		fmt.Fprintf(os.Stderr, "winconform: run %s left %d object(s), now deleted: %v\n", rf.runID, len(left), left)
+	}
+	if runErr != nil {
+		local.collect(sweepCtx, rf)
+	}
+	var exit suiterun.ExitError
+	if errors.As(runErr, &exit) {
+		return exitCode(exit.Code)
+	}
+	return runErr
+}
+
+// checkProcs reads NODES and checks it against what the cluster can hold:
+// one process per allocatable CPU of its Ready, schedulable nodes.
+func checkProcs(ctx context.Context, cs kubernetes.Interface, value string) (int, error) {
+	if value == "" || value == "1" {
+		return 1, nil
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing the cluster's nodes to check NODES=%s: %w", value, err)
+	}
+	ready, cpus := 0, int64(0)
+	for _, n := range nodes.Items {
+		f := facts.FromNode(&n)
+		if !f.Ready || f.Simulated || n.Spec.Unschedulable {
+			continue
+		}
+		ready++
+		cpus += n.Status.Allocatable.Cpu().Value()
+	}
+	max := int(cpus)
+	if max < 1 {
+		max = 1
+	}
+	return suiterun.Procs(value, max, fmt.Sprintf("%d Ready node(s) with %d allocatable CPU(s) in all, one process per CPU", ready, cpus))
+}
+
+func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.Timeout = 30 * time.Second
+	return kubernetes.NewForConfig(cfg)
+}
+
+// localLogs collects the node logs of the local kind cluster when a run
+// fails (nil for an existing cluster: its nodes are not ours to read).
+type localLogs struct {
+	cf *clusterFlags
+}
+
+func localCluster(existing string, cf *clusterFlags) *localLogs {
+	if existing != "" {
+		return nil
+	}
+	return &localLogs{cf: cf}
+}
+
+// collect exports the cluster's node logs into the report's artifacts, once per run.
+func (l *localLogs) collect(ctx context.Context, rf runFlags) {
+	if l == nil {
+		return
+	}
+	cfg, err := l.cf.load()
+	if err != nil {
+		return
+	}
+	kc, _ := filepath.Abs(l.cf.kubeconfig)
+	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "winconform: cannot collect the node logs:", err)
+		return
+	}
+	dir := filepath.Join(rf.reportDir, "artifacts", "nodes")
+	if err := c.ExportLogs(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "winconform:", err)
+	}
+	fmt.Fprintf(os.Stderr, "the run failed: node logs in %s\n", dir)
 }
 
 func deleteCluster(cmd *cobra.Command, cf *clusterFlags) {

@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,12 +18,13 @@ import (
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 	admissionapi "k8s.io/pod-security-admission/api"
 
+	"github.com/winconform/winconform/framework/artifacts"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
 )
 
@@ -33,10 +35,39 @@ const PodStartTimeout = 3 * time.Minute
 // a fresh namespace, deleted after it (also when it fails or the run is
 // interrupted). Probe pods run as root (raw ICMP), so the namespace enforces
 // the baseline pod security level rather than restricted.
+//
+// When a spec fails, its namespace's pods (described, as YAML, their logs)
+// and events are kept, redacted, under <report dir>/artifacts/<spec>/
+// before the namespace goes.
 func NewFramework(baseName string) *framework.Framework {
 	f := framework.NewDefaultFramework(baseName)
 	f.NamespacePodSecurityLevel = admissionapi.LevelBaseline
+	ginkgo.JustAfterEach(func(ctx context.Context) {
+		r := ginkgo.CurrentSpecReport()
+		if !r.Failed() || f.Namespace == nil || framework.TestContext.ReportDir == "" {
+			return
+		}
+		keepArtifacts(context.WithoutCancel(ctx), f, r.FullText())
+	})
 	return f
+}
+
+// ArtifactsEntry is the report entry that names a failed spec's artifacts
+// directory, relative to the report directory.
+const ArtifactsEntry = "winconform.artifacts"
+
+func keepArtifacts(ctx context.Context, f *framework.Framework, spec string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	rel := filepath.Join(artifacts.Dir, artifacts.Slug(spec))
+	files, err := artifacts.Collect(ctx, f.ClientSet, f.Namespace.Name, filepath.Join(framework.TestContext.ReportDir, rel))
+	if err != nil {
+		framework.Logf("artifacts of the failed spec: some could not be kept: %v", err)
+	}
+	if len(files) > 0 {
+		ginkgo.AddReportEntry(ArtifactsEntry, rel, ginkgo.ReportEntryVisibilityNever)
+		framework.Logf("artifacts of the failed spec (%d files) in %s", len(files), rel)
+	}
 }
 
 // Facts returns the cluster's facts, discovered once per run.
@@ -143,11 +174,11 @@ func StartPods(ctx context.Context, f *framework.Framework, pods ...*corev1.Pod)
 // Connect runs `probe connect` with targets inside pod (which runs the probe
 // image) and returns one result per target. It fails the spec when the probe
 // itself could not run: that is not a blocked path.
-func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probe.Result {
+func Connect(ctx context.Context, f *framework.Framework, pod *corev1.Pod, targets ...string) []probeclient.Result {
 	ginkgo.By(fmt.Sprintf("probing from pod %s (%s, node %s): %v", pod.Name, PodOS(pod), pod.Spec.NodeName, targets))
-	stdout, stderr, err := Tool(ctx, f, pod, "", probe.ConnectArgs(5, 2, targets)...)
+	stdout, stderr, err := Tool(ctx, f, pod, "", probeclient.ConnectArgs(5, 2, targets)...)
 	framework.ExpectNoError(err, "the probe in pod %s could not run (stderr: %s)", pod.Name, stderr)
-	results, err := probe.Parse(stdout, targets)
+	results, err := probeclient.Parse(stdout, targets)
 	framework.ExpectNoError(err, "reading the probe's output")
 	return results
 }

@@ -3,6 +3,10 @@ package e2e
 import (
 	"flag"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/test/e2e/framework"
+
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
@@ -37,6 +41,11 @@ type Flags struct {
 	// ImageOverrides points the harness's images at a mirror (see images.LoadOverrides);
 	// WINCONFORM_IMAGE_OVERRIDES when empty.
 	ImageOverrides string
+	// RunID names this run's objects in the cluster; the CLI passes one ID
+	// to every parallel process, and removes what is left of the run by it.
+	RunID string
+	// RerunOf is the report directory whose failed specs this run reruns.
+	RerunOf string
 }
 
 // Options holds the flags' values once parsed.
@@ -53,8 +62,38 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Options.ExpectSANs, "expect-cert-sans", "", "comma-separated names and addresses the API server's certificate must have (INF-01)")
 	fs.StringVar(&Options.WindowsArtifacts, "windows-artifacts", "_output/windows", "where `winconform join` wrote its reports (INF-03)")
 	fs.BoolVar(&Options.Disruptive, "disruptive", false, "allow specs that reset and rejoin the inventory's Windows machines (INF-05)")
+	fs.StringVar(&Options.RunID, "run-id", "", "identifies this run's objects in the cluster (labels e2e-run and "+RunLabel+"); one ID for every parallel process (default: a random one per process)")
+	fs.StringVar(&Options.RerunOf, "rerun-of", "", "the report directory whose failed and interrupted specs this run reruns (said in the summary)")
 	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")
 	fs.BoolVar(&Options.AllowFlaky, "allow-flaky", false, "let a network matrix cell that was blocked on one probe and reachable on the other pass its claim (it is still reported as flaky)")
+}
+
+// RunLabel labels the cluster-scoped objects a run creates with its run ID
+// (namespaces carry the e2e framework's e2e-run label with the same ID).
+const RunLabel = "winconform.io/run"
+
+// ApplyRunID makes --run-id the e2e framework's run ID, so that the
+// namespaces of every parallel process carry it (label e2e-run).
+func ApplyRunID() {
+	if Options.RunID != "" {
+		framework.RunID = types.UID(Options.RunID)
+	}
+}
+
+// RunLabels are the labels that mark an object as this run's.
+func RunLabels() map[string]string {
+	return map[string]string{RunLabel: string(framework.RunID)}
+}
+
+// Owned labels o as this run's, so that what a run leaves behind (an
+// interrupted cleanup) can be found and removed by the CLI.
+func Owned(o metav1.Object) {
+	l := o.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[RunLabel] = string(framework.RunID)
+	o.SetLabels(l)
 }
 
 // LoadImageOverrides applies --image-overrides, or $WINCONFORM_IMAGE_OVERRIDES.

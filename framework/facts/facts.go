@@ -171,6 +171,14 @@ var (
 	cached *Facts
 )
 
+// Use makes f the process's facts (discovered once by another process of a
+// parallel run, say).
+func Use(f *Facts) {
+	mu.Lock()
+	defer mu.Unlock()
+	cached = f
+}
+
 // Get returns the facts, discovering them on the first call of the process.
 func Get(ctx context.Context, cs kubernetes.Interface) (*Facts, error) {
 	mu.Lock()

@@ -42,6 +42,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // Stages is kwok's configuration: the Stage objects it plays (see stages.yaml).
@@ -93,6 +95,8 @@ type Options struct {
 	CIDR string
 	// RunID names this Sim's nodes and selects them for kwok; random when empty.
 	RunID string
+	// Labels go on every node the Sim adds (the harness's run, say).
+	Labels map[string]string
 	// Timeout bounds each wait (DefaultTimeout).
 	Timeout time.Duration
 	// LogPath is where kwok's output goes (a file in the Sim's temporary
@@ -330,6 +334,9 @@ func (s *Sim) AddWindowsNode(ctx context.Context, name, build string, taints ...
 	if err != nil {
 		return nil, err
 	}
+	for k, v := range s.opts.Labels {
+		n.Labels[k] = v
+	}
 	host, _ := os.Hostname()
 	n.Annotations[AnnotationOwner] = host + "/" + strconv.Itoa(os.Getpid())
 	if _, err := s.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
@@ -397,16 +404,15 @@ func Ready(n *corev1.Node) bool {
 // kernel version = build and revision), capacity, and an address from
 // TEST-NET-1 (RFC 5737) that nothing answers on.
 func WindowsNode(name, build, runID, kubeletVersion string, taints ...corev1.Taint) (*corev1.Node, error) {
-	parts := strings.Split(build, ".")
-	if len(parts) != 3 {
+	v, err := winrelease.Parse(build)
+	if err != nil || v.HasRevision {
 		return nil, fmt.Errorf("kwok: Windows build %q: want major.minor.build, e.g. 10.0.20348", build)
 	}
-	for _, p := range parts {
-		if _, err := strconv.Atoi(p); err != nil {
-			return nil, fmt.Errorf("kwok: Windows build %q: want major.minor.build, e.g. 10.0.20348", build)
-		}
+	// A build of no known release is a Windows Server of some update.
+	image, revision := "Windows Server Datacenter", 1
+	if r, ok := v.Release(); ok {
+		image, revision = r.Product+" Datacenter", r.Revision
 	}
-	image, revision := windowsImage(parts[2])
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("4"),
 		corev1.ResourceMemory:           resource.MustParse("16Gi"),
@@ -440,24 +446,11 @@ func WindowsNode(name, build, runID, kubeletVersion string, taints ...corev1.Tai
 				OperatingSystem: "windows",
 				Architecture:    "amd64",
 				OSImage:         image,
-				KernelVersion:   build + "." + revision,
+				KernelVersion:   fmt.Sprintf("%s.%d", build, revision),
 				KubeletVersion:  kubeletVersion,
 			},
 		},
 	}, nil
-}
-
-// windowsImage is the OS image and an update revision for a build number.
-func windowsImage(build string) (image, revision string) {
-	switch build {
-	case "17763":
-		return "Windows Server 2019 Datacenter", "6054"
-	case "20348":
-		return "Windows Server 2022 Datacenter", "2340"
-	case "26100":
-		return "Windows Server 2025 Datacenter", "3194"
-	}
-	return "Windows Server Datacenter", "1"
 }
 
 // fakeAddress is a TEST-NET-1 address derived from the node's name.

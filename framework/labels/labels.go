@@ -276,7 +276,7 @@ func Filter(suite, claim, extra string) (string, error) {
 		for _, id := range strings.Split(claim, ",") {
 			id = strings.ToUpper(strings.TrimSpace(id))
 			if _, ok := claims.Get(id); !ok {
-				return "", fmt.Errorf("unknown claim %q in FOCUS: claims look like NET-03 (see `make list`)", id)
+				return "", fmt.Errorf("unknown claim %q in CLAIM: claims look like NET-03 (see `make list`)", id)
 			}
 			ids = append(ids, ClaimPrefix+id)
 		}

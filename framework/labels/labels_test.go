@@ -236,7 +236,7 @@ func TestFilterRejectsUnknownClaims(t *testing.T) {
 			t.Errorf("Filter(claim %q) = %q, want an error", claim, f)
 			continue
 		}
-		if !strings.Contains(err.Error(), "unknown claim") || !strings.Contains(err.Error(), "FOCUS") {
+		if !strings.Contains(err.Error(), "unknown claim") || !strings.Contains(err.Error(), "CLAIM") {
 			t.Errorf("Filter(claim %q) error %q does not explain the unknown claim", claim, err)
 		}
 	}

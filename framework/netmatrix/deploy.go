@@ -41,6 +41,9 @@ type Env struct {
 	ProbeBinary string
 	// ExternalURL is a server outside the cluster to use instead of a local one.
 	ExternalURL string
+	// Labels go on the matrix's namespace (the run's ID, so that what an
+	// interrupted run leaves can be found).
+	Labels map[string]string
 	// Machines reach Windows nodes' hosts, by node name (from the inventory).
 	Machines map[string]remote.Exec
 	// Probing is how every source probes.
@@ -88,9 +91,12 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 		env.Log = io.Discard
 	}
 	d := &Deployment{env: env, Absent: map[string]Absence{}}
+	nsLabels := map[string]string{"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/part-of": partOf}
+	for k, v := range env.Labels {
+		nsLabels[k] = v
+	}
 	ns, err := env.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "netmatrix-",
-		Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/part-of": partOf},
+		GenerateName: "netmatrix-", Labels: nsLabels,
 	}}, metav1.CreateOptions{})
 	if err != nil {
 		return d, fmt.Errorf("creating the matrix's namespace: %w", err)

@@ -3,9 +3,8 @@ package netmatrix
 import (
 	"slices"
 
-	"k8s.io/apimachinery/pkg/util/version"
-
 	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // Expectation is what a cell should show on this cluster.
@@ -105,14 +104,14 @@ func coversBuild(r Rule, build string) bool {
 	if r.SinceBuild == "" && r.UntilBuild == "" {
 		return true
 	}
-	b, err := version.ParseGeneric(build)
+	b, err := winrelease.Parse(build)
 	if err != nil {
 		return true
 	}
-	if r.SinceBuild != "" && b.LessThan(version.MustParseGeneric(r.SinceBuild)) {
+	if since, err := winrelease.Parse(r.SinceBuild); err == nil && r.SinceBuild != "" && b.Build.Compare(since.Build) < 0 {
 		return false
 	}
-	if r.UntilBuild != "" && !b.LessThan(version.MustParseGeneric(r.UntilBuild)) {
+	if until, err := winrelease.Parse(r.UntilBuild); err == nil && r.UntilBuild != "" && b.Build.Compare(until.Build) >= 0 {
 		return false
 	}
 	return true

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 func TestObserve(t *testing.T) {
@@ -14,7 +14,7 @@ func TestObserve(t *testing.T) {
 	outside := outsideTarget()
 	cases := []struct {
 		name    string
-		r       probe.Result
+		r       probeclient.Result
 		t       Target
 		want    Observation
 		wantWhy string // substrings, "|"-separated; "" means Why must be empty

@@ -8,14 +8,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 // fakeSource is a Source whose Probe is a function; it records every batch
 // it is given, in call order.
 type fakeSource struct {
 	peer  Peer
-	probe func(ctx context.Context, call int, targets []string) ([]probe.Result, error)
+	probe func(ctx context.Context, call int, targets []string) ([]probeclient.Result, error)
 
 	mu      sync.Mutex
 	batches [][]string
@@ -23,7 +23,7 @@ type fakeSource struct {
 
 func (f *fakeSource) Peer() Peer { return f.peer }
 
-func (f *fakeSource) Probe(ctx context.Context, targets []string) ([]probe.Result, error) {
+func (f *fakeSource) Probe(ctx context.Context, targets []string) ([]probeclient.Result, error) {
 	f.mu.Lock()
 	call := len(f.batches)
 	f.batches = append(f.batches, slices.Clone(targets))
@@ -48,9 +48,9 @@ func (f *fakeSource) Batches() [][]string {
 }
 
 // per builds a probe function from one answer per (call, target).
-func per(answer func(call int, url string) probe.Result) func(context.Context, int, []string) ([]probe.Result, error) {
-	return func(_ context.Context, call int, targets []string) ([]probe.Result, error) {
-		out := make([]probe.Result, len(targets))
+func per(answer func(call int, url string) probeclient.Result) func(context.Context, int, []string) ([]probeclient.Result, error) {
+	return func(_ context.Context, call int, targets []string) ([]probeclient.Result, error) {
+		out := make([]probeclient.Result, len(targets))
 		for i, u := range targets {
 			r := answer(call, u)
 			r.Index, r.Target = i, u
@@ -61,23 +61,23 @@ func per(answer func(call int, url string) probe.Result) func(context.Context, i
 }
 
 // okResult is a successful probe answered by podIP.
-func okResult(podIP string) probe.Result {
-	return probe.Result{OK: true, LatencyMs: 1.5, Attempts: 1, Detail: probe.Detail{PodIP: podIP, StatusCode: 200}}
+func okResult(podIP string) probeclient.Result {
+	return probeclient.Result{OK: true, LatencyMs: 1.5, Attempts: 1, Detail: probeclient.Detail{PodIP: podIP, StatusCode: 200}}
 }
 
 // failResult is a failed probe of class class.
-func failResult(class, msg string) probe.Result {
-	return probe.Result{OK: false, ErrorClass: class, Error: msg, Attempts: 1}
+func failResult(class, msg string) probeclient.Result {
+	return probeclient.Result{OK: false, ErrorClass: class, Error: msg, Attempts: 1}
 }
 
 // answerFromBackend answers every URL of targets OK, from the target's first
 // backend IP (or 192.0.2.1 when any answer will do).
-func answerFromBackend(targets []Target) func(call int, url string) probe.Result {
+func answerFromBackend(targets []Target) func(call int, url string) probeclient.Result {
 	byURL := map[string]Target{}
 	for _, t := range targets {
 		byURL[t.URL] = t
 	}
-	return func(_ int, url string) probe.Result {
+	return func(_ int, url string) probeclient.Result {
 		t, ok := byURL[url]
 		if !ok {
 			return failResult("invalid-target", "unknown URL "+url)

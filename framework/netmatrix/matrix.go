@@ -20,7 +20,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 // Kind is what a peer is.
@@ -96,7 +96,7 @@ type Source interface {
 	Peer() Peer
 	// Probe runs one batch: one result per target, in order. An error means
 	// the probe itself could not run (every cell of the batch is a probe error).
-	Probe(ctx context.Context, targets []string) ([]probe.Result, error)
+	Probe(ctx context.Context, targets []string) ([]probeclient.Result, error)
 	// Repro is a command a person can run to probe target from this source.
 	Repro(target string) string
 }
@@ -157,16 +157,16 @@ type Cell struct {
 	Target string   `json:"target"`
 	Claims []string `json:"claims,omitempty"`
 	// Parts are the parts of the claims the cell matches.
-	Parts    []ClaimPart  `json:"parts,omitempty"`
-	Expect   Expectation  `json:"expect"`
-	Observed Observation  `json:"observed"`
-	Verdict  Verdict      `json:"verdict"`
-	Result   probe.Result `json:"result"`
+	Parts    []ClaimPart        `json:"parts,omitempty"`
+	Expect   Expectation        `json:"expect"`
+	Observed Observation        `json:"observed"`
+	Verdict  Verdict            `json:"verdict"`
+	Result   probeclient.Result `json:"result"`
 	// First is the first probe's result when the cell was probed again.
-	First    *probe.Result `json:"first,omitempty"`
-	Reprobed bool          `json:"reprobed,omitempty"`
-	Repro    string        `json:"repro"`
-	Why      string        `json:"why,omitempty"` // a skipped cell's reason, a probe error's cause
+	First    *probeclient.Result `json:"first,omitempty"`
+	Reprobed bool                `json:"reprobed,omitempty"`
+	Repro    string              `json:"repro"`
+	Why      string              `json:"why,omitempty"` // a skipped cell's reason, a probe error's cause
 }
 
 // Peers returns the source and the target of cell c.
@@ -301,7 +301,7 @@ func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) 
 		}
 		if err != nil {
 			c.Observed, c.Why = ProbeError, err.Error()
-			c.Result = probe.Result{Index: i, Target: urls[i], ErrorClass: "probe-error", Error: err.Error()}
+			c.Result = probeclient.Result{Index: i, Target: urls[i], ErrorClass: "probe-error", Error: err.Error()}
 		} else {
 			c.Result = results[i]
 			c.Observed, c.Why = observe(results[i], targets[i])
@@ -321,7 +321,7 @@ var blockedClasses = []string{"timeout", "refused", "reset", "unreachable", "dns
 // test the path (!), the path is blocked (X), something answered that is
 // not the target or an error of no known class (?), or it answered, from a
 // peer allowed to answer for t.
-func observe(r probe.Result, t Target) (Observation, string) {
+func observe(r probeclient.Result, t Target) (Observation, string) {
 	switch {
 	case r.OK && len(t.BackendIPs) > 0 && t.Mode != Ping && !slices.Contains(t.BackendIPs, r.Detail.PodIP):
 		return WrongAnswer, fmt.Sprintf("answered by %s, which is not %s", r.Detail.PodIP, strings.Join(t.BackendIPs, " or "))

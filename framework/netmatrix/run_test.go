@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 // runTargets is a compact set of targets for Run: two pods, a Linux-backed
@@ -158,7 +158,7 @@ func TestRunReprobesOnlyMismatchesInOneExtraBatch(t *testing.T) {
 		driftOnce  = u("svc-linux/service-fqdn") // expected blocked, reachable then blocked: flaky
 		steady     = u("svc-linux/service-dns")  // OK: not reprobed
 	)
-	answer := func(call int, url string) probe.Result {
+	answer := func(call int, url string) probeclient.Result {
 		switch url {
 		case flaky:
 			if call == 0 {
@@ -283,7 +283,7 @@ func TestRunReprobesOnlyMismatchesInOneExtraBatch(t *testing.T) {
 
 func TestRunBlockedTwiceIsRegressionAndBlockedThenReachableIsFlaky(t *testing.T) {
 	ts := []Target{podTargets(peerWinA)[0], podTargets(peerLinB)[0]}
-	f := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probe.Result {
+	f := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probeclient.Result {
 		if url == ts[0].URL {
 			return failResult("timeout", "i/o timeout") // blocked twice
 		}
@@ -315,7 +315,7 @@ func TestRunBlockedTwiceIsRegressionAndBlockedThenReachableIsFlaky(t *testing.T)
 func TestRunSourceErrorMakesItsCellsProbeErrorsOnly(t *testing.T) {
 	ts := runTargets()
 	boom := errors.New("exec in ns/windows-a: container not found")
-	bad := &fakeSource{peer: peerWinA, probe: func(context.Context, int, []string) ([]probe.Result, error) { return nil, boom }}
+	bad := &fakeSource{peer: peerWinA, probe: func(context.Context, int, []string) ([]probeclient.Result, error) { return nil, boom }}
 	good := &fakeSource{peer: peerLinA, probe: per(answerFromBackend(ts))}
 	node := &fakeSource{peer: nodeLinCP, probe: per(answerFromBackend(ts))}
 	m := &Matrix{Sources: []Source{bad, good, node}, Targets: ts, Claims: ClaimsFor, Applies: Applicable, Workers: 2}
@@ -377,7 +377,7 @@ func slowSources(n, until int, inFlight, maxInFlight *atomic.Int32) ([]*fakeSour
 	var sources []Source
 	for i := 0; i < n; i++ {
 		p := Peer{Name: fmt.Sprintf("pod-%d", i), Kind: Pod, OS: "linux", Node: linW, BackendIPs: []string{fmt.Sprintf("10.0.0.%d", i+1)}}
-		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probe.Result, error) {
+		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probeclient.Result, error) {
 			cur := inFlight.Add(1)
 			defer inFlight.Add(-1)
 			for {
@@ -391,7 +391,7 @@ func slowSources(n, until int, inFlight, maxInFlight *atomic.Int32) ([]*fakeSour
 				time.Sleep(time.Millisecond)
 			}
 			time.Sleep(20 * time.Millisecond)
-			return per(func(int, string) probe.Result { return okResult("") })(ctx, call, targets)
+			return per(func(int, string) probeclient.Result { return okResult("") })(ctx, call, targets)
 		}}
 		fakes = append(fakes, f)
 		sources = append(sources, f)
@@ -450,7 +450,7 @@ func cancelSources(n int, cancel context.CancelFunc, calls *atomic.Int32) ([]*fa
 	for i := 0; i < n; i++ {
 		i := i
 		p := Peer{Name: fmt.Sprintf("pod-%02d", i), Kind: Pod, OS: "linux", Node: linW}
-		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probe.Result, error) {
+		f := &fakeSource{peer: p, probe: func(ctx context.Context, call int, targets []string) ([]probeclient.Result, error) {
 			calls.Add(1)
 			if i == 0 && cancel != nil {
 				cancel()
@@ -458,7 +458,7 @@ func cancelSources(n int, cancel context.CancelFunc, calls *atomic.Int32) ([]*fa
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			return per(func(int, string) probe.Result { return okResult("") })(ctx, call, targets)
+			return per(func(int, string) probeclient.Result { return okResult("") })(ctx, call, targets)
 		}}
 		fakes = append(fakes, f)
 		sources = append(sources, f)

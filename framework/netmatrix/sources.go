@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/framework/podexec"
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/text"
 )
@@ -48,12 +48,12 @@ type PodSource struct {
 func (s PodSource) Peer() Peer { return s.Self }
 
 // Probe runs one `probe connect` in the pod for all targets.
-func (s PodSource) Probe(ctx context.Context, targets []string) ([]probe.Result, error) {
+func (s PodSource) Probe(ctx context.Context, targets []string) ([]probeclient.Result, error) {
 	stdout, stderr, err := s.Exec.Exec(ctx, s.Namespace, s.Pod, s.Container, append([]string{s.Binary}, s.args(targets)...))
 	if err != nil {
 		return nil, fmt.Errorf("%v: %s", err, text.FirstLine(stderr))
 	}
-	return probe.Parse(stdout, targets)
+	return probeclient.Parse(stdout, targets)
 }
 
 // Repro is the kubectl exec command that probes target from this pod.
@@ -78,14 +78,14 @@ type LocalSource struct {
 func (s LocalSource) Peer() Peer { return s.Self }
 
 // Probe runs the local probe once for all targets.
-func (s LocalSource) Probe(ctx context.Context, targets []string) ([]probe.Result, error) {
+func (s LocalSource) Probe(ctx context.Context, targets []string) ([]probeclient.Result, error) {
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, s.Binary, s.args(targets)...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%s: %v: %s", s.Binary, err, text.FirstLine(errb.String()))
 	}
-	return probe.Parse(out.String(), targets)
+	return probeclient.Parse(out.String(), targets)
 }
 
 // Repro is the local command line.
@@ -109,7 +109,7 @@ type RemoteSource struct {
 func (s RemoteSource) Peer() Peer { return s.Self }
 
 // Probe runs the probe on the node once for all targets.
-func (s RemoteSource) Probe(ctx context.Context, targets []string) ([]probe.Result, error) {
+func (s RemoteSource) Probe(ctx context.Context, targets []string) ([]probeclient.Result, error) {
 	res, err := s.Exec.RunPS(ctx, "network probe from "+s.Self.Name, s.script(targets))
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func (s RemoteSource) Probe(ctx context.Context, targets []string) ([]probe.Resu
 	if err := res.Err(); err != nil {
 		return nil, err
 	}
-	return probe.Parse(res.Stdout, targets)
+	return probeclient.Parse(res.Stdout, targets)
 }
 
 func (s RemoteSource) script(targets []string) string {

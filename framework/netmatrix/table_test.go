@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 )
 
 // tableMatrix is the small cluster's 23 targets probed from a Linux pod and
@@ -21,7 +21,7 @@ func tableMatrix(t *testing.T) *Matrix {
 	ts := fullTargets()
 	u := func(id string) string { return targetByID(t, ts, id).URL }
 	backend := answerFromBackend(ts)
-	pod := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probe.Result {
+	pod := &fakeSource{peer: peerLinA, probe: per(func(call int, url string) probeclient.Result {
 		switch url {
 		case u("windows-a/pod-dns"):
 			return failResult("dns", "no such host")
@@ -30,7 +30,7 @@ func tableMatrix(t *testing.T) *Matrix {
 		}
 		return backend(call, url)
 	})}
-	node := &fakeSource{peer: nodeWin1, probe: per(func(call int, url string) probe.Result {
+	node := &fakeSource{peer: nodeWin1, probe: per(func(call int, url string) probeclient.Result {
 		switch url {
 		case u("svc-windows/cluster-ip"), u("svc-linux/cluster-ip"), u("svc-windows/nodeport@win-1"):
 			return failResult("timeout", "i/o timeout")
@@ -234,7 +234,7 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}
 	c = &Cell{Source: "a", Target: "b/pod-ip", Expect: Expectation{Reachable: true}, Observed: Blocked, Verdict: Regression,
-		Result: probe.Result{OK: true, Detail: probe.Detail{PodIP: "1.2.3.4"}}, Why: "answered by 1.2.3.4, which is not 5.6.7.8", Repro: "cmd"}
+		Result: probeclient.Result{OK: true, Detail: probeclient.Detail{PodIP: "1.2.3.4"}}, Why: "answered by 1.2.3.4, which is not 5.6.7.8", Repro: "cmd"}
 	if got, want := c.Describe(), "regression: a -> b/pod-ip: expected reachable, blocked (answered by 1.2.3.4, which is not 5.6.7.8); reproduce: cmd"; got != want {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}

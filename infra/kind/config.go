@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
@@ -105,7 +106,10 @@ func LoadConfig(path string) (Config, error) {
 	return ParseConfig(path, data)
 }
 
-// ParseConfig decodes and validates a cluster file. Unknown fields are errors.
+// ParseConfig decodes and validates a cluster file, as kind reads its own:
+// a strict decode (unknown fields are errors) over the embedded default, so
+// that every field the file leaves out has the default's value; then the
+// defaults that depend on other fields; then validation.
 func ParseConfig(source string, data []byte) (Config, error) {
 	// encoding/json loses the field's name in a Duration's own error: check it first.
 	var durations struct {
@@ -119,8 +123,19 @@ func ParseConfig(source string, data []byte) (Config, error) {
 		}
 	}
 	var c Config
+	if err := yaml.UnmarshalStrict(defaultConfig, &c); err != nil {
+		panic(err) // a test keeps the embedded file valid
+	}
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", source, err)
+		return Config{}, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: json: "))
+	}
+	// The default's vni and port are vxlan's: a file that names its back end
+	// has the vni and port it sets, or that back end's defaults.
+	var own struct {
+		CNI CNI `json:"cni"`
+	}
+	if err := yaml.Unmarshal(data, &own); err == nil && own.CNI.Backend != "" {
+		c.CNI = own.CNI
 	}
 	c.setDefaults()
 	if err := c.Validate(); err != nil {

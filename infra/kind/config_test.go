@@ -118,7 +118,7 @@ func TestParseConfigValidation(t *testing.T) {
 	}{
 		{"base", base, ""},
 		{"bad name", set("name: wc", "name: Bad_Name"), "name: "},
-		{"no name", set("name: wc", ""), "name: "},
+		{"empty name", set("name: wc", `name: ""`), "name: "},
 		{"name too long", set("name: wc", "name: "+strings.Repeat("a", 41)), "name: "},
 		{"name 40", set("name: wc", "name: "+strings.Repeat("a", 40)), ""},
 		{"name trailing dash", set("name: wc", "name: wc-"), "name: "},
@@ -127,7 +127,7 @@ func TestParseConfigValidation(t *testing.T) {
 		{"workers 0", set("workers: 2", "workers: 0"), ""},
 		{"workers 10", set("workers: 2", "workers: 10"), ""},
 		{"pod subnet", set("10.244.0.0/16", "10.244.0.0"), "networking.podSubnet: "},
-		{"pod subnet missing", set("  podSubnet: 10.244.0.0/16\n", ""), "networking.podSubnet: "},
+		{"pod subnet empty", set("podSubnet: 10.244.0.0/16", `podSubnet: ""`), "networking.podSubnet: "},
 		{"service subnet", set("10.96.0.0/12", "ten.96/12"), "networking.serviceSubnet: "},
 		{"backend", set("backend: vxlan", "backend: udp"), "cni.backend: "},
 		{"vni", set("backend: vxlan", "backend: vxlan\n  vni: 16777216"), "cni.vni: "},
@@ -153,6 +153,43 @@ func TestParseConfigValidation(t *testing.T) {
 		case tc.field != "" && !strings.HasPrefix(err.Error(), "c.yaml: "+tc.field):
 			t.Errorf("%s: error %q does not start with the field %q", tc.name, err, tc.field)
 		}
+	}
+}
+
+// A file takes the embedded default for every field it leaves out, as
+// kind's own config does.
+func TestParseConfigTakesTheDefaultForWhatItLeavesOut(t *testing.T) {
+	c, err := ParseConfig("c.yaml", []byte("name: wc-struct\nworkers: 2\nnetworking:\n  apiServerAddress: 192.168.1.10\n"))
+	if err != nil {
+		t.Fatalf("a file with name, workers and networking.apiServerAddress only: %v", err)
+	}
+	want := DefaultConfig()
+	want.Name, want.Workers, want.Networking.APIServerAddress = "wc-struct", 2, "192.168.1.10"
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", c, want)
+	}
+	if c.Networking.PodSubnet != "10.244.0.0/16" || c.Networking.ServiceSubnet != "10.96.0.0/12" || c.CNI != (CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789}) {
+		t.Errorf("the default's networking and CNI not taken: %+v %+v", c.Networking, c.CNI)
+	}
+
+	// Left out: the default; written, even as zero or empty: the file's.
+	for doc, check := range map[string]func(Config) bool{
+		"workers: 0\n":              func(c Config) bool { return c.Name == "winconform" && c.Workers == 0 },
+		"name: other\n":             func(c Config) bool { return c.Name == "other" && c.Workers == 1 },
+		"cni: {port: 8472}\n":       func(c Config) bool { return c.CNI == CNI{Backend: cni.VXLAN, VNI: 4096, Port: 8472} },
+		"cni: {backend: host-gw}\n": func(c Config) bool { return c.CNI == CNI{Backend: cni.HostGW} },
+		"readyTimeout: 90s\n": func(c Config) bool {
+			return c.ReadyTimeout.Duration == 90*time.Second && c.Networking.PodSubnet == "10.244.0.0/16"
+		},
+		"# nothing\n": func(c Config) bool { return reflect.DeepEqual(c, DefaultConfig()) },
+	} {
+		c, err := ParseConfig("c.yaml", []byte(doc))
+		if err != nil || !check(c) {
+			t.Errorf("%q: %+v, %v", doc, c, err)
+		}
+	}
+	if _, err := ParseConfig("c.yaml", []byte("networking:\n  podSubnet: \"\"\n")); err == nil || !strings.HasPrefix(err.Error(), "c.yaml: networking.podSubnet: ") {
+		t.Errorf("an empty podSubnet written in the file: %v", err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // The steps, by the names their scripts and reports use. Join runs them in
@@ -304,31 +305,23 @@ func (j *joinRun) skip(name, reason string) {
 
 // fullBuild is a Windows build with its update revision.
 type fullBuild struct {
-	inventory.Build
+	winrelease.Build
 	UBR int
 }
 
 func (b fullBuild) String() string { return fmt.Sprintf("%s.%d", b.Build, b.UBR) }
 
-var buildPattern = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(?:\.(\d+))?$`)
-
 func parseFullBuild(s string) (fullBuild, error) {
-	m := buildPattern.FindStringSubmatch(s)
-	if m == nil {
-		return fullBuild{}, fmt.Errorf("%q is not a Windows build (major.minor.build.UBR)", s)
+	v, err := winrelease.Parse(s)
+	if err != nil {
+		return fullBuild{}, err
 	}
-	n := make([]int, 4)
-	for i := 1; i <= 4; i++ {
-		if m[i] != "" {
-			n[i-1], _ = strconv.Atoi(m[i])
-		}
-	}
-	return fullBuild{Build: inventory.Build{Major: n[0], Minor: n[1], Number: n[2]}, UBR: n[3]}, nil
+	return fullBuild{Build: v.Build, UBR: v.Revision}, nil
 }
 
 func releasesText() string {
 	var parts []string
-	for _, r := range inventory.SupportedReleases() {
+	for _, r := range winrelease.Releases() {
 		parts = append(parts, fmt.Sprintf("%s (%s, %s)", r.Build, r.Product, r.Name))
 	}
 	return strings.Join(parts, ", ")
@@ -358,7 +351,7 @@ func (j *joinRun) checkPreflight(st status) error {
 	j.bootTime = st.str("bootTime")
 	if !b.Build.Supported() {
 		return fail(ErrBuildTooOld, "Windows build %s is too old: Kubernetes supports Windows nodes from Windows Server 2019 (%s) on; the supported releases are %s",
-			b, inventory.OldestSupportedBuild(), releasesText())
+			b, winrelease.Oldest(), releasesText())
 	}
 	if want := j.m.ExpectedBuild; !want.IsZero() && b.Build.Compare(want) != 0 {
 		return fail(ErrBuildMismatch, "the machine runs Windows build %s, but the inventory expects %s (expectedBuild): point the inventory at the right machine, or fix expectedBuild",

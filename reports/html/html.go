@@ -17,11 +17,13 @@ import (
 	"fmt"
 	"html/template"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/framework/artifacts"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/internal/text"
@@ -156,8 +158,12 @@ func (v *view) build() {
 			continue
 		}
 		f := failure{Spec: sp}
-		if rel := reports.SpecArtifacts(sp.Name); v.Run.Exists(rel) {
-			f.Artifacts = rel + "/"
+		rel := sp.Artifacts
+		if rel == "" {
+			rel = path.Join(artifacts.Dir, artifacts.Slug(sp.Name))
+		}
+		if v.Run.Exists(rel) {
+			f.Artifacts = strings.TrimSuffix(rel, "/") + "/"
 		}
 		v.Failures = append(v.Failures, f)
 	}

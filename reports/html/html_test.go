@@ -12,6 +12,7 @@ import (
 
 	xhtml "golang.org/x/net/html"
 
+	"github.com/winconform/winconform/framework/artifacts"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
@@ -34,12 +35,13 @@ const (
 
 // reportDir writes a report directory with a failure of each kind, a
 // matrix, a ledger, a gate decision and a diff; artifacts exist for
-// nastyName only.
+// nastyName (by its slug) and the blocked spec (named in the summary).
 func reportDir(t *testing.T) string {
 	t.Helper()
 	specs := []reports.Spec{
 		{Name: nastyName, Labels: []string{"claim:NET-07"}, Result: reports.SpecFailed, Message: nastyMessage, Location: "suites/networking/matrix.go:42"},
-		{Name: plainName, Labels: []string{"claim:WEB-02"}, Result: reports.SpecBlocked, Message: "BeforeAll failed"},
+		{Name: plainName, Labels: []string{"claim:WEB-02"}, Result: reports.SpecBlocked, Message: "BeforeAll failed", Artifacts: "artifacts/named-by-the-summary"},
+		{Name: "scheduling SCH-01 interrupted", Labels: []string{"claim:SCH-01"}, Result: reports.SpecInterrupted, Artifacts: "artifacts/never-written"},
 	}
 	m := map[string]reporttest.Claim{"NET-07": {Outcome: reports.Failed, Why: nastyMessage}, "NET-08": reporttest.Shown(claims.Linux), "WEB-01": reporttest.Twin(),
 		"WEB-02": {Outcome: reports.Blocked, Why: "BeforeAll failed"}, "SCH-02": {Outcome: reports.Drift, Why: "lifted"}}
@@ -55,8 +57,10 @@ func reportDir(t *testing.T) string {
 	}
 	led := []reports.LedgerEntry{{Spec: "scheduling SCH-02", Entry: ledger.Entry{Claim: "SCH-02", Limitation: "legacy <label>", Verdict: ledger.Lifted, Observed: ledger.Works, Expected: ledger.Limited}}}
 	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, m, specs...), Matrix: matrix, Ledger: led})
-	if err := os.MkdirAll(filepath.Join(dir, reports.SpecArtifacts(nastyName)), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{filepath.Join(artifacts.Dir, artifacts.Slug(nastyName)), "artifacts/named-by-the-summary"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run, err := rundir.Load(dir)
 	if err != nil {
@@ -226,9 +230,9 @@ func TestArtifactLinks(t *testing.T) {
 			}
 		}
 	})
-	want := reports.SpecArtifacts(nastyName) + "/"
-	if len(links) != 1 || links[0] != want {
-		t.Errorf("links %q, want only %q (the blocked spec has no artifacts)", links, want)
+	want := []string{artifacts.Dir + "/" + artifacts.Slug(nastyName) + "/", "artifacts/named-by-the-summary/"}
+	if strings.Join(links, " ") != strings.Join(want, " ") {
+		t.Errorf("links %q, want %q (the interrupted spec's artifacts do not exist)", links, want)
 	}
 }
 

@@ -110,20 +110,3 @@ func TestBadDirectories(t *testing.T) {
 		wantErr(t, err, "network-matrix.json", "rerun the suites")
 	})
 }
-
-func TestSpecSlug(t *testing.T) {
-	a := reports.SpecSlug(`networking NET-07: a Linux pod reaches <b>"another"</b> & more`)
-	if strings.ContainsAny(a, `<>"& /`) || !strings.HasPrefix(a, "networking-net-07-a-linux-pod-reaches-b-another-b-more-") {
-		t.Errorf("slug %q", a)
-	}
-	if reports.SpecSlug("x y") == reports.SpecSlug("x-y") {
-		t.Error("two names share a slug")
-	}
-	long := reports.SpecSlug(strings.Repeat("very long name ", 20))
-	if len(long) > 80+9 {
-		t.Errorf("slug of %d characters", len(long))
-	}
-	if reports.SpecArtifacts("x") != "artifacts/"+reports.SpecSlug("x") {
-		t.Error(reports.SpecArtifacts("x"))
-	}
-}

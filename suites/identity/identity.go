@@ -149,6 +149,7 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 			ObjectMeta: metav1.ObjectMeta{Name: "winconform-gmsa-" + f.Namespace.Name},
 			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{gmsaResource.Group}, Resources: []string{gmsaResource.Resource}, Verbs: []string{"use"}, ResourceNames: []string{name}}},
 		}
+		e2e.Owned(role)
 		_, err = f.ClientSet.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
 		framework.ExpectNoError(err)
 		ginkgo.DeferCleanup(framework.IgnoreNotFound(f.ClientSet.RbacV1().ClusterRoles().Delete), role.Name, metav1.DeleteOptions{})

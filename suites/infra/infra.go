@@ -33,7 +33,7 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ospod"
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
@@ -262,7 +262,7 @@ func proxyMode(ctx context.Context, f *framework.Framework, node facts.Node, os 
 		"the pod that asks kube-proxy on %s for its mode did not succeed", node.Name)
 	logs, err := e2epod.GetPodLogs(ctx, f.ClientSet, f.Namespace.Name, p.Name, c.Name)
 	framework.ExpectNoError(err)
-	rs, err := probe.Parse(logs, []string{url})
+	rs, err := probeclient.Parse(logs, []string{url})
 	framework.ExpectNoError(err)
 	gomega.Expect(rs[0].OK).To(gomega.BeTrue(), "kube-proxy on %s did not answer: %s", node.Name, rs[0].Describe())
 	return strings.TrimSpace(rs[0].Detail.Body)

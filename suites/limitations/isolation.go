@@ -107,6 +107,7 @@ var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations
 			Handler:    hypervHandler,
 			Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{facts.LabelOS: windows, facts.LabelWindowsBuild: node.WindowsBuild}},
 		}
+		e2e.Owned(rc)
 		_, err := f.ClientSet.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
 		framework.ExpectNoError(err)
 		ginkgo.DeferCleanup(framework.IgnoreNotFound(f.ClientSet.NodeV1().RuntimeClasses().Delete), rc.Name, metav1.DeleteOptions{})

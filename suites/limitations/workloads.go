@@ -250,7 +250,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		gomega.Expect(agents).NotTo(gomega.BeEmpty(), "found neither kube-proxy nor a known CNI agent DaemonSet")
 		framework.Logf("node agents: %v; Linux-only DaemonSets: %d; Windows nodes: %v", agents, len(linuxOnly), win.Names())
 
-		ginkgo.By("no pod of a Linux-only DaemonSet runs on, or waits for, a Windows node (watched for 15s)")
+		ginkgo.By("no pod of a Linux-only DaemonSet runs on, or waits for, a Windows node (watched for 5s: the nodes were added before the container's first spec)")
 		check := func(g gomega.Gomega) {
 			pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			g.Expect(err).NotTo(gomega.HaveOccurred())
@@ -267,7 +267,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 				}
 			}
 		}
-		gomega.Consistently(ctx, check).WithTimeout(15 * time.Second).WithPolling(3 * time.Second).Should(gomega.Succeed())
+		gomega.Consistently(ctx, check).WithTimeout(5 * time.Second).WithPolling(time.Second).Should(gomega.Succeed())
 		for key, ds := range linuxOnly {
 			framework.Logf("DaemonSet %s: desired %d, scheduled %d, misscheduled %d", key, ds.Status.DesiredNumberScheduled, ds.Status.CurrentNumberScheduled, ds.Status.NumberMisscheduled)
 			gomega.Expect(ds.Status.NumberMisscheduled).To(gomega.BeZero(), "DaemonSet %s has misscheduled pods", key)

@@ -19,7 +19,7 @@ import (
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ospod"
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
 )
 
@@ -136,13 +136,13 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 })
 
 // probeFromOutside probes url from this machine with the local probe.
-func probeFromOutside(ctx context.Context, url string) probe.Result {
+func probeFromOutside(ctx context.Context, url string) probeclient.Result {
 	if e2e.Options.ProbeBinary == "" {
 		skips.Skip(skips.NoOutsidePeer)
 	}
 	out, err := exec.CommandContext(ctx, e2e.Options.ProbeBinary, "connect", "--timeout=5s", "--attempts=3", url).Output()
 	framework.ExpectNoError(err, "running the local probe")
-	rs, err := probe.Parse(string(out), []string{url})
+	rs, err := probeclient.Parse(string(out), []string{url})
 	framework.ExpectNoError(err)
 	return rs[0]
 }

@@ -24,8 +24,9 @@ const (
 
 	// scheduleTimeout bounds the wait for the scheduler to place (or give up on) a pod.
 	scheduleTimeout = time.Minute
-	// pendingFor is how long an unschedulable pod must stay unbound.
-	pendingFor = 10 * time.Second
+	// pendingFor is how long an unschedulable pod must stay unbound once
+	// the scheduler said so: long enough for a retry after its backoff.
+	pendingFor = 5 * time.Second
 	// kubeletTimeout bounds the wait for a kubelet to act on a pod.
 	kubeletTimeout = 2 * time.Minute
 )

@@ -136,8 +136,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		got := waitScheduled(ctx, f.ClientSet, f.Namespace.Name, p.Name)
 		gomega.Expect(nodeOS(ctx, f.ClientSet, got.Spec.NodeName)).To(gomega.Equal(linux),
 			"the Windows-image pod without a selector went to %s; the scheduler does not look at the image's OS, so it must be placed on a Linux node here", got.Spec.NodeName)
-		// What the Linux kubelet makes of it, for the log: it cannot run a Windows image.
-		time.Sleep(5 * time.Second)
+		// What the Linux kubelet makes of it so far, for the log: it cannot run a Windows image.
 		now, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, p.Name, metav1.GetOptions{})
 		framework.ExpectNoError(err)
 		framework.Logf("Windows-image pod %s was placed on Linux node %s; its container: %s", p.Name, got.Spec.NodeName, containerState(now))
@@ -231,6 +230,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 				Tolerations:  tolerations,
 			},
 		}
+		e2e.Owned(rc)
 		_, err := f.ClientSet.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{})
 		framework.ExpectNoError(err, "creating RuntimeClass %s", rc.Name)
 		ginkgo.DeferCleanup(framework.IgnoreNotFound(f.ClientSet.NodeV1().RuntimeClasses().Delete), rc.Name, metav1.DeleteOptions{})

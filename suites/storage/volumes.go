@@ -172,6 +172,7 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 		framework.ExpectNoError(err)
 
 		// The volume is cluster-scoped, so the namespace does not take it along.
+		e2e.Owned(pv)
 		pv, err = f.ClientSet.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
 		framework.ExpectNoError(err)
 		ginkgo.DeferCleanup(func(ctx context.Context) {

@@ -24,7 +24,7 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	wclabels "github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ospod"
-	"github.com/winconform/winconform/framework/probe"
+	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
 )
 
@@ -310,14 +310,14 @@ func requestLogged(logs, token string) bool {
 
 // fromOutside fetches urls with the local probe (--probe-binary), from this
 // machine, or skips when there is none.
-func fromOutside(ctx context.Context, urls []string) []probe.Result {
+func fromOutside(ctx context.Context, urls []string) []probeclient.Result {
 	if e2e.Options.ProbeBinary == "" {
 		skips.Skip(skips.NoOutsidePeer)
 	}
 	args := append([]string{"connect", "--timeout=5s", "--attempts=3"}, urls...)
 	out, err := exec.CommandContext(ctx, e2e.Options.ProbeBinary, args...).Output()
 	framework.ExpectNoError(err, "running the local probe %s", e2e.Options.ProbeBinary)
-	rs, err := probe.Parse(string(out), urls)
+	rs, err := probeclient.Parse(string(out), urls)
 	framework.ExpectNoError(err)
 	return rs
 }

@@ -1,10 +1,7 @@
 package inventory
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -14,15 +11,49 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/winconform/winconform/internal/strictyaml"
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
-// The fields each mapping accepts, in the order messages list them.
-var (
-	topFields          = []string{"defaults", "machines"}
-	machineFields      = []string{"name", "address", "winrm", "user", "passwordFrom", "expectedBuild", "labels", "taints", "binaries", "defenderExclusions"}
-	defaultsFields     = machineFields[2:] // all but name and address
-	winrmFields        = []string{"port", "https", "caBundle", "insecure", "tlsServerName", "auth"}
-	passwordFromFields = []string{"env", "file"}
+// The file as written, decoded strictly (see strictyaml): a yaml.Node per
+// field, so that a field written empty (~) differs from one left out and
+// keeps its line; the keys a struct does not know land in Unknown.
+type (
+	fileDoc struct {
+		Defaults yaml.Node            `yaml:"defaults"`
+		Machines yaml.Node            `yaml:"machines"`
+		Unknown  map[string]yaml.Node `yaml:",inline"`
+	}
+	// machineDoc is a machine, or the defaults (which cannot set name or address).
+	machineDoc struct {
+		Name               yaml.Node            `yaml:"name"`
+		Address            yaml.Node            `yaml:"address"`
+		WinRM              yaml.Node            `yaml:"winrm"`
+		User               yaml.Node            `yaml:"user"`
+		PasswordFrom       yaml.Node            `yaml:"passwordFrom"`
+		ExpectedBuild      yaml.Node            `yaml:"expectedBuild"`
+		Labels             yaml.Node            `yaml:"labels"`
+		Taints             yaml.Node            `yaml:"taints"`
+		Binaries           yaml.Node            `yaml:"binaries"`
+		DefenderExclusions yaml.Node            `yaml:"defenderExclusions"`
+		Unknown            map[string]yaml.Node `yaml:",inline"`
+	}
+	winrmDoc struct {
+		Port          yaml.Node            `yaml:"port"`
+		HTTPS         yaml.Node            `yaml:"https"`
+		CABundle      yaml.Node            `yaml:"caBundle"`
+		Insecure      yaml.Node            `yaml:"insecure"`
+		TLSServerName yaml.Node            `yaml:"tlsServerName"`
+		Auth          yaml.Node            `yaml:"auth"`
+		Unknown       map[string]yaml.Node `yaml:",inline"`
+	}
+	passwordFromDoc struct {
+		Env     yaml.Node            `yaml:"env"`
+		File    yaml.Node            `yaml:"file"`
+		Unknown map[string]yaml.Node `yaml:",inline"`
+	}
 )
 
 // Built-in defaults, applied when neither a machine nor defaults set the field.
@@ -38,20 +69,12 @@ const (
 	fixNoDrop   = `write caBundle: "" on the machine to drop one from defaults`
 )
 
-// scope is what a problem is about: a machine (index counts from 1), the
-// defaults (prefix "defaults."), or the file as a whole.
-type scope struct {
-	machine string
-	index   int
-	prefix  string
-}
-
 var (
-	fileScope     = scope{}
-	defaultsScope = scope{prefix: "defaults."}
+	pathDefaults = field.NewPath("defaults")
+	pathMachines = field.NewPath("machines")
 )
 
-// opt is a field as written: set when the file sets it, empty when it is
+// opt is a field as decoded: set when the file sets it, empty when it is
 // set to nothing (~), which drops a default for the built-in one, bad when
 // it was set to something wrong (already reported, and not to be checked
 // again), inherited when it came from defaults.
@@ -92,7 +115,7 @@ type passwordFrom struct {
 	file filePath
 }
 
-// winrmSpec is a winrm mapping as written.
+// winrmSpec is a winrm mapping, typed.
 type winrmSpec struct {
 	port          opt[int]
 	https         opt[bool]
@@ -102,7 +125,7 @@ type winrmSpec struct {
 	auth          opt[Auth]
 }
 
-// spec is a machine or the defaults as written, each field checked on its own.
+// spec is a machine or the defaults, typed, each field checked on its own.
 type spec struct {
 	line          int
 	mapping       bool // the node is a mapping (a machine that is not is reported once, then skipped)
@@ -151,15 +174,14 @@ func mergeMaps(base, over map[string]string) map[string]string {
 	return out
 }
 
-// decoder collects the problems of one inventory file.
+// decoder decodes one inventory file: strictly, then defaults, then
+// validation, collecting every problem with its field path.
 type decoder struct {
-	path     string
-	dir      string // absolute directory of the file: relative paths start there
-	env      func(string) (string, bool)
-	problems []Problem
-
-	merged        int  // entries brought in by merge keys so far
-	mergeReported bool // too many merged entries was reported
+	strictyaml.Decoder
+	path  string
+	dir   string // absolute directory of the file: relative paths start there
+	env   func(string) (string, bool)
+	names []string // the machines' names as written, for messages
 }
 
 func newDecoder(path string, env func(string) (string, bool)) *decoder {
@@ -170,27 +192,33 @@ func newDecoder(path string, env func(string) (string, bool)) *decoder {
 	return &decoder{path: path, dir: dir, env: env}
 }
 
-// report records a problem. An empty field in the defaults scope is the
-// defaults mapping itself.
-func (d *decoder) report(s scope, field string, line int, msg, fix string) {
-	f := s.prefix + field
-	if field == "" {
-		f = strings.TrimSuffix(s.prefix, ".")
-	}
-	d.problems = append(d.problems, Problem{Machine: s.machine, Index: s.index, Field: f, Line: line, Message: msg, Fix: fix})
-}
+// machinePath matches the path of a machine's field: machines[0].winrm.port.
+var machinePath = regexp.MustCompile(`^machines\[(\d+)\]\.?`)
 
-// err returns the problems as an *Error: file-wide ones first, then each
+// err returns the problems as an *Error, each field path split into the
+// machine and the field within it: file-wide problems first, then each
 // machine's in list order; within each, in line order.
 func (d *decoder) err() *Error {
-	sort.SliceStable(d.problems, func(i, j int) bool {
-		a, b := d.problems[i], d.problems[j]
+	e := &Error{Path: d.path}
+	for _, p := range d.Problems {
+		q := Problem{Line: p.Line, Message: p.Message, Fix: p.Fix}
+		if p.Path != nil {
+			q.Field = p.Path.String()
+		}
+		if m := machinePath.FindStringSubmatch(q.Field); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			q.Index, q.Machine, q.Field = i+1, d.names[i], q.Field[len(m[0]):]
+		}
+		e.Problems = append(e.Problems, q)
+	}
+	sort.SliceStable(e.Problems, func(i, j int) bool {
+		a, b := e.Problems[i], e.Problems[j]
 		if a.Index != b.Index {
 			return a.Index < b.Index
 		}
 		return a.Line < b.Line
 	})
-	return &Error{Path: d.path, Problems: d.problems}
+	return e
 }
 
 // resolve turns a path written in the file into an absolute one.
@@ -204,280 +232,218 @@ func (d *decoder) resolve(raw string) filePath {
 // pending is a machine whose fields are checked, waiting for its password
 // and CA bundle to be read.
 type pending struct {
-	s scope
-	m spec
+	p     *field.Path
+	index int // in the machines list, from 1
+	m     spec
 }
 
 // decode checks the whole file and returns its machines; they are complete
 // only when no problem was reported.
 func (d *decoder) decode(data []byte) []Machine {
-	top := d.document(data)
+	top := d.Document(data)
 	if top == nil {
+		if len(d.Problems) == 0 {
+			d.Report(pathMachines, 0, "is missing: the inventory is empty", fixMachines)
+		}
 		return nil
 	}
-	var defaultsNode, machinesNode *yaml.Node
-	es, _ := d.entries(fileScope, "", top, "{defaults: {...}, machines: [...]}")
-	for _, e := range es {
-		if !d.accept(fileScope, "", e, "the top level", topFields) {
-			continue
-		}
-		switch e.key {
-		case "defaults":
-			defaultsNode = e.v
-		case "machines":
-			machinesNode = e.v
-		}
+	var doc fileDoc
+	unknown, ok := d.Mapping(nil, top, &doc, "write a mapping with machines: (and optionally defaults:) at the top level")
+	if !ok {
+		return nil
 	}
-	defs := d.spec(defaultsScope, defaultsNode, true)
+	d.refuse(nil, unknown, "the top level", strictyaml.Fields(&doc))
+	defs := d.spec(pathDefaults, &doc.Defaults, true)
 
 	var ps []pending
 	names := map[string]int{}
 	endpoints := map[string]int{}
-	for i, n := range d.machineNodes(machinesNode) {
-		s := scope{machine: peekName(n), index: i + 1}
-		own := d.spec(s, n, false)
+	for i, n := range d.machineNodes(&doc.Machines) {
+		p := pathMachines.Index(i)
+		own := d.spec(p, n, false)
+		d.names[i] = own.name.v
 		if !own.mapping {
 			continue
 		}
 		m := own.withDefaults(defs)
-		d.check(s, m)
+		d.check(p, m)
 		if m.name.ok() && m.name.v != "" {
 			if j, dup := names[m.name.v]; dup {
-				d.report(s, "name", m.name.line, fmt.Sprintf("%s is also the name of machine #%d", quote(m.name.v), j),
+				d.Report(p.Child("name"), m.name.line, fmt.Sprintf("%s is also the name of machine #%d", quote(m.name.v), j),
 					"give each machine its own name: it becomes the Kubernetes node name")
 			} else {
-				names[m.name.v] = s.index
+				names[m.name.v] = i + 1
 			}
 		}
 		if port, ok := m.port(); ok && m.address.ok() && m.address.v != "" {
 			ep := strings.ToLower(strings.TrimSuffix(m.address.v, ".")) + ":" + strconv.Itoa(port)
 			if j, dup := endpoints[ep]; dup {
-				d.report(s, "address", m.address.line, fmt.Sprintf("%s port %d is also machine #%d", quote(m.address.v), port, j),
+				d.Report(p.Child("address"), m.address.line, fmt.Sprintf("%s port %d is also machine #%d", quote(m.address.v), port, j),
 					"each machine is one Windows host: fix the address, or give the machine its own WinRM port if it is reached through port forwarding")
 			} else {
-				endpoints[ep] = s.index
+				endpoints[ep] = i + 1
 			}
 		}
-		ps = append(ps, pending{s: s, m: m})
+		ps = append(ps, pending{p: p, index: i + 1, m: m})
 	}
 	return d.finish(defs, ps)
-}
-
-// document parses the YAML and returns its top-level mapping, or nil after
-// reporting why there is none.
-func (d *decoder) document(data []byte) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.report(fileScope, "machines", 0, "is missing: the inventory is empty", fixMachines)
-		} else {
-			d.syntax(err)
-		}
-		return nil
-	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == nil:
-		if len(extra.Content) > 0 && !isNull(extra.Content[0]) {
-			d.report(fileScope, "yaml", extra.Content[0].Line, "the file holds more than one YAML document",
-				"keep one document: remove the '---' line and what follows it, or merge the documents")
-		}
-	case !errors.Is(err, io.EOF):
-		d.syntax(err)
-		return nil
-	}
-	top := &doc
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
-		top = doc.Content[0]
-	}
-	top = deref(top)
-	switch {
-	case isNull(top):
-		d.report(fileScope, "machines", 0, "is missing: the inventory is empty", fixMachines)
-		return nil
-	case top.Kind != yaml.MappingNode:
-		d.report(fileScope, "", top.Line, "the file is "+describe(top)+", not a mapping",
-			"write a mapping with machines: (and optionally defaults:) at the top level")
-		return nil
-	}
-	return top
-}
-
-// yamlLine splits a YAML library error into its line and message.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntax reports a YAML syntax error, with its line when the library gives one.
-func (d *decoder) syntax(err error) {
-	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 0
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	d.report(fileScope, "yaml", line, "the file is not valid YAML: "+msg,
-		"fix the YAML near that line: indent with spaces (not tabs), line up the keys of each mapping, and quote values that hold ': ' or ' #'")
 }
 
 // machineNodes returns the machines list's items, reporting a list that is
 // missing, empty or not a list.
 func (d *decoder) machineNodes(n *yaml.Node) []*yaml.Node {
-	if n == nil {
-		d.report(fileScope, "machines", 0, "is missing", fixMachines)
-		return nil
-	}
-	nd := deref(n)
+	nd := strictyaml.Deref(n)
 	switch {
-	case isNull(nd) || (nd.Kind == yaml.SequenceNode && len(nd.Content) == 0):
-		d.report(fileScope, "machines", nd.Line, "is empty", fixMachines)
-		return nil
+	case nd.Kind == 0:
+		d.Report(pathMachines, 0, "is missing", fixMachines)
+	case strictyaml.IsNull(nd) || (nd.Kind == yaml.SequenceNode && len(nd.Content) == 0):
+		d.Report(pathMachines, nd.Line, "is empty", fixMachines)
 	case nd.Kind != yaml.SequenceNode:
-		d.report(fileScope, "machines", nd.Line, "is "+describe(nd)+", not a list", fixMachines+" (each item starts with '- ')")
-		return nil
+		d.Report(pathMachines, nd.Line, "is "+describe(nd)+", not a list", fixMachines+" (each item starts with '- ')")
+	default:
+		d.names = make([]string, len(nd.Content))
+		return nd.Content
 	}
-	return nd.Content
+	return nil
+}
+
+// refuse reports the keys that a mapping of what does not know: an
+// inline password, or an unknown field with the nearest known one.
+func (d *decoder) refuse(p *field.Path, keys []strictyaml.Key, what string, known []string) {
+	for _, k := range keys {
+		if isPasswordKey(k.Name) {
+			d.inlinePassword(p.Child(k.Name), k.Line)
+			continue
+		}
+		fix := what + " accepts " + joinOr(known)
+		if near := strictyaml.Suggest(k.Name, known); near != "" {
+			fix = fmt.Sprintf("did you mean %q? %s", near, fix)
+		}
+		d.Report(p.Child(k.Name), k.Line, "unknown field", fix)
+	}
 }
 
 // spec reads a machine (or, with isDefaults, the defaults), checking each
 // field on its own.
-func (d *decoder) spec(s scope, n *yaml.Node, isDefaults bool) spec {
-	what, known, example := "a machine", machineFields, "{name: win-a, address: 192.168.56.20}"
-	if isDefaults {
-		what, known, example = "defaults", defaultsFields, "{user: Administrator, winrm: {https: true}}"
-	}
+func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	var sp spec
-	if nd := deref(n); nd != nil {
+	if nd := strictyaml.Deref(n); nd != nil {
 		sp.line = nd.Line
 	}
-	if !isDefaults && isNull(n) {
-		d.report(s, "", sp.line, "is empty", "write the machine's fields under its '- ': name, address, and user and passwordFrom unless defaults set them")
+	if !isDefaults && strictyaml.IsNull(n) {
+		d.Report(p, sp.line, "is empty", "write the machine's fields under its '- ': name, address, and user and passwordFrom unless defaults set them")
 		return sp
 	}
-	es, ok := d.entries(s, "", n, example)
-	sp.mapping = ok
-	for _, e := range es {
-		if isDefaults && (e.key == "name" || e.key == "address") {
-			d.report(s, e.key, e.k.Line, "cannot have a default: each machine has its own", "set "+e.key+" on each machine")
-			continue
-		}
-		if !d.accept(s, "", e, what, known) {
-			continue
-		}
-		switch e.key {
-		case "name":
-			sp.name = d.name(s, e.v)
-		case "address":
-			sp.address = d.address(s, e.v)
-		case "winrm":
-			sp.winrm = d.winrm(s, e.v)
-		case "user":
-			sp.user = d.str(s, "user", e.v)
-		case "passwordFrom":
-			sp.passwordFrom = d.passwordFrom(s, e.v)
-		case "expectedBuild":
-			sp.expectedBuild = d.expectedBuild(s, e.v)
-		case "labels":
-			sp.labels = d.labels(s, e.v)
-		case "taints":
-			sp.taints = d.taints(s, e.v)
-		case "binaries":
-			sp.binaries = d.binaries(s, e.v)
-		case "defenderExclusions":
-			sp.defender = d.boolean(s, "defenderExclusions", e.v)
-		}
+	var doc machineDoc
+	what, fix := "a machine", "write a mapping such as {name: win-a, address: 192.168.56.20}"
+	if isDefaults {
+		what, fix = "defaults", "write a mapping such as {user: Administrator, winrm: {https: true}}"
 	}
+	unknown, ok := d.Mapping(p, n, &doc, fix)
+	sp.mapping = ok
+	if !ok {
+		return sp
+	}
+	known := strictyaml.Fields(&doc)
+	if isDefaults {
+		known = known[2:] // all but name and address
+	}
+	d.refuse(p, unknown, what, known)
+	if isDefaults {
+		for _, f := range []struct {
+			key  string
+			node *yaml.Node
+		}{{"name", &doc.Name}, {"address", &doc.Address}} {
+			if f.node.Kind != 0 {
+				d.Report(p.Child(f.key), f.node.Line, "cannot have a default: each machine has its own", "set "+f.key+" on each machine")
+			}
+		}
+	} else {
+		sp.name = d.name(p.Child("name"), &doc.Name)
+		sp.address = d.address(p.Child("address"), &doc.Address)
+	}
+	sp.winrm = d.winrm(p.Child("winrm"), &doc.WinRM)
+	sp.user = d.str(p.Child("user"), &doc.User)
+	sp.passwordFrom = d.passwordFrom(p.Child("passwordFrom"), &doc.PasswordFrom)
+	sp.expectedBuild = d.expectedBuild(p.Child("expectedBuild"), &doc.ExpectedBuild)
+	sp.labels = d.labels(p.Child("labels"), &doc.Labels)
+	sp.taints = d.taints(p.Child("taints"), &doc.Taints)
+	sp.binaries = d.binaries(p.Child("binaries"), &doc.Binaries)
+	sp.defender = d.boolean(p.Child("defenderExclusions"), &doc.DefenderExclusions)
 	return sp
 }
 
 // winrm reads a winrm mapping.
-func (d *decoder) winrm(s scope, n *yaml.Node) winrmSpec {
+func (d *decoder) winrm(p *field.Path, n *yaml.Node) winrmSpec {
 	var w winrmSpec
-	es, _ := d.entries(s, "winrm", n, "{port: 5986, https: true, auth: basic}")
-	for _, e := range es {
-		if !d.accept(s, "winrm", e, "winrm", winrmFields) {
-			continue
-		}
-		field := join("winrm", e.key)
-		switch e.key {
-		case "port":
-			w.port = d.integer(s, field, e.v, fixPort)
-			if w.port.ok() && !w.port.empty && (w.port.v < 1 || w.port.v > 65535) {
-				d.report(s, field, w.port.line, fmt.Sprintf("%d is out of range", w.port.v), fixPort)
-				w.port.bad = true
+	var doc winrmDoc
+	unknown, ok := d.Mapping(p, n, &doc, "write a mapping such as {port: 5986, https: true, auth: basic}")
+	if !ok {
+		return w
+	}
+	d.refuse(p, unknown, "winrm", strictyaml.Fields(&doc))
+	w.port = d.integer(p.Child("port"), &doc.Port, fixPort)
+	if w.port.ok() && !w.port.empty && (w.port.v < 1 || w.port.v > 65535) {
+		d.Report(p.Child("port"), w.port.line, fmt.Sprintf("%d is out of range", w.port.v), fixPort)
+		w.port.bad = true
+	}
+	w.https = d.boolean(p.Child("https"), &doc.HTTPS)
+	w.insecure = d.boolean(p.Child("insecure"), &doc.Insecure)
+	if ca := d.str(p.Child("caBundle"), &doc.CABundle); ca.set {
+		w.caBundle = opt[filePath]{v: d.resolve(ca.v), set: true, bad: ca.bad, line: ca.line}
+	}
+	w.tlsServerName = d.str(p.Child("tlsServerName"), &doc.TLSServerName)
+	if v := w.tlsServerName.v; w.tlsServerName.ok() && v != "" && !isHostName(v) {
+		d.Report(p.Child("tlsServerName"), w.tlsServerName.line, quote(v)+" is not a DNS name or IP address",
+			"write the name the machine's certificate is issued to, such as win-2022-a.lab")
+		w.tlsServerName.bad = true
+	}
+	if a := d.str(p.Child("auth"), &doc.Auth); a.set {
+		w.auth = opt[Auth]{v: Auth(a.v), set: true, bad: a.bad, line: a.line}
+		if a.ok() && w.auth.v != AuthBasic && w.auth.v != AuthNTLM {
+			fix := "use basic (local accounts) or ntlm (local or domain accounts)"
+			if l := Auth(strings.ToLower(a.v)); l == AuthBasic || l == AuthNTLM {
+				fix = fmt.Sprintf("write it in lower case: %s", l)
 			}
-		case "https":
-			w.https = d.boolean(s, field, e.v)
-		case "insecure":
-			w.insecure = d.boolean(s, field, e.v)
-		case "caBundle":
-			p := d.str(s, field, e.v)
-			w.caBundle = opt[filePath]{v: d.resolve(p.v), set: true, bad: p.bad, line: p.line}
-		case "tlsServerName":
-			w.tlsServerName = d.str(s, field, e.v)
-			if v := w.tlsServerName.v; w.tlsServerName.ok() && v != "" && !isHostName(v) {
-				d.report(s, field, w.tlsServerName.line, quote(v)+" is not a DNS name or IP address",
-					"write the name the machine's certificate is issued to, such as win-2022-a.lab")
-				w.tlsServerName.bad = true
-			}
-		case "auth":
-			a := d.str(s, field, e.v)
-			w.auth = opt[Auth]{v: Auth(a.v), set: true, bad: a.bad, line: a.line}
-			if a.ok() && w.auth.v != AuthBasic && w.auth.v != AuthNTLM {
-				fix := "use basic (local accounts) or ntlm (local or domain accounts)"
-				if l := Auth(strings.ToLower(a.v)); l == AuthBasic || l == AuthNTLM {
-					fix = fmt.Sprintf("write it in lower case: %s", l)
-				}
-				d.report(s, field, a.line, quote(a.v)+" is not an authentication method", fix)
-				w.auth.bad = true
-			}
+			d.Report(p.Child("auth"), a.line, quote(a.v)+" is not an authentication method", fix)
+			w.auth.bad = true
 		}
 	}
 	return w
 }
 
 // passwordFrom reads a passwordFrom mapping: exactly one of env and file.
-func (d *decoder) passwordFrom(s scope, n *yaml.Node) opt[passwordFrom] {
-	o := opt[passwordFrom]{set: true}
-	if nd := deref(n); nd != nil {
-		o.line = nd.Line
+func (d *decoder) passwordFrom(p *field.Path, n *yaml.Node) opt[passwordFrom] {
+	if n.Kind == 0 {
+		return opt[passwordFrom]{}
 	}
-	es, ok := d.entries(s, "passwordFrom", n, "{env: WIN_A_PASSWORD}")
+	o := opt[passwordFrom]{set: true, line: strictyaml.Deref(n).Line}
+	var doc passwordFromDoc
+	unknown, ok := d.Mapping(p, n, &doc, "write a mapping such as {env: WIN_A_PASSWORD}")
 	if !ok {
 		o.bad = true
 		return o
 	}
-	var env, file opt[string]
-	for _, e := range es {
-		if !d.accept(s, "passwordFrom", e, "passwordFrom", passwordFromFields) {
-			o.bad = true
-			continue
-		}
-		switch e.key {
-		case "env":
-			env = d.str(s, "passwordFrom.env", e.v)
-		case "file":
-			file = d.str(s, "passwordFrom.file", e.v)
-		}
-	}
-	if env.bad || file.bad {
-		o.bad = true
-	}
+	d.refuse(p, unknown, "passwordFrom", strictyaml.Fields(&doc))
+	env, file := d.str(p.Child("env"), &doc.Env), d.str(p.Child("file"), &doc.File)
+	o.bad = len(unknown) > 0 || env.bad || file.bad
 	switch {
 	case o.bad:
 	case env.set && file.set:
-		d.report(s, "passwordFrom", o.line, "sets both env and file", "keep one of them")
+		d.Report(p, o.line, "sets both env and file", "keep one of them")
 		o.bad = true
 	case !env.set && !file.set:
-		d.report(s, "passwordFrom", o.line, "sets neither env nor file",
+		d.Report(p, o.line, "sets neither env nor file",
 			"set env: VARIABLE (a variable that holds the password) or file: PATH (a file that holds only the password)")
 		o.bad = true
 	case env.set:
 		if msg, fix := checkEnvName(env.v); msg != "" {
-			d.report(s, "passwordFrom.env", env.line, msg, fix)
+			d.Report(p.Child("env"), env.line, msg, fix)
 			o.bad = true
 		}
 		o.v.env = env.v
 	case file.v == "":
-		d.report(s, "passwordFrom.file", file.line, "is empty",
+		d.Report(p.Child("file"), file.line, "is empty",
 			"write the path of a file that holds only the password (relative to the inventory file's directory)")
 		o.bad = true
 	default:
@@ -486,51 +452,49 @@ func (d *decoder) passwordFrom(s scope, n *yaml.Node) opt[passwordFrom] {
 	return o
 }
 
-// name reads a machine's name: a lower-case DNS label.
-func (d *decoder) name(s scope, n *yaml.Node) opt[string] {
-	o := d.str(s, "name", n)
+// checked reads a string field and checks a non-empty value with check.
+func (d *decoder) checked(p *field.Path, n *yaml.Node, check func(string) (msg, fix string)) opt[string] {
+	o := d.str(p, n)
 	if o.ok() && o.v != "" {
-		if msg, fix := checkName(o.v); msg != "" {
-			d.report(s, "name", o.line, msg, fix)
+		if msg, fix := check(o.v); msg != "" {
+			d.Report(p, o.line, msg, fix)
 			o.bad = true
 		}
 	}
 	return o
 }
 
+// name reads a machine's name: a lower-case DNS label.
+func (d *decoder) name(p *field.Path, n *yaml.Node) opt[string] { return d.checked(p, n, checkName) }
+
 // address reads a machine's address: an IP address or DNS name.
-func (d *decoder) address(s scope, n *yaml.Node) opt[string] {
-	o := d.str(s, "address", n)
-	if o.ok() && o.v != "" {
-		if msg, fix := checkAddress(o.v); msg != "" {
-			d.report(s, "address", o.line, msg, fix)
-			o.bad = true
-		}
-	}
-	return o
+func (d *decoder) address(p *field.Path, n *yaml.Node) opt[string] {
+	return d.checked(p, n, checkAddress)
 }
 
 // expectedBuild reads a build such as 10.0.20348; "" means none.
-func (d *decoder) expectedBuild(s scope, n *yaml.Node) opt[Build] {
-	str := d.str(s, "expectedBuild", n)
-	o := opt[Build]{set: true, bad: str.bad, line: str.line}
+func (d *decoder) expectedBuild(p *field.Path, n *yaml.Node) opt[Build] {
+	str := d.str(p, n)
+	o := opt[Build]{set: str.set, bad: str.bad, line: str.line}
 	if !str.ok() || str.v == "" {
 		return o
 	}
-	b, err := ParseBuild(str.v)
+	b, err := winrelease.ParseBuild(str.v)
 	switch {
 	case err != nil:
 		fix := "write the build as 10.0.NNNNN (quoted), such as \"10.0.20348\" for Windows Server 2022; [Environment]::OSVersion.Version on the machine shows it"
-		if m := revision.FindStringSubmatch(str.v); m != nil {
-			fix = fmt.Sprintf("drop the revision: write %q (the check compares major.minor.build)", m[1])
+		if v, err := winrelease.Parse(str.v); err == nil && v.HasRevision {
+			if _, err := winrelease.ParseBuild(v.Build.String()); err == nil {
+				fix = fmt.Sprintf("drop the revision: write %q (the check compares major.minor.build)", v.Build.String())
+			}
 		}
-		d.report(s, "expectedBuild", str.line, quote(str.v)+" is not a Windows build of the form 10.0.NNNNN", fix)
+		d.Report(p, str.line, quote(str.v)+" is not a Windows build of the form 10.0.NNNNN", fix)
 		o.bad = true
 	case !b.Supported():
-		oldest := releases[0]
-		d.report(s, "expectedBuild", str.line,
+		oldest := winrelease.Releases()[0]
+		d.Report(p, str.line,
 			fmt.Sprintf("%s is older than %s (%s), the oldest build Kubernetes supports for Windows nodes", b, oldest.Build, oldest.Product),
-			"use a supported build: "+releaseList())
+			"use a supported build: "+winrelease.List())
 		o.bad = true
 	default:
 		o.v = b
@@ -538,66 +502,75 @@ func (d *decoder) expectedBuild(s scope, n *yaml.Node) opt[Build] {
 	return o
 }
 
-// revision matches a build written with a revision: 10.0.20348.2113.
-var revision = regexp.MustCompile(`^(10\.0\.[0-9]{5})\.[0-9]+$`)
-
-// labels reads node labels; invalid ones are reported and left out.
-func (d *decoder) labels(s scope, n *yaml.Node) map[string]string {
-	es, _ := d.entries(s, "labels", n, "{topology.kubernetes.io/zone: lab-1}")
+// stringMap reads labels or binaries, a mapping of names to strings: each
+// key is checked with checkKey (an inline password is refused), each value
+// with checkValue; wrong entries are reported and left out. key names an
+// entry's field.
+func (d *decoder) stringMap(p *field.Path, n *yaml.Node, fix string, key func(string) *field.Path,
+	checkKey, checkValue func(string) (msg, fix string)) map[string]string {
+	var doc map[string]yaml.Node
+	entries, _ := d.Mapping(p, n, &doc, fix)
 	out := map[string]string{}
-	for _, e := range es {
-		field := "labels[" + e.key + "]"
-		if isPasswordKey(e.key) {
-			d.inlinePassword(s, field, e.k.Line)
+	for _, e := range entries {
+		at := key(e.Name)
+		if isPasswordKey(e.Name) {
+			d.inlinePassword(at, e.Line)
 			continue
 		}
-		if msg, fix := checkLabelKey(e.key); msg != "" {
-			d.report(s, field, e.k.Line, msg, fix)
+		if msg, fix := checkKey(e.Name); msg != "" {
+			d.Report(at, e.Line, msg, fix)
 			continue
 		}
-		v := d.str(s, field, e.v)
-		if !v.ok() {
-			continue
+		if v := d.checked(at, e.Value, checkValue); v.ok() {
+			out[e.Name] = v.v
 		}
-		if msg, fix := checkLabelValue(v.v); msg != "" {
-			d.report(s, field, v.line, msg, fix)
-			continue
-		}
-		out[e.key] = v.v
 	}
 	return out
 }
 
+// labels reads node labels; invalid ones are reported and left out.
+func (d *decoder) labels(p *field.Path, n *yaml.Node) map[string]string {
+	return d.stringMap(p, n, "write a mapping such as {topology.kubernetes.io/zone: lab-1}", p.Key, checkLabelKey, checkLabelValue)
+}
+
+// binaries reads the component -> source map.
+func (d *decoder) binaries(p *field.Path, n *yaml.Node) map[string]string {
+	return d.stringMap(p, n, `write a mapping such as {containerd: "https://example.com/containerd.zip"}`,
+		func(k string) *field.Path { return p.Child(k) }, checkComponent, checkSource)
+}
+
 // taints reads node taints written as key=value:Effect or key:Effect.
-func (d *decoder) taints(s scope, n *yaml.Node) opt[[]corev1.Taint] {
-	nd := deref(n)
+func (d *decoder) taints(p *field.Path, n *yaml.Node) opt[[]corev1.Taint] {
+	if n.Kind == 0 {
+		return opt[[]corev1.Taint]{}
+	}
+	nd := strictyaml.Deref(n)
 	o := opt[[]corev1.Taint]{set: true}
-	if isNull(nd) {
+	if strictyaml.IsNull(nd) {
 		return o
 	}
 	o.line = nd.Line
 	if nd.Kind != yaml.SequenceNode {
-		d.report(s, "taints", nd.Line, "is "+describe(nd)+", not a list", `write a list such as ["os=windows:NoSchedule"]`)
+		d.Report(p, nd.Line, "is "+describe(nd)+", not a list", `write a list such as ["os=windows:NoSchedule"]`)
 		o.bad = true
 		return o
 	}
 	seen := map[string]int{}
 	for i, item := range nd.Content {
-		field := fmt.Sprintf("taints[%d]", i)
-		v := d.str(s, field, item)
+		v := d.str(p.Index(i), item)
 		if !v.ok() {
 			o.bad = true
 			continue
 		}
 		t, msg, fix := parseTaint(v.v)
 		if msg != "" {
-			d.report(s, field, v.line, msg, fix)
+			d.Report(p.Index(i), v.line, msg, fix)
 			o.bad = true
 			continue
 		}
 		id := t.Key + ":" + string(t.Effect)
 		if j, dup := seen[id]; dup {
-			d.report(s, field, v.line, fmt.Sprintf("repeats the key %s and effect %s of taints[%d]", t.Key, t.Effect, j),
+			d.Report(p.Index(i), v.line, fmt.Sprintf("repeats the key %s and effect %s of taints[%d]", t.Key, t.Effect, j),
 				"keep one: a node has at most one taint per key and effect")
 			o.bad = true
 			continue
@@ -608,31 +581,52 @@ func (d *decoder) taints(s scope, n *yaml.Node) opt[[]corev1.Taint] {
 	return o
 }
 
-// binaries reads the component -> source map.
-func (d *decoder) binaries(s scope, n *yaml.Node) map[string]string {
-	es, _ := d.entries(s, "binaries", n, `{containerd: "https://example.com/containerd.zip"}`)
-	out := map[string]string{}
-	for _, e := range es {
-		field := join("binaries", e.key)
-		if isPasswordKey(e.key) {
-			d.inlinePassword(s, field, e.k.Line)
-			continue
-		}
-		if msg, fix := checkComponent(e.key); msg != "" {
-			d.report(s, field, e.k.Line, msg, fix)
-			continue
-		}
-		v := d.str(s, field, e.v)
-		if !v.ok() {
-			continue
-		}
-		if msg, fix := checkSource(v.v); msg != "" {
-			d.report(s, field, v.line, msg, fix)
-			continue
-		}
-		out[e.key] = v.v
+// str reads a string field. Any scalar is taken as written (port-like or
+// numeric label values need no quotes); null is the empty string.
+func (d *decoder) str(p *field.Path, n *yaml.Node) opt[string] {
+	if n.Kind == 0 {
+		return opt[string]{}
 	}
-	return out
+	v := strictyaml.Deref(n)
+	o := opt[string]{set: true, line: v.Line}
+	switch {
+	case strictyaml.IsNull(v):
+	case v.Kind == yaml.ScalarNode:
+		o.v = v.Value
+	default:
+		d.Report(p, v.Line, "is "+describe(v)+", not a string", "write a single value")
+		o.bad = true
+	}
+	return o
+}
+
+// boolean reads a true/false field; null sets it empty.
+func (d *decoder) boolean(p *field.Path, n *yaml.Node) opt[bool] {
+	return scalar[bool](d, p, n, "!!bool", "true or false", "write true or false")
+}
+
+// integer reads a whole-number field; null sets it empty.
+func (d *decoder) integer(p *field.Path, n *yaml.Node, fix string) opt[int] {
+	return scalar[int](d, p, n, "!!int", "a whole number", fix)
+}
+
+// scalar reads a field whose YAML tag must be tag (what names it in
+// messages); null sets it empty.
+func scalar[T any](d *decoder, p *field.Path, n *yaml.Node, tag, what, fix string) opt[T] {
+	if n.Kind == 0 {
+		return opt[T]{}
+	}
+	v := strictyaml.Deref(n)
+	o := opt[T]{set: true, line: v.Line}
+	if strictyaml.IsNull(v) {
+		o.empty = true
+		return o
+	}
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != tag || v.Decode(&o.v) != nil {
+		d.Report(p, v.Line, "is "+describe(v)+", not "+what, fix)
+		o.bad = true
+	}
+	return o
 }
 
 // port returns the machine's WinRM port, defaults applied, and false when
@@ -658,41 +652,41 @@ func (m spec) https() bool {
 
 // check reports missing required fields and fields that conflict, once
 // defaults are applied.
-func (d *decoder) check(s scope, m spec) {
-	missing := func(o opt[string], field, fix string) {
+func (d *decoder) check(p *field.Path, m spec) {
+	missing := func(o opt[string], key, fix string) {
 		switch {
 		case !o.set:
-			d.report(s, field, m.line, "is missing", fix)
+			d.Report(p.Child(key), m.line, "is missing", fix)
 		case o.ok() && o.v == "":
-			d.report(s, field, o.line, "is empty"+o.from(), fix)
+			d.Report(p.Child(key), o.line, "is empty"+o.from(), fix)
 		}
 	}
 	missing(m.name, "name", "set name: the Kubernetes node name, a lower-case DNS label such as win-2022-a")
 	missing(m.address, "address", "set address: the machine's IP address or DNS name")
 	missing(m.user, "user", "set user here or in defaults: the account WinRM logs in as, such as Administrator")
 	if !m.passwordFrom.set {
-		d.report(s, "passwordFrom", m.line, "is missing",
+		d.Report(p.Child("passwordFrom"), m.line, "is missing",
 			"set passwordFrom: {env: VARIABLE} or passwordFrom: {file: PATH} here or in defaults")
 	}
 
-	w := m.winrm
+	w, wp := m.winrm, p.Child("winrm")
 	https := m.https()
 	insecure := w.insecure.ok() && w.insecure.v
 	ca := w.caBundle.ok() && w.caBundle.v.raw != ""
 	if insecure && ca {
-		d.report(s, "winrm.insecure", w.insecure.line,
+		d.Report(wp.Child("insecure"), w.insecure.line,
 			fmt.Sprintf("insecure: true%s and caBundle%s %s are exclusive: insecure skips the certificate check that caBundle is for",
 				w.insecure.from(), w.caBundle.from(), quote(w.caBundle.v.raw)),
 			"keep caBundle to verify the machine's certificate and drop insecure, or drop caBundle to skip the check ("+fixNoDrop+")")
 	}
-	if p := w.port; p.ok() && p.inherited && !p.empty {
+	if port := w.port; port.ok() && port.inherited && !port.empty {
 		usual, other, otherName, scheme := defaultHTTPSPort, defaultHTTPPort, "HTTP", "HTTPS"
 		if !https {
 			usual, other, otherName, scheme = defaultHTTPPort, defaultHTTPSPort, "HTTPS", "HTTP"
 		}
-		if p.v == other {
-			d.report(s, "winrm.port", p.line,
-				fmt.Sprintf("%d (from defaults) is WinRM's %s port, but this machine uses %s", p.v, otherName, scheme),
+		if port.v == other {
+			d.Report(wp.Child("port"), port.line,
+				fmt.Sprintf("%d (from defaults) is WinRM's %s port, but this machine uses %s", port.v, otherName, scheme),
 				fmt.Sprintf("set port: %d on the machine (or port: ~ for the port that goes with https)", usual))
 		}
 	}
@@ -701,17 +695,17 @@ func (d *decoder) check(s scope, m spec) {
 	}
 	httpsFalse := "https: false" + w.https.from()
 	if insecure {
-		d.report(s, "winrm.insecure", w.insecure.line,
+		d.Report(wp.Child("insecure"), w.insecure.line,
 			fmt.Sprintf("insecure: true%s with %s: insecure only applies to HTTPS", w.insecure.from(), httpsFalse),
 			"remove insecure, or set https: true")
 	}
 	if ca {
-		d.report(s, "winrm.caBundle", w.caBundle.line,
+		d.Report(wp.Child("caBundle"), w.caBundle.line,
 			fmt.Sprintf("caBundle%s with %s: a CA bundle only applies to HTTPS", w.caBundle.from(), httpsFalse),
 			"set https: true to verify the machine's certificate, or remove caBundle ("+fixNoDrop+")")
 	}
 	if t := w.tlsServerName; t.ok() && t.v != "" {
-		d.report(s, "winrm.tlsServerName", t.line,
+		d.Report(wp.Child("tlsServerName"), t.line,
 			fmt.Sprintf("tlsServerName%s with %s: a server name only applies to HTTPS", t.from(), httpsFalse),
 			`set https: true, or remove tlsServerName (tlsServerName: "" drops one from defaults)`)
 	}
@@ -723,9 +717,9 @@ func (d *decoder) check(s scope, m spec) {
 func (d *decoder) finish(defs spec, ps []pending) []Machine {
 	var pwUsers, caUsers []string
 	for _, p := range ps {
-		who := fmt.Sprintf("#%d", p.s.index)
-		if p.s.machine != "" {
-			who = strconv.Quote(p.s.machine)
+		who := fmt.Sprintf("#%d", p.index)
+		if name := p.m.name.v; name != "" {
+			who = strconv.Quote(name)
 		}
 		if pf := p.m.passwordFrom; pf.ok() && pf.inherited {
 			pwUsers = append(pwUsers, who)
@@ -737,10 +731,10 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 	var defPassword Secret
 	var defCA []byte
 	if len(pwUsers) > 0 {
-		defPassword, _ = d.password(defaultsScope, defs.passwordFrom, users(pwUsers))
+		defPassword, _ = d.password(pathDefaults, defs.passwordFrom, users(pwUsers))
 	}
 	if len(caUsers) > 0 {
-		defCA, _ = d.caBundle(defaultsScope, defs.winrm.caBundle, users(caUsers))
+		defCA, _ = d.caBundle(pathDefaults, defs.winrm.caBundle, users(caUsers))
 	}
 
 	machines := make([]Machine, 0, len(ps))
@@ -772,7 +766,7 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 			if pf.inherited {
 				out.Password = defPassword
 			} else {
-				out.Password, _ = d.password(p.s, pf, "")
+				out.Password, _ = d.password(p.p, pf, "")
 			}
 		}
 		if ca := w.caBundle; ca.ok() && ca.v.raw != "" && m.https() {
@@ -780,7 +774,7 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 			if ca.inherited {
 				out.WinRM.CABundle = defCA
 			} else {
-				out.WinRM.CABundle, _ = d.caBundle(p.s, ca, "")
+				out.WinRM.CABundle, _ = d.caBundle(p.p, ca, "")
 			}
 		}
 		machines = append(machines, out)
@@ -795,3 +789,16 @@ func users(who []string) string {
 	}
 	return fmt.Sprintf(" (machines %s take it from defaults)", joinWords(who, "and"))
 }
+
+// isPasswordKey reports whether a key would hold an inline password.
+func isPasswordKey(key string) bool { return strings.EqualFold(key, "password") }
+
+// inlinePassword reports an inline password. The message never holds the
+// value.
+func (d *decoder) inlinePassword(p *field.Path, line int) {
+	d.Report(p, line, "an inline password is refused: the inventory file must not hold passwords",
+		"remove it and use passwordFrom: {env: VARIABLE} (a variable set where the harness runs) or passwordFrom: {file: PATH} (a file that holds only the password)")
+}
+
+// describe and quote name values in messages.
+var describe, quote = strictyaml.Describe, strictyaml.Quote

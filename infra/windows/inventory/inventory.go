@@ -162,7 +162,7 @@ func Parse(path string, data []byte, env func(string) (string, bool)) (*Inventor
 	}
 	d := newDecoder(path, env)
 	machines := d.decode(data)
-	if len(d.problems) > 0 {
+	if len(d.Problems) > 0 {
 		return nil, d.err()
 	}
 	return &Inventory{Path: path, Machines: machines}, nil

@@ -47,7 +47,7 @@ func TestFullInventory(t *testing.T) {
 		User:          `LAB\winconform`,
 		Password:      passwordA,
 		PasswordFrom:  PasswordSource{Env: "WIN_A_PASSWORD"},
-		ExpectedBuild: Build{10, 0, 20348},
+		ExpectedBuild: Build{Major: 10, Minor: 0, Number: 20348},
 		Labels: map[string]string{
 			"topology.kubernetes.io/region": "lab", // from defaults
 			"topology.kubernetes.io/zone":   "lab-1",
@@ -66,7 +66,7 @@ func TestFullInventory(t *testing.T) {
 		User:               "Administrator",
 		Password:           passwordFileB,
 		PasswordFrom:       PasswordSource{File: f.path("secrets/win-2019-b")},
-		ExpectedBuild:      Build{10, 0, 17763},
+		ExpectedBuild:      Build{Major: 10, Minor: 0, Number: 17763},
 		Labels:             map[string]string{"topology.kubernetes.io/region": "lab"},
 		Binaries:           map[string]string{"containerd": containerd},
 		DefenderExclusions: true,
@@ -77,7 +77,7 @@ func TestFullInventory(t *testing.T) {
 		User:               "Administrator",
 		Password:           passwordAdmin,
 		PasswordFrom:       PasswordSource{Env: "WINDOWS_ADMIN_PASSWORD"},
-		ExpectedBuild:      Build{10, 0, 26100},
+		ExpectedBuild:      Build{Major: 10, Minor: 0, Number: 26100},
 		Labels:             map[string]string{"topology.kubernetes.io/region": "lab"},
 		Binaries:           map[string]string{"containerd": containerd},
 		DefenderExclusions: true,
@@ -265,61 +265,5 @@ machines:
 	}
 	if !reflect.DeepEqual(b.WinRM, WinRM{Port: 5985, Auth: AuthBasic}) || b.Taints != nil {
 		t.Errorf("win-b: %+v", b)
-	}
-}
-
-func TestBuild(t *testing.T) {
-	for _, s := range []string{"10.0.17763", "10.0.20348", "10.0.26100", "10.0.99999"} {
-		b, err := ParseBuild(s)
-		if err != nil || b.String() != s {
-			t.Errorf("ParseBuild(%q) = %v, %v", s, b, err)
-		}
-		if !b.Supported() {
-			t.Errorf("%s not supported", b)
-		}
-	}
-	for _, s := range []string{"", "10.0", "10.0.2034", "10.0.020348", "6.3.9600", "10.1.20348", "10.0.20348.1", " 10.0.20348", "ltsc2022"} {
-		if b, err := ParseBuild(s); err == nil {
-			t.Errorf("ParseBuild(%q) = %v, want an error", s, b)
-		}
-	}
-	old, _ := ParseBuild("10.0.14393")
-	if old.Supported() || old.ReleaseName() != "" {
-		t.Errorf("10.0.14393: supported %v, release %q", old.Supported(), old.ReleaseName())
-	}
-	ws2019, ws2022 := Build{10, 0, 17763}, Build{10, 0, 20348}
-	if ws2019.Compare(ws2022) != -1 || ws2022.Compare(ws2019) != 1 || ws2022.Compare(ws2022) != 0 || (Build{11, 0, 1}).Compare(ws2022) != 1 {
-		t.Error("Compare")
-	}
-	if OldestSupportedBuild() != ws2019 {
-		t.Errorf("oldest = %v", OldestSupportedBuild())
-	}
-	names := map[string]string{}
-	for _, r := range SupportedReleases() {
-		names[r.Build.String()] = r.Name
-		if got, ok := r.Build.Release(); !ok || got != r {
-			t.Errorf("%v.Release() = %v, %v", r.Build, got, ok)
-		}
-	}
-	if !reflect.DeepEqual(names, map[string]string{"10.0.17763": "ltsc2019", "10.0.20348": "ltsc2022", "10.0.26100": "ltsc2025"}) {
-		t.Errorf("releases = %v", names)
-	}
-	SupportedReleases()[0].Name = "changed"
-	if SupportedReleases()[0].Name != "ltsc2019" {
-		t.Error("SupportedReleases shares its table")
-	}
-	var b Build
-	if !b.IsZero() || b.ReleaseName() != "" {
-		t.Error("zero Build")
-	}
-	out, err := json.Marshal(struct{ B Build }{ws2022})
-	if err != nil || string(out) != `{"B":"10.0.20348"}` {
-		t.Errorf("json: %s, %v", out, err)
-	}
-	if err := json.Unmarshal([]byte(`"10.0.26100"`), &b); err != nil || b.ReleaseName() != "ltsc2025" {
-		t.Errorf("unmarshal: %v, %v", b, err)
-	}
-	if err := json.Unmarshal([]byte(`"2025"`), &b); err == nil {
-		t.Error("unmarshal of 2025: no error")
 	}
 }

@@ -1,6 +1,6 @@
-// Package probe runs the probe program (images/probe) inside pods and reads
+// Package probeclient runs the probe program (images/probe) inside pods and reads
 // its results: one JSON line per target, in the order given.
-package probe
+package probeclient
 
 import (
 	"bufio"

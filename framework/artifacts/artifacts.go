@@ -1,0 +1,187 @@
+// Package artifacts keeps what a failed spec leaves to debug it, under the
+// report directory: for each pod of the spec's namespace its description
+// (kubectl describe), its object as YAML, and the logs of its containers
+// (the previous instance's too, after a restart); the namespace's events.
+// Every file is redacted: the values of the namespace's Secrets and
+// anything shaped like a bootstrap token become <redacted>.
+package artifacts
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/describe"
+	"sigs.k8s.io/yaml"
+)
+
+// Dir is the artifacts' directory in a report directory.
+const Dir = "artifacts"
+
+// Redacted replaces what must not be kept.
+const Redacted = "<redacted>"
+
+// bootstrapToken is the shape of a kubeadm bootstrap token.
+var bootstrapToken = regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`)
+
+// Slug is the directory name of a spec: its text, lower-cased, with
+// anything but letters and digits made a dash, short enough for a path,
+// and a hash of the whole text so that two specs never share one.
+func Slug(spec string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(spec) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	s := strings.TrimSuffix(b.String(), "-")
+	if len(s) > 80 {
+		s = strings.TrimSuffix(s[:80], "-")
+	}
+	sum := sha256.Sum256([]byte(spec))
+	return fmt.Sprintf("%s-%x", s, sum[:4])
+}
+
+// Redactor removes secrets from text.
+type Redactor struct{ values []string }
+
+// NewRedactor redacts each of values (shortest last, so that a value
+// inside another goes with it) and bootstrap tokens.
+func NewRedactor(values ...string) *Redactor {
+	var vs []string
+	for _, v := range values {
+		if v = strings.TrimSpace(v); len(v) >= 4 {
+			vs = append(vs, v)
+		}
+	}
+	sort.Slice(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
+	return &Redactor{values: vs}
+}
+
+// Redact returns s without its secrets.
+func (r *Redactor) Redact(s string) string {
+	for _, v := range r.values {
+		s = strings.ReplaceAll(s, v, Redacted)
+	}
+	return bootstrapToken.ReplaceAllString(s, Redacted)
+}
+
+// Collect writes the artifacts of namespace ns into dir and returns the
+// files it wrote. It goes on past what it cannot read (a pod without logs),
+// and says what it missed in the returned error.
+func Collect(ctx context.Context, cs kubernetes.Interface, ns, dir string) ([]string, error) {
+	var errs []error
+	secrets, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing the Secrets to redact: %w", err))
+	}
+	var values []string
+	if secrets != nil {
+		for _, s := range secrets.Items {
+			for _, v := range s.Data {
+				values = append(values, string(v))
+			}
+			for _, v := range s.StringData {
+				values = append(values, v)
+			}
+		}
+	}
+	red := NewRedactor(values...)
+	var written []string
+	write := func(name, content string) {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if err := os.WriteFile(path, []byte(red.Redact(content)), 0o644); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		written = append(written, path)
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return written, errors.Join(append(errs, fmt.Errorf("listing the pods of %s: %w", ns, err))...)
+	}
+	d := describe.PodDescriber{Interface: cs}
+	for _, p := range pods.Items {
+		if text, err := d.Describe(ns, p.Name, describe.DescriberSettings{ShowEvents: true, ChunkSize: 500}); err == nil {
+			write(filepath.Join("pods", p.Name+".describe.txt"), text)
+		} else {
+			errs = append(errs, fmt.Errorf("describing pod %s: %w", p.Name, err))
+		}
+		p.ManagedFields = nil
+		if data, err := yaml.Marshal(p); err == nil {
+			write(filepath.Join("pods", p.Name+".yaml"), string(data))
+		}
+		for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+			for _, previous := range []bool{false, true} {
+				if previous && restarts(p, c.Name) == 0 {
+					continue
+				}
+				data, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, Previous: previous}).DoRaw(ctx)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("logs of %s/%s (previous %v): %w", p.Name, c.Name, previous, err))
+					continue
+				}
+				name := c.Name + ".log"
+				if previous {
+					name = c.Name + ".previous.log"
+				}
+				write(filepath.Join("pods", p.Name, name), string(data))
+			}
+		}
+	}
+	events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing the events of %s: %w", ns, err))
+	} else {
+		write("events.txt", formatEvents(events.Items))
+	}
+	return written, errors.Join(errs...)
+}
+
+func restarts(p corev1.Pod, container string) int32 {
+	for _, s := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.Name == container {
+			return s.RestartCount
+		}
+	}
+	return 0
+}
+
+// formatEvents writes events oldest first, one a line.
+func formatEvents(evs []corev1.Event) string {
+	when := func(e corev1.Event) time.Time {
+		switch {
+		case !e.LastTimestamp.IsZero():
+			return e.LastTimestamp.Time
+		case !e.EventTime.IsZero():
+			return e.EventTime.Time
+		}
+		return e.CreationTimestamp.Time
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return when(evs[i]).Before(when(evs[j])) })
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%s %-7s %-20s %s/%s: %s (x%d)\n", when(e).UTC().Format(time.RFC3339), e.Type, e.Reason,
+			strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Message, max(e.Count, 1))
+	}
+	return b.String()
+}

@@ -1,0 +1,199 @@
+package suiterun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestCommand(t *testing.T) {
+	o := Options{Binary: "/b/e2e.test", Ginkgo: "/b/ginkgo", Procs: 1, Args: []string{"--kubeconfig=k", "--suite=networking"}}
+	name, args, err := o.Command()
+	if err != nil || name != "/b/e2e.test" || strings.Join(args, " ") != "--kubeconfig=k --suite=networking" {
+		t.Errorf("serial: %s %q %v", name, args, err)
+	}
+	o.Procs = 4
+	name, args, err = o.Command()
+	if err != nil || name != "/b/ginkgo" || strings.Join(args, " ") != "run --procs=4 --no-color /b/e2e.test -- --kubeconfig=k --suite=networking" {
+		t.Errorf("parallel: %s %q %v", name, args, err)
+	}
+	o.Ginkgo = ""
+	if _, _, err := o.Command(); err == nil || !strings.Contains(err.Error(), "make build") {
+		t.Errorf("parallel without Ginkgo's CLI: %v", err)
+	}
+}
+
+func TestProcs(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  int
+		err   string
+	}{
+		{"1", 1, ""}, {"4", 4, ""},
+		{"0", 0, "NODES=0: at least one process"},
+		{"-2", 0, "NODES=-2: at least one process"},
+		{"four", 0, `NODES="four" is not a number`},
+		{"", 0, `NODES="" is not a number`},
+		{"9", 0, "NODES=9 is more than the cluster can hold (2 Ready nodes, 4 CPUs): use NODES<=4"},
+	} {
+		got, err := Procs(c.value, 4, "2 Ready nodes, 4 CPUs")
+		if c.err == "" && (err != nil || got != c.want) {
+			t.Errorf("Procs(%q) = %d, %v; want %d", c.value, got, err, c.want)
+		}
+		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("Procs(%q) error %v, want %q", c.value, err, c.err)
+		}
+	}
+}
+
+func TestFocusSelectsExactlyOneSpec(t *testing.T) {
+	names := []string{
+		"network matrix NET-07: A Linux pod reaches another Linux pod by its IP, on the same node and on another node.",
+		"network matrix NET-07: A Linux pod reaches another Linux pod by its IP, on the same node and on another node. too",
+		"volumes a hostPath written with escaped backslashes (C:\\\\etc\\\\foo) mounts [read-only] windows",
+	}
+	for i, n := range names {
+		re := regexp.MustCompile(Focus(n))
+		for j, m := range names {
+			if got := re.MatchString(m); got != (i == j) {
+				t.Errorf("Focus(%q) matches %q: %v", n, m, got)
+			}
+		}
+	}
+}
+
+// script writes an executable shell script standing in for the suite.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "suite.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunPassesTheExitStatus(t *testing.T) {
+	var out bytes.Buffer
+	err := Run(context.Background(), Options{Binary: script(t, `echo "args: $*"; exit 3`), Procs: 1, Args: []string{"--a", "b"}, Stdout: &out})
+	var exit ExitError
+	if !errors.As(err, &exit) || exit.Code != 3 || out.String() != "args: --a b\n" {
+		t.Errorf("Run = %v, output %q", err, out.String())
+	}
+	if err := Run(context.Background(), Options{Binary: script(t, "exit 0"), Procs: 1}); err != nil {
+		t.Errorf("a passing suite: %v", err)
+	}
+	if err := Run(context.Background(), Options{Binary: filepath.Join(t.TempDir(), "missing"), Procs: 1}); err == nil || !strings.Contains(err.Error(), "make build") {
+		t.Errorf("a missing binary: %v", err)
+	}
+}
+
+// An interrupt reaches the suite once, and the suite gets its grace to
+// clean up and report.
+func TestRunInterruptsOnceAndWaitsForCleanup(t *testing.T) {
+	dir := t.TempDir()
+	body := `n=0
+trap 'n=$((n+1)); echo $n > ` + dir + `/ints; sleep 1; echo cleaned > ` + dir + `/cleanup; exit 130' INT
+i=0; while [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+exit 0
+`
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(500 * time.Millisecond); cancel() }()
+	start := time.Now()
+	err := Run(ctx, Options{Binary: script(t, body), Procs: 1, Grace: 30 * time.Second})
+	var exit ExitError
+	if !errors.As(err, &exit) || exit.Code != 130 {
+		t.Errorf("Run = %v, want the suite's own exit status 130", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run took %s", d)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "ints")); strings.TrimSpace(string(data)) != "1" {
+		t.Errorf("the suite saw %q interrupts, want 1", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "cleanup")); strings.TrimSpace(string(data)) != "cleaned" {
+		t.Errorf("the suite did not get to clean up: %q", data)
+	}
+}
+
+func TestRunKillsASuiteThatIgnoresTheInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	start := time.Now()
+	err := Run(ctx, Options{Binary: script(t, "trap '' INT\nsleep 30\n"), Procs: 1, Grace: time.Second})
+	if err == nil {
+		t.Error("a killed suite reported success")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the suite was not killed after its grace: %s", d)
+	}
+}
+
+func TestOwnGroup(t *testing.T) {
+	cmd := exec.Command("sleep", "5")
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer kill(cmd)
+	pgid, err := syscall.Getpgid(cmd.Process.Pid)
+	if err != nil || pgid != cmd.Process.Pid || pgid == syscall.Getpgrp() {
+		t.Errorf("the suite's process group is %d (%v), want its own (%d), not ours (%d)", pgid, err, cmd.Process.Pid, syscall.Getpgrp())
+	}
+}
+
+func TestSweepDeletesOnlyTheRunsObjects(t *testing.T) {
+	const run = "run-1"
+	mine := map[string]string{RunLabel: run}
+	cs := fake.NewSimpleClientset(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-storage-abc", Labels: map[string]string{E2ERunLabel: run}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "netmatrix-xyz", Labels: mine}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-other-run", Labels: map[string]string{E2ERunLabel: "run-2"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "wc-sched-abc-17763", Labels: mine}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "winconform-worker"}},
+		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "winconform-hyperv", Labels: mine}},
+		&corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1", Labels: mine}},
+	)
+	left, err := Sweep(context.Background(), cs, run, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range left {
+		if !l.Deleted {
+			t.Errorf("%s not deleted", l)
+		}
+		got = append(got, l.String())
+	}
+	want := "namespace e2e-storage-abc, namespace netmatrix-xyz, node wc-sched-abc-17763, persistentvolume pv-1, runtimeclass winconform-hyperv"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("swept %q, want %q", strings.Join(got, ", "), want)
+	}
+	for _, ns := range []string{"e2e-other-run", "kube-system"} {
+		if _, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err != nil {
+			t.Errorf("namespace %s of no run of ours was touched: %v", ns, err)
+		}
+	}
+	if _, err := cs.CoreV1().Nodes().Get(context.Background(), "winconform-worker", metav1.GetOptions{}); err != nil {
+		t.Errorf("a node of the cluster was touched: %v", err)
+	}
+	if left, err := Sweep(context.Background(), cs, run, time.Second); err != nil || len(left) != 0 {
+		t.Errorf("a second sweep found %v, %v", left, err)
+	}
+	if _, err := Sweep(context.Background(), cs, "", time.Second); err == nil {
+		t.Error("a sweep without a run ID would take everything")
+	}
+}
