@@ -390,7 +390,8 @@ func (g *gater) claims() {
 		}
 		req, required := g.requirements(cat)
 		got := diff.Describe(c)
-		if c.Why != "" && c.Outcome != reports.Supported && c.Outcome != reports.Shown {
+		// A failure's gist goes in the reason; other outcomes say why here.
+		if c.Why != "" && c.Outcome != reports.Supported && c.Outcome != reports.Shown && !diff.Failing(c.Outcome) {
 			got += ": " + short(c.Why)
 		}
 		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(c.Level, req), Got: got, specs: g.failingSpecs(c.ID), outcome: c.Outcome}
@@ -538,7 +539,7 @@ func (g *gater) specs() {
 		if len(reportsClaims(sp.Labels)) > 0 || (sp.Result != reports.SpecFailed && sp.Result != reports.SpecBlocked) {
 			continue
 		}
-		g.add(Item{Kind: KindFailure, Spec: sp.Name, Got: sp.Result + ": " + Gist(sp.Message), Decision: decision(g.in.Policy.OtherFailures),
+		g.add(Item{Kind: KindFailure, Spec: sp.Name, Got: sp.Result, Decision: decision(g.in.Policy.OtherFailures),
 			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}})
 	}
 	for _, name := range g.in.Run.Summary.Unrecorded {

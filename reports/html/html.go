@@ -99,6 +99,8 @@ type view struct {
 	Failures []failure
 	Matrix   *grid
 	Gated    []gate.Item // the gate's items, blocking first
+	// NodeLogs links the cluster's node logs, kept once per run on a failure.
+	NodeLogs string
 }
 
 type count struct {
@@ -166,6 +168,9 @@ func (v *view) build() {
 			f.Artifacts = strings.TrimSuffix(rel, "/") + "/"
 		}
 		v.Failures = append(v.Failures, f)
+	}
+	if rel := artifacts.Dir + "/nodes"; v.Run.Exists(rel) {
+		v.NodeLogs = rel + "/"
 	}
 	if m := v.Run.Matrix; m != nil {
 		g := &grid{R: m, Targets: m.Targets}

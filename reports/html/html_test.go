@@ -57,7 +57,7 @@ func reportDir(t *testing.T) string {
 	}
 	led := []reports.LedgerEntry{{Spec: "scheduling SCH-02", Entry: ledger.Entry{Claim: "SCH-02", Limitation: "legacy <label>", Verdict: ledger.Lifted, Observed: ledger.Works, Expected: ledger.Limited}}}
 	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, m, specs...), Matrix: matrix, Ledger: led})
-	for _, d := range []string{filepath.Join(artifacts.Dir, artifacts.Slug(nastyName)), "artifacts/named-by-the-summary"} {
+	for _, d := range []string{filepath.Join(artifacts.Dir, artifacts.Slug(nastyName)), "artifacts/named-by-the-summary", "artifacts/nodes"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestArtifactLinks(t *testing.T) {
 			}
 		}
 	})
-	want := []string{artifacts.Dir + "/" + artifacts.Slug(nastyName) + "/", "artifacts/named-by-the-summary/"}
+	want := []string{"artifacts/nodes/", artifacts.Dir + "/" + artifacts.Slug(nastyName) + "/", "artifacts/named-by-the-summary/"}
 	if strings.Join(links, " ") != strings.Join(want, " ") {
 		t.Errorf("links %q, want %q (the interrupted spec's artifacts do not exist)", links, want)
 	}
