@@ -190,7 +190,7 @@ func Summarize(r types.Report) Summary {
 			s.Interrupted = true
 		}
 	}
-	selected := selector(r.SuiteConfig)
+	selected := selector(r.SuiteDescription, r.SuiteConfig)
 	setupFailed := ""
 	for _, sr := range r.SpecReports {
 		for _, e := range sr.ReportEntries {
@@ -344,7 +344,7 @@ func readSpec(sr types.SpecReport, interrupted bool, setupFailed string, selecte
 // selector says whether the run's configuration selected a spec (label
 // filter, focus and skip), for telling a spec left out from one that never
 // got to run.
-func selector(cfg types.SuiteConfig) func(types.SpecReport) bool {
+func selector(suite string, cfg types.SuiteConfig) func(types.SpecReport) bool {
 	match := func([]string) bool { return true }
 	if cfg.LabelFilter != "" {
 		if f, err := types.ParseLabelFilter(cfg.LabelFilter); err == nil {
@@ -366,7 +366,7 @@ func selector(cfg types.SuiteConfig) func(types.SpecReport) bool {
 		if !match(sr.Labels()) {
 			return false
 		}
-		text := sr.FullText()
+		text := suite + " " + sr.FullText() // what Ginkgo matches a focus against
 		if len(focus) > 0 && !slices.ContainsFunc(focus, func(re *regexp.Regexp) bool { return re.MatchString(text) }) {
 			return false
 		}

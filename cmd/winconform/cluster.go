@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -62,15 +65,43 @@ func (f *clusterFlags) options() (kind.Options, error) {
 	if f.probe == "" {
 		return opts, nil
 	}
-	archive := filepath.Join(opts.CacheDir, "images", "probe.tar")
+	// Named by the binary's digest, and written whole before it is renamed
+	// into place: runs of other checkouts on this machine share the cache
+	// directory, and must never load each other's probe.
+	digest, err := fileDigest(f.probe)
+	if err != nil {
+		return opts, fmt.Errorf("probe binary %s: %v (build it with `make build`)", f.probe, err)
+	}
+	archive := filepath.Join(opts.CacheDir, "images", "probe-"+digest+".tar")
 	if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
 		return opts, err
 	}
-	if err := images.ProbeArchive(f.probe, archive); err != nil {
-		return opts, err
+	if _, err := os.Stat(archive); err != nil {
+		tmp := fmt.Sprintf("%s.%d.tmp", archive, os.Getpid())
+		if err := images.ProbeArchive(f.probe, tmp); err != nil {
+			os.Remove(tmp)
+			return opts, err
+		}
+		if err := os.Rename(tmp, archive); err != nil {
+			return opts, err
+		}
 	}
 	opts.Images = append(opts.Images, kind.ImageArchive{Name: images.Ref("probe"), Path: archive})
 	return opts, nil
+}
+
+// fileDigest is the first 12 hex digits of the SHA-256 of a file.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
 func upCmd() *cobra.Command {

@@ -59,14 +59,16 @@ func (r *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.rerun, "rerun-failed", "", "a report directory: run only the specs that failed, were blocked, were interrupted or never ran there")
 }
 
-// args is the suite binary's command line for kubeconfig.
+// args is the suite binary's command line for kubeconfig. Paths are
+// absolute: Ginkgo's CLI runs the binary from its own directory.
 func (r *runFlags) args(kubeconfig string) []string {
-	args := []string{"--kubeconfig=" + kubeconfig, "--report-dir=" + r.reportDir, "--ginkgo.v"}
+	args := []string{"--kubeconfig=" + abs(kubeconfig), "--report-dir=" + abs(r.reportDir), "--ginkgo.v",
+		"--windows-artifacts=" + abs(filepath.Join("_output", "windows"))}
 	if r.probe != "" {
 		args = append(args, "--probe-binary="+r.probe)
 	}
 	if r.inventory != "" {
-		args = append(args, "--inventory="+r.inventory)
+		args = append(args, "--inventory="+abs(r.inventory))
 	}
 	if r.expectVersion != "" {
 		args = append(args, "--expect-kubernetes-version="+r.expectVersion)
@@ -83,7 +85,7 @@ func (r *runFlags) args(kubeconfig string) []string {
 		args = append(args, "--run-id="+r.runID)
 	}
 	if r.rerun != "" {
-		args = append(args, "--rerun-of="+r.rerun)
+		args = append(args, "--rerun-of="+abs(r.rerun))
 	}
 	for _, f := range r.focus {
 		args = append(args, "--ginkgo.focus="+f)
@@ -104,7 +106,7 @@ func (r *runFlags) rerunFocus() error {
 	for _, sp := range s.Specs {
 		switch sp.Result {
 		case reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan:
-			r.focus = append(r.focus, suiterun.Focus(sp.Name))
+			r.focus = append(r.focus, suiterun.Focus(s.Suite, sp.Name))
 		}
 	}
 	if len(r.focus) == 0 {
@@ -112,6 +114,14 @@ func (r *runFlags) rerunFocus() error {
 	}
 	fmt.Fprintf(os.Stderr, "rerunning %d spec(s) of %s\n", len(r.focus), r.rerun)
 	return nil
+}
+
+// abs is path made absolute (as it is when that fails).
+func abs(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
 }
 
 // newRunID is a run ID: a valid label value, unique enough to tell runs apart.
@@ -246,7 +256,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		rf.ginkgo = abs
 	}
 	fmt.Fprintf(os.Stderr, "run %s: %d process(es); report in %s\n", rf.runID, procs, rf.reportDir)
-	runErr := suiterun.Run(ctx, suiterun.Options{Binary: rf.binary, Ginkgo: rf.ginkgo, Procs: procs,
+	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
 		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr})
 	// What the run left (an interrupt cut its cleanup short): removed, and said.
 	sweepCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)

@@ -366,7 +366,7 @@ var catalogue = []Claim{
 		Title: "A Windows node's allocatable memory is its capacity less system-reserved, kube-reserved and the hard eviction threshold; a pod asking for more than allocatable stays Pending with FailedScheduling."},
 	{ID: "RES-02", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:cpu_limits.go"},
 		Title: "A Windows container limited to 500m CPU, kept busy, reports CPU use above zero and within 8% of its limit in the summary API."},
-	{ID: "RES-03", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:eviction.go"},
+	{ID: "RES-03", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:eviction.go"}, Also: []string{NeedDisruptive},
 		Title: "Under hard memory pressure a Windows node evicts pods, then lifts its memory-pressure taint."},
 	{ID: "RES-04", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:density.go"},
 		Title: "Ten Windows pods start with start-up latency p50 <= 30 s, p90 <= 54 s, p99 <= 59 s."},

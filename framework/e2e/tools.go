@@ -63,7 +63,7 @@ func ExitStatus(err error) int {
 // StartTimeout bounds the wait for a pod of os to turn Ready: Windows
 // images are larger.
 func StartTimeout(os string) time.Duration {
-	if os == "windows" {
+	if os == string(corev1.Windows) {
 		return 10 * time.Minute
 	}
 	return PodStartTimeout

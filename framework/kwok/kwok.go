@@ -369,7 +369,7 @@ func (s *Sim) waitWindows(ctx context.Context, want *corev1.Node) (*corev1.Node,
 			last = "not Ready yet"
 			return false, nil
 		}
-		if info := n.Status.NodeInfo; info.OperatingSystem != "windows" || info.KernelVersion != want.Status.NodeInfo.KernelVersion || info.OSImage != want.Status.NodeInfo.OSImage {
+		if info := n.Status.NodeInfo; info.OperatingSystem != string(corev1.Windows) || info.KernelVersion != want.Status.NodeInfo.KernelVersion || info.OSImage != want.Status.NodeInfo.OSImage {
 			last = fmt.Sprintf("nodeInfo says %s %q %q", info.OperatingSystem, info.OSImage, info.KernelVersion)
 			patch, _ := json.Marshal(map[string]any{"status": map[string]any{"nodeInfo": map[string]string{
 				"operatingSystem": "windows", "osImage": want.Status.NodeInfo.OSImage, "kernelVersion": want.Status.NodeInfo.KernelVersion,

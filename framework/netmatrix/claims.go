@@ -3,6 +3,8 @@ package netmatrix
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/winconform/winconform/framework/claims"
 )
 
@@ -105,7 +107,7 @@ func partMatches(p claims.Part, src Peer, t Target) bool {
 // Linux nodes.
 func (m *Matrix) Level(c *Cell) claims.Level {
 	src, t := m.Peers(c)
-	if src.OS == "windows" || t.OS == "windows" || t.ViaOS == "windows" {
+	if w := string(corev1.Windows); src.OS == w || t.OS == w || t.ViaOS == w {
 		return claims.WindowsNode
 	}
 	return claims.Linux

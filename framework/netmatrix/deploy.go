@@ -194,7 +194,7 @@ func (d *Deployment) podPlan() ([]*corev1.Pod, map[string]Peer) {
 // from which that node's own network stack probes.
 func (d *Deployment) controlPlaneSource() (*corev1.Pod, Peer) {
 	for _, n := range d.env.Facts.ControlPlane() {
-		if n.OS != "linux" || n.Simulated || !n.Ready {
+		if n.OS != string(corev1.Linux) || n.Simulated || !n.Ready {
 			continue
 		}
 		p := ospod.Probe("node-"+n.Name, "linux", ospod.OnNode(n))

@@ -3,6 +3,8 @@ package netmatrix
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/internal/winrelease"
 )
@@ -93,7 +95,7 @@ var DocumentedLimits = []Rule{
 		ID: "windows-pod-outbound-nat-host-gw", Claim: "NET-17", Doc: DocFlannelHostGW,
 		Reason: "outbound NAT from Windows pods did not work with flannel host-gw (before Kubernetes 1.14)",
 		Match: func(src Peer, t Target) bool {
-			return src.Kind == Pod && src.OS == "windows" && t.Kind == External
+			return src.Kind == Pod && src.OS == string(corev1.Windows) && t.Kind == External
 		},
 	},
 }
@@ -117,4 +119,4 @@ func coversBuild(r Rule, build string) bool {
 	return true
 }
 
-func windowsNode(p Peer) bool { return p.Kind == Node && p.OS == "windows" }
+func windowsNode(p Peer) bool { return p.Kind == Node && p.OS == string(corev1.Windows) }

@@ -23,7 +23,7 @@ const (
 
 // ProbeBinary is the probe's path in the image for os.
 func ProbeBinary(os string) string {
-	if os == "windows" {
+	if os == string(corev1.Windows) {
 		return images.ProbeWindowsPath
 	}
 	return images.ProbeLinuxPath
@@ -71,7 +71,7 @@ func Probe(name, os string, opts ...Option) *corev1.Pod {
 			TerminationGracePeriodSeconds: ptr(int64(5)),
 		},
 	}
-	if os == "windows" {
+	if os == string(corev1.Windows) {
 		p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{
 			Key: WindowsTaint.Key, Operator: corev1.TolerationOpEqual, Value: WindowsTaint.Value, Effect: WindowsTaint.Effect})
 	}

@@ -28,6 +28,16 @@ var (
 	NoInventory         = Reason{"no-inventory", "no Windows machine inventory was given"}
 	NoOutsidePeer       = Reason{"no-outside-peer", "no local probe binary (--probe-binary) to probe from outside the cluster"}
 	ManagedControlPlane = Reason{"managed-control-plane", "the control plane is not visible in this cluster (a managed service)"}
+	// NotDisruptive: the spec would reboot, shut down or starve a node;
+	// the run did not allow it (--disruptive).
+	NotDisruptive = Reason{"not-disruptive", "this disrupts a node (reboot, shutdown, memory pressure): pass --disruptive to allow it"}
+	// FeatureGateOff: the API server dropped a field its feature gate guards.
+	FeatureGateOff = Reason{"feature-gate-off", "the feature gate this needs is off on the API server"}
+	// KubeletNotConfigured: the node's kubelet is not configured for what
+	// the spec checks (as its /configz says).
+	KubeletNotConfigured = Reason{"kubelet-not-configured", "the node's kubelet is not configured for this"}
+	// NoRuntimeClass: the cluster offers no RuntimeClass for the handler.
+	NoRuntimeClass = Reason{"no-runtime-class", "the cluster has no RuntimeClass for the runtime handler this needs"}
 	// Inconclusive is no lack of the cluster: the spec ran, but could not
 	// observe what it needed. Reports count it apart from skips.
 	Inconclusive = Reason{"inconclusive", "inconclusive: the spec could not observe what it needed"}

@@ -34,6 +34,8 @@ const usageText = `usage:
   probe fill PATH MIB         write MIB MiB to a file (into a volume, to see where it is counted)
   probe alloc [--hold D] MIB  take MIB MiB of memory (a limit stops it: OOM kill, out of memory)
   probe burn [--threads N] [--for D]  keep N CPUs busy, print the CPU time it got
+  probe apiuser [--sa-dir DIR] [--server URL]  who the API server says the pod's service account token is, as JSON
+  probe hold [--for D]  keep running, outliving requests to terminate, until killed (or D elapses)
   probe version
 
 targets: tcp://HOST:PORT  udp://HOST:PORT  http://HOST[:PORT]/PATH
@@ -47,7 +49,7 @@ func main() {
 // run dispatches to a subcommand and returns the process exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect, dnsconfig, env, cat, write, whoami, post, fill, alloc, burn or version)")
+		fmt.Fprintln(stderr, "probe: missing subcommand (serve, connect, dnsconfig, env, cat, write, whoami, post, fill, alloc, burn, apiuser, hold or version)")
 		return exitUsage
 	}
 	switch args[0] {
@@ -73,6 +75,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAlloc(args[1:], stdout, stderr)
 	case "burn":
 		return runBurn(args[1:], stdout, stderr)
+	case "apiuser":
+		return runAPIUser(ctx, args[1:], stdout, stderr)
+	case "hold":
+		return runHold(ctx, args[1:], stdout, stderr)
 	case "version":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "probe version: unexpected argument %q\n", args[1])
@@ -84,7 +90,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usageText)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect, dnsconfig, env, cat, write, whoami, post, fill, alloc, burn or version)\n", args[0])
+		fmt.Fprintf(stderr, "probe: unknown subcommand %q (want serve, connect, dnsconfig, env, cat, write, whoami, post, fill, alloc, burn, apiuser, hold or version)\n", args[0])
 		return exitUsage
 	}
 }

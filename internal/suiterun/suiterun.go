@@ -113,5 +113,8 @@ func Procs(value string, max int, why string) (int, error) {
 }
 
 // Focus is the Ginkgo focus that selects exactly the spec named name (its
-// full text).
-func Focus(name string) string { return "^" + regexp.QuoteMeta(name) + "$" }
+// full text) of the suite described as suite: Ginkgo matches a focus
+// against the suite's description, a space, and the spec's full text.
+func Focus(suite, name string) string {
+	return "^" + regexp.QuoteMeta(suite+" "+name) + "$"
+}

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
@@ -67,33 +69,36 @@ func Sweep(ctx context.Context, cs kubernetes.Interface, runID string, timeout t
 		}
 	}
 	sel := metav1.ListOptions{LabelSelector: RunLabel + "=" + runID}
-	if list, err := cs.CoreV1().Nodes().List(ctx, sel); err == nil {
-		for _, n := range list.Items {
-			gone("node", n.Name, cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}))
+	del := metav1.DeleteOptions{}
+	for _, k := range []struct {
+		kind string
+		list func() (runtime.Object, error)
+		del  func(name string) error
+	}{
+		{"node", func() (runtime.Object, error) { return cs.CoreV1().Nodes().List(ctx, sel) },
+			func(n string) error { return cs.CoreV1().Nodes().Delete(ctx, n, del) }},
+		{"runtimeclass", func() (runtime.Object, error) { return cs.NodeV1().RuntimeClasses().List(ctx, sel) },
+			func(n string) error { return cs.NodeV1().RuntimeClasses().Delete(ctx, n, del) }},
+		{"clusterrole", func() (runtime.Object, error) { return cs.RbacV1().ClusterRoles().List(ctx, sel) },
+			func(n string) error { return cs.RbacV1().ClusterRoles().Delete(ctx, n, del) }},
+		{"persistentvolume", func() (runtime.Object, error) { return cs.CoreV1().PersistentVolumes().List(ctx, sel) },
+			func(n string) error { return cs.CoreV1().PersistentVolumes().Delete(ctx, n, del) }},
+	} {
+		list, err := k.list()
+		if err != nil {
+			return left, fmt.Errorf("listing the run's %ss: %w", k.kind, err)
 		}
-	} else {
-		return left, fmt.Errorf("listing the run's nodes: %w", err)
-	}
-	if list, err := cs.NodeV1().RuntimeClasses().List(ctx, sel); err == nil {
-		for _, o := range list.Items {
-			gone("runtimeclass", o.Name, cs.NodeV1().RuntimeClasses().Delete(ctx, o.Name, metav1.DeleteOptions{}))
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return left, err
 		}
-	} else {
-		return left, fmt.Errorf("listing the run's RuntimeClasses: %w", err)
-	}
-	if list, err := cs.RbacV1().ClusterRoles().List(ctx, sel); err == nil {
-		for _, o := range list.Items {
-			gone("clusterrole", o.Name, cs.RbacV1().ClusterRoles().Delete(ctx, o.Name, metav1.DeleteOptions{}))
+		for _, o := range items {
+			m, err := meta.Accessor(o)
+			if err != nil {
+				return left, err
+			}
+			gone(k.kind, m.GetName(), k.del(m.GetName()))
 		}
-	} else {
-		return left, fmt.Errorf("listing the run's ClusterRoles: %w", err)
-	}
-	if list, err := cs.CoreV1().PersistentVolumes().List(ctx, sel); err == nil {
-		for _, o := range list.Items {
-			gone("persistentvolume", o.Name, cs.CoreV1().PersistentVolumes().Delete(ctx, o.Name, metav1.DeleteOptions{}))
-		}
-	} else {
-		return left, fmt.Errorf("listing the run's PersistentVolumes: %w", err)
 	}
 	sort.Slice(left, func(i, j int) bool { return left[i].Kind+left[i].Name < left[j].Kind+left[j].Name })
 	if len(namespaces) == 0 {

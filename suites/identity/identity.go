@@ -29,8 +29,8 @@ import (
 )
 
 const (
-	linux   = "linux"
-	windows = "windows"
+	linux   = string(corev1.Linux)
+	windows = string(corev1.Windows)
 )
 
 // GMSACredSpecEnv names the GMSACredentialSpec (windows.k8s.io/v1, cluster

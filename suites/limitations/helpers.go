@@ -13,8 +13,8 @@ import (
 )
 
 const (
-	linux   = "linux"
-	windows = "windows"
+	linux   = string(corev1.Linux)
+	windows = string(corev1.Windows)
 )
 
 // osPod is a minimal pod of os: spec.os.name and the node selector set, the

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/kubernetes/test/e2e/framework"
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
@@ -20,8 +21,8 @@ import (
 )
 
 const (
-	linux   = "linux"
-	windows = "windows"
+	linux   = string(corev1.Linux)
+	windows = string(corev1.Windows)
 
 	// statsTimeout bounds the wait for figures to appear in the summary
 	// (the kubelet collects them periodically).

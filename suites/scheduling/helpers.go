@@ -19,8 +19,8 @@ import (
 )
 
 const (
-	linux   = "linux"
-	windows = "windows"
+	linux   = string(corev1.Linux)
+	windows = string(corev1.Windows)
 
 	// scheduleTimeout bounds the wait for the scheduler to place (or give up on) a pod.
 	scheduleTimeout = time.Minute

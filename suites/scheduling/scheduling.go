@@ -401,20 +401,26 @@ func lastLine(s string) string {
 // oomKills is the number of OOM kills the container's memory cgroup has
 // counted (cgroup v2 memory.events, v1 memory.oom_control).
 func oomKills(ctx context.Context, f *framework.Framework, pod *corev1.Pod) int {
-	for _, path := range []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"} {
+	return cgroupCount(ctx, f, pod, "oom_kill", "/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+}
+
+// cgroupCount reads counter key from the first of the container's cgroup
+// files that exists (a "key value" line).
+func cgroupCount(ctx context.Context, f *framework.Framework, pod *corev1.Pod, key string, paths ...string) int {
+	for _, path := range paths {
 		out, _, err := e2e.Tool(ctx, f, pod, "", "cat", path)
 		if err != nil {
 			continue
 		}
 		for _, line := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			if v, ok := strings.CutPrefix(line, key+" "); ok {
 				n, err := strconv.Atoi(strings.TrimSpace(v))
 				framework.ExpectNoError(err, "%s: %q", path, line)
 				return n
 			}
 		}
 	}
-	framework.Failf("the container's memory cgroup shows no oom_kill count (memory.events, memory.oom_control)")
+	framework.Failf("the container's cgroup shows no %s count in %v", key, paths)
 	return 0
 }
 
@@ -470,21 +476,7 @@ func cpuUnderBurn(ctx context.Context, f *framework.Framework, pod *corev1.Pod, 
 
 // throttled is the number of periods the container's CPU cgroup was throttled.
 func throttled(ctx context.Context, f *framework.Framework, pod *corev1.Pod) int {
-	for _, path := range []string{"/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/cpu/cpu.stat", "/sys/fs/cgroup/cpu,cpuacct/cpu.stat"} {
-		out, _, err := e2e.Tool(ctx, f, pod, "", "cat", path)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(line, "nr_throttled "); ok {
-				n, err := strconv.Atoi(strings.TrimSpace(v))
-				framework.ExpectNoError(err, "%s: %q", path, line)
-				return n
-			}
-		}
-	}
-	framework.Failf("the container's CPU cgroup shows no nr_throttled count")
-	return 0
+	return cgroupCount(ctx, f, pod, "nr_throttled", "/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/cpu/cpu.stat", "/sys/fs/cgroup/cpu,cpuacct/cpu.stat")
 }
 
 // catFirst prints the first of paths that exists in the pod's container.

@@ -1,0 +1,126 @@
+package observability
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/kubelet"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/ospod"
+)
+
+// What the upstream Windows kubelet stats specs (test/e2e/windows:
+// kubelet_stats.go, metrics.go) check: with ten pods on a node, the kubelet
+// summary answers within 10 s on average over 5 requests (the default scrape
+// timeout of metrics-server and kube-prometheus), with live figures for
+// every pod; the node has a boot ID; /metrics/resource has the pods'
+// working sets.
+const (
+	statsPods        = 10
+	statsRequests    = 5
+	statsMeanLimit   = 10 * time.Second
+	podWorkingSetKey = "pod_memory_working_set_bytes"
+)
+
+// checkPodFigures expects live CPU, memory and log figures for a pod and
+// each of its containers.
+func checkPodFigures(g gomega.Gomega, ps podStats) {
+	what := "pod " + ps.PodRef.Name
+	g.Expect(ps.CPU).NotTo(gomega.BeNil(), "%s has no CPU figures", what)
+	g.Expect(positive(ps.CPU.UsageCoreNanoSeconds)).To(gomega.BeTrue(), "%s: usageCoreNanoSeconds %s", what, val(ps.CPU.UsageCoreNanoSeconds))
+	g.Expect(ps.Memory).NotTo(gomega.BeNil(), "%s has no memory figures", what)
+	g.Expect(positive(ps.Memory.WorkingSetBytes)).To(gomega.BeTrue(), "%s: workingSetBytes %s", what, val(ps.Memory.WorkingSetBytes))
+	g.Expect(ps.Containers).NotTo(gomega.BeEmpty(), "%s has no container figures", what)
+	for _, c := range ps.Containers {
+		g.Expect(c.Logs).NotTo(gomega.BeNil(), "%s, container %s has no log figures", what, c.Name)
+		g.Expect(positive(c.Logs.AvailableBytes)).To(gomega.BeTrue(), "%s, container %s: logs availableBytes %s", what, c.Name, val(c.Logs.AvailableBytes))
+	}
+}
+
+// ours picks the summary's figures of the pods in namespace ns.
+func ours(s *summary, ns string) []podStats {
+	var out []podStats
+	for _, p := range s.Pods {
+		if p.PodRef.Namespace == ns {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var _ = ginkgo.Describe("kubelet statistics under load (upstream Windows specs)", labels.Suite("observability"), func() {
+	f := e2e.NewFramework("obs-upstream")
+
+	ginkgo.DescribeTable("with ten pods on a node the summary API answers within 10 s on average, with every pod's figures", func(ctx context.Context, os string) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
+		cs, ns := f.ClientSet, f.Namespace.Name
+		var pods []*corev1.Pod
+		for i := range statsPods {
+			p := ospod.Probe(fmt.Sprintf("stats-%d", i), os, ospod.OnNode(node))
+			// As upstream, each pod has an init container too.
+			init := *p.Spec.Containers[0].DeepCopy()
+			init.Name, init.Command, init.Ports, init.ReadinessProbe = "init", ospod.ProbeCommand(os, "version"), nil, nil
+			p.Spec.InitContainers = []corev1.Container{init}
+			pods = append(pods, p)
+		}
+		e2e.StartPods(ctx, f, pods...)
+
+		ginkgo.By("waiting until the summary has figures for every pod (the kubelet collects them periodically)")
+		gomega.Eventually(ctx, func(g gomega.Gomega) {
+			s, err := e2e.NodeSummary(ctx, cs, node.Name)
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			mine := ours(s, ns)
+			g.Expect(mine).To(gomega.HaveLen(statsPods), "pods of %s in the summary of %s", ns, node.Name)
+			for _, ps := range mine {
+				checkPodFigures(g, ps)
+			}
+		}).WithTimeout(statsTimeout).WithPolling(5 * time.Second).Should(gomega.Succeed())
+
+		ginkgo.By(fmt.Sprintf("timing %d summary requests", statsRequests))
+		var total time.Duration
+		var took []time.Duration
+		for i := range statsRequests {
+			start := time.Now()
+			s, err := e2e.NodeSummary(ctx, cs, node.Name)
+			d := time.Since(start)
+			framework.ExpectNoError(err, "summary request %d", i+1)
+			total += d
+			took = append(took, d.Round(time.Millisecond))
+			mine := ours(s, ns)
+			gomega.Expect(mine).To(gomega.HaveLen(statsPods), "request %d: pods of %s in the summary", i+1, ns)
+			for _, ps := range mine {
+				checkPodFigures(gomega.Default, ps)
+			}
+		}
+		mean := total / statsRequests
+		framework.Logf("%s node %s with %d pods: summary requests took %v, mean %s", os, node.Name, statsPods, took, mean.Round(time.Millisecond))
+		gomega.Expect(mean).To(gomega.BeNumerically("<=", statsMeanLimit), "the summary of %s took %s on average over %d requests (%v)", node.Name, mean, statsRequests, took)
+
+		ginkgo.By("the node reports a boot ID")
+		n, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		gomega.Expect(n.Status.NodeInfo.BootID).NotTo(gomega.BeEmpty(), "node %s reports no boot ID", node.Name)
+
+		ginkgo.By("/metrics/resource carries the pods' working sets")
+		gomega.Eventually(ctx, func(g gomega.Gomega) {
+			m, err := kubelet.Metrics(ctx, cs, node.Name, "metrics/resource")
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			for _, p := range pods {
+				v, found := m.Sum(podWorkingSetKey, map[string]string{"namespace": ns, "pod": p.Name})
+				g.Expect(found).To(gomega.BeTrue(), "%s of pod %s is not in /metrics/resource of %s", podWorkingSetKey, p.Name, node.Name)
+				g.Expect(v).To(gomega.BeNumerically(">", 0), "%s of pod %s", podWorkingSetKey, p.Name)
+			}
+		}).WithTimeout(statsTimeout).WithPolling(5 * time.Second).Should(gomega.Succeed())
+		framework.Logf("node %s: boot ID %s; %s has every pod's working set", node.Name, n.Status.NodeInfo.BootID, podWorkingSetKey)
+	},
+		e2e.OSEntries("OBS-04"),
+	)
+})

@@ -1,0 +1,240 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/winconform/winconform/framework/e2e"
+	"github.com/winconform/winconform/framework/kubelet"
+	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/latency"
+	"github.com/winconform/winconform/framework/ospod"
+)
+
+const (
+	linux   = labels.Linux
+	windows = labels.Windows
+)
+
+// RES-01: a pod asking for more memory than a node's allocatable must not
+// be placed there; the scheduler says so within this time.
+const unschedulableTimeout = 2 * time.Minute
+
+// RES-02: upstream's CPU limit and tolerance. A container limited to 500m,
+// kept busy, must report CPU use above zero and at most 8% over its limit.
+var (
+	cpuLimit = resource.MustParse("500m")
+	// cpuTolerance is how far over its limit a container's reported use
+	// may go, per OS.
+	cpuTolerance = map[string]float64{
+		windows: 0.08, // upstream's figure (cpu_limits.go)
+		linux:   0.08,
+	}
+)
+
+const (
+	// cpuWarmUp is how long the container must have been busy before a
+	// sample counts: the summary's usage is a rate over the kubelet's last
+	// collection interval, which must lie wholly under load.
+	cpuWarmUp = 20 * time.Second
+	// cpuSamples is how many distinct summary samples are checked.
+	cpuSamples = 3
+	// cpuTimeout bounds the wait for them.
+	cpuTimeout = 3 * time.Minute
+)
+
+// RES-04: upstream's density batch: ten pods created at once on a node,
+// their start-up latencies (from create to first seen Running) within
+// these percentiles, the whole batch within 10 minutes.
+const (
+	densityPods  = 10
+	densityBatch = 10 * time.Minute
+)
+
+var densityLimits = latency.Limits{P50: 30 * time.Second, P90: 54 * time.Second, P99: 59 * time.Second}
+
+var _ = ginkgo.Describe("node resources (upstream Windows specs)", labels.Suite("resources"), func() {
+	f := e2e.NewFramework("resources")
+
+	ginkgo.DescribeTable("a node's allocatable memory is its capacity less what its kubelet reserves and its hard eviction threshold; a pod asking for more stays Pending", func(ctx context.Context, os string) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
+		cs, ns := f.ClientSet, f.Namespace.Name
+		cfg, err := kubelet.Config(ctx, cs, node.Name)
+		framework.ExpectNoError(err, "reading the kubelet configuration of %s", node.Name)
+		n, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		m, err := kubelet.NodeMemory(n, cfg)
+		framework.ExpectNoError(err, "node %s", node.Name)
+		framework.Logf("%s node %s memory: %s", os, node.Name, m)
+		expected := m.Expected()
+		gomega.Expect(m.Reported.Cmp(expected)).To(gomega.BeZero(), "node %s reports allocatable memory %s, its kubelet's configuration makes it %s: %s",
+			node.Name, m.Reported.String(), expected.String(), m)
+
+		ginkgo.By("a pod asking for 1 MiB more memory than the node's allocatable stays Pending")
+		ask := m.Reported.DeepCopy()
+		ask.Add(resource.MustParse("1Mi"))
+		p := ospod.Probe("too-big", os, ospod.OnNode(node))
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: ask},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: ask},
+		}
+		_, err = cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+		var event string
+		err = wait.PollUntilContextTimeout(ctx, time.Second, unschedulableTimeout, true, func(ctx context.Context) (bool, error) {
+			got, err := cs.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			if got.Spec.NodeName != "" {
+				return false, fmt.Errorf("pod %s, asking for %s of memory, was placed on %s, whose allocatable memory is %s", p.Name, ask.String(), got.Spec.NodeName, m.Reported.String())
+			}
+			evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name + ",reason=FailedScheduling"})
+			if err != nil || len(evs.Items) == 0 {
+				return false, nil
+			}
+			event = evs.Items[0].Message
+			return strings.Contains(event, "Insufficient memory"), nil
+		})
+		framework.ExpectNoError(err, "no FailedScheduling event for Insufficient memory (last: %q)", event)
+		framework.Logf("pod %s asking for %s of memory on %s: FailedScheduling: %s", p.Name, ask.String(), node.Name, event)
+	},
+		e2e.OSEntries("RES-01"),
+	)
+
+	ginkgo.DescribeTable("a container limited to 500m CPU and kept busy reports CPU use above zero and at most 8% over its limit", func(ctx context.Context, os string) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
+		cs := f.ClientSet
+		p := ospod.Probe("cpu-burn", os, ospod.OnNode(node))
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		c := &p.Spec.Containers[0]
+		// Two busy threads: more than the limit allows on any node.
+		c.Command, c.Ports, c.ReadinessProbe = ospod.ProbeCommand(os, "burn", "--threads", "2", "--for", "1h"), nil, nil
+		c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: cpuLimit, corev1.ResourceMemory: resource.MustParse("1Gi")}}
+		pod := e2e.Start(ctx, f, p)
+		gomega.Expect(pod.Status.ContainerStatuses).NotTo(gomega.BeEmpty())
+		run := pod.Status.ContainerStatuses[0].State.Running
+		gomega.Expect(run).NotTo(gomega.BeNil(), "pod %s is Ready, its container not running", pod.Name)
+		started := run.StartedAt.Time
+		limit := cpuLimit.AsApproximateFloat64()
+		most := limit * (1 + cpuTolerance[os])
+
+		ginkgo.By(fmt.Sprintf("reading %d samples of the pod's CPU use from the summary API, %s after the container started", cpuSamples, cpuWarmUp))
+		type sample struct {
+			at         time.Time
+			cores      float64
+			coreNanoSs uint64
+		}
+		var samples []sample
+		err := wait.PollUntilContextTimeout(ctx, 3*time.Second, cpuTimeout, true, func(ctx context.Context) (bool, error) {
+			s, err := e2e.NodeSummary(ctx, cs, node.Name)
+			if err != nil {
+				return false, nil
+			}
+			for _, ps := range s.Pods {
+				if ps.PodRef.Name != pod.Name || ps.PodRef.Namespace != pod.Namespace || ps.CPU == nil || ps.CPU.UsageNanoCores == nil || ps.CPU.UsageCoreNanoSeconds == nil {
+					continue
+				}
+				at := ps.CPU.Time.Time
+				if at.Sub(started) < cpuWarmUp || (len(samples) > 0 && !at.After(samples[len(samples)-1].at)) {
+					continue
+				}
+				samples = append(samples, sample{at, float64(*ps.CPU.UsageNanoCores) / 1e9, *ps.CPU.UsageCoreNanoSeconds})
+			}
+			return len(samples) >= cpuSamples, nil
+		})
+		framework.ExpectNoError(err, "the summary of %s gave %d of %d samples of pod %s's CPU", node.Name, len(samples), cpuSamples, pod.Name)
+		var seen []string
+		for _, s := range samples {
+			seen = append(seen, fmt.Sprintf("%.3f", s.cores))
+		}
+		first, last := samples[0], samples[len(samples)-1]
+		mean := float64(last.coreNanoSs-first.coreNanoSs) / 1e9 / last.at.Sub(first.at).Seconds()
+		framework.Logf("%s pod %s on %s, limited to %s CPU: usage %v cores in the summary; %.3f cores on average over %s; at most %.3f allowed",
+			os, pod.Name, node.Name, cpuLimit.String(), seen, mean, last.at.Sub(first.at).Round(time.Second), most)
+		for _, s := range samples {
+			gomega.Expect(s.cores).To(gomega.BeNumerically(">", 0), "pod %s reported no CPU use at %s", pod.Name, s.at)
+			gomega.Expect(s.cores).To(gomega.BeNumerically("<=", most), "pod %s used %.3f cores at %s: more than %.0f%% over its limit of %s", pod.Name, s.cores, s.at, 100*cpuTolerance[os], cpuLimit.String())
+		}
+		gomega.Expect(mean).To(gomega.BeNumerically("<=", most), "pod %s used %.3f cores on average: more than %.0f%% over its limit of %s", pod.Name, mean, 100*cpuTolerance[os], cpuLimit.String())
+	},
+		e2e.OSEntries("RES-02"),
+	)
+
+	ginkgo.DescribeTable("ten pods created at once on a node start within upstream's latency percentiles", func(ctx context.Context, os string) {
+		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
+		cs, ns := f.ClientSet, f.Namespace.Name
+		const batchLabel = "winconform.io/density"
+		var (
+			mu      sync.Mutex
+			created = map[string]time.Time{}
+			failed  []string
+			wg      sync.WaitGroup
+		)
+		ginkgo.By(fmt.Sprintf("creating %d pods on %s at once", densityPods, node.Name))
+		for i := range densityPods {
+			p := ospod.Probe(fmt.Sprintf("density-%d", i), os, ospod.OnNode(node))
+			p.Labels[batchLabel] = "batch"
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer ginkgo.GinkgoRecover()
+				at := time.Now()
+				_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					failed = append(failed, fmt.Sprintf("%s: %v", p.Name, err))
+					return
+				}
+				created[p.Name] = at
+			}()
+		}
+		wg.Wait()
+		gomega.Expect(failed).To(gomega.BeEmpty(), "creating the batch")
+
+		running := map[string]time.Time{}
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, densityBatch, true, func(ctx context.Context) (bool, error) {
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: batchLabel + "=batch"})
+			if err != nil {
+				return false, nil
+			}
+			now := time.Now()
+			for _, p := range pods.Items {
+				if _, seen := running[p.Name]; !seen && p.Status.Phase == corev1.PodRunning {
+					running[p.Name] = now
+				}
+			}
+			return len(running) == densityPods, nil
+		})
+		framework.ExpectNoError(err, "%d of %d pods were Running on %s within %s", len(running), densityPods, node.Name, densityBatch)
+		var lags []time.Duration
+		first, last := time.Time{}, time.Time{}
+		for name, at := range created {
+			lags = append(lags, running[name].Sub(at))
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if running[name].After(last) {
+				last = running[name]
+			}
+		}
+		s := latency.Summarize(lags)
+		framework.Logf("%s node %s: start-up latency of %s (polled every 250ms); the batch took %s; limits p50 %s, p90 %s, p99 %s",
+			os, node.Name, s, last.Sub(first).Round(10*time.Millisecond), densityLimits.P50, densityLimits.P90, densityLimits.P99)
+		gomega.Expect(s.Exceeded(densityLimits)).To(gomega.BeEmpty(), "start-up latency of %d pods on %s: %s", densityPods, node.Name, s)
+	},
+		e2e.OSEntries("RES-04"),
+	)
+})
