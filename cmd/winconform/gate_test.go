@@ -19,7 +19,7 @@ func defaultRun(t *testing.T) string {
 	for _, id := range []string{"INF-01", "LIM-07", "NET-07", "NET-08", "NET-15", "NET-16"} {
 		m[id] = reporttest.Shown(claims.Linux)
 	}
-	for _, id := range []string{"LIM-01", "LIM-02"} {
+	for _, id := range []string{"LIM-01", "LIM-02", "SCH-11"} {
 		m[id] = reporttest.Shown(claims.API)
 	}
 	for _, id := range []string{"LIM-08", "SCH-01", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08"} {
