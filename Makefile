@@ -12,6 +12,8 @@
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
 #   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
+#   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
+#   make report                          report.html (and report.png where Chromium is) for REPORT_DIR
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -46,6 +48,10 @@ ACTIONLINT_VERSION ?= v1.7.12
 PSCHECK      := tools/pscheck
 # The suite `make test` runs inside its cluster as a Sonobuoy plugin (empty: none).
 TEST_SONOBUOY_SUITE ?= limitations
+POLICY     ?= policies/linux-only.yaml
+BASELINE   ?=
+# report.png needs headless Chromium: taken where it is on PATH (.ci/run installs it).
+SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser || command -v google-chrome),--screenshot)
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
@@ -56,7 +62,7 @@ RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset sonobuoy fmt vet lint actionlint pscheck vet-windows clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean
 
 all: build
 
@@ -127,13 +133,27 @@ test: unit e2e-test
 unit: fmt vet lint
 	$(GO) test $(UNIT_PKGS)
 
-# The cluster is deleted however the recipe ends (a failure, Ctrl-C).
+# The cluster is deleted however the recipe ends (a failure, Ctrl-C). The
+# run's report is rendered (report.html, report.png) also when the run
+# failed; the target's status is the run's, else Sonobuoy's, else the
+# rendering's.
 e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) list --check > /dev/null
 	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(SELECT) --report-dir $(OUT)/test-report \
-	$(if $(TEST_SONOBUOY_SUITE),&& $(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --suite '$(TEST_SONOBUOY_SUITE)' \
-		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m)
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
+	$(WINCONFORM) report --report $(OUT)/test-report $(SCREENSHOT); rendered=$$?; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --suite '$(TEST_SONOBUOY_SUITE)' \
+		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
+	exit $$rendered
+
+## gate: decide whether the run in REPORT_DIR ships under POLICY (exit 0 ship, 1 blocked, 2 unusable), against BASELINE if set
+gate: build
+	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)')
+
+## report: report.html for REPORT_DIR, and report.png where Chromium is on PATH
+report: build
+	$(WINCONFORM) report --report '$(REPORT_DIR)' $(SCREENSHOT)
 
 ## bench: benchmarks that print ratios
 bench: build

@@ -38,6 +38,7 @@ func main() {
 	}
 	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), benchCmd(), imagesCmd())
 	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd())
+	root.AddCommand(gateCmd(), diffCmd(), reportCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform:", err)
 		var exit exitCode
