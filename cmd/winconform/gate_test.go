@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/framework/claims"
-	"github.com/winconform/winconform/internal/reporttest"
+	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports"
 )
 
