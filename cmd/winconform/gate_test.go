@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/framework/claims"
-	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/reporttest"
 )
 
 // defaultRun is what the default kind cluster shows.

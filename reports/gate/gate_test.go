@@ -10,9 +10,9 @@ import (
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/policy"
+	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 

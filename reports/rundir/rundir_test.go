@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 
