@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/scripts/steptest"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
 // Config describes the machine.
