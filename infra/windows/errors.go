@@ -98,17 +98,3 @@ func (e *StepError) Unwrap() []error {
 	}
 	return errs
 }
-
-// tailLines returns the last n non-empty lines of s.
-func tailLines(s string, n int) string {
-	var lines []string
-	for _, l := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, strings.TrimRight(l, " \t\r"))
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}

@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/winrelease"
 )
 
@@ -562,7 +563,7 @@ func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
 		return se
 	}
 	if err == nil && !st.flag("joined") {
-		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Detail: "the machine did not join", Output: tailLines(sr.Output, 20)}
+		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Detail: "the machine did not join", Output: text.LastLines(sr.Output, 20)}
 	}
 	return err
 }

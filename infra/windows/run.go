@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Timeouts bound the work on a machine. A zero field takes its default
@@ -158,20 +159,20 @@ func (s status) flag(key string) bool {
 // parseStatus reads the last non-empty line of a step's stdout, which must
 // be its JSON status, and returns it with the output before it.
 func parseStatus(stdout, step string) (status, string, error) {
-	text := strings.TrimRight(strings.ReplaceAll(stdout, "\r\n", "\n"), "\n \t")
-	i := strings.LastIndexByte(text, '\n')
-	last, before := text[i+1:], ""
+	out := strings.TrimRight(strings.ReplaceAll(stdout, "\r\n", "\n"), "\n \t")
+	i := strings.LastIndexByte(out, '\n')
+	last, before := out[i+1:], ""
 	if i >= 0 {
-		before = text[:i]
+		before = out[:i]
 	}
 	last = strings.TrimSpace(last)
 	var st status
 	if err := json.Unmarshal([]byte(last), &st.fields); err != nil || st.fields == nil {
-		return st, text, fmt.Errorf("the last line of its output is not its JSON status: %q", shorten(last, 200))
+		return st, out, fmt.Errorf("the last line of its output is not its JSON status: %q", shorten(last, 200))
 	}
 	_ = json.Unmarshal([]byte(last), &st)
 	if st.Step != step {
-		return st, text, fmt.Errorf("its status line is for step %q", st.Step)
+		return st, out, fmt.Errorf("its status line is for step %q", st.Step)
 	}
 	return st, before, nil
 }
@@ -236,7 +237,7 @@ func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, para
 				return status{}, &StepError{Machine: r.machine, Step: name, Kind: ctx.Err(), Detail: "cancelled", ExitCode: -1, Err: err}
 			case errors.Is(err, remote.ErrTimeout) && !errors.Is(err, remote.ErrUnreachable):
 				return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrStepTimeout, ExitCode: -1, Err: err,
-					Detail: fmt.Sprintf("did not finish within %s", r.t.step(name)), Output: tailLines(rep.Output, 20)}
+					Detail: fmt.Sprintf("did not finish within %s", r.t.step(name)), Output: text.LastLines(rep.Output, 20)}
 			case lostConnection(err) && !r.answered:
 				// A machine that has not answered once in this run is not
 				// rebooting: it cannot be reached, and waiting will not help.
@@ -258,12 +259,12 @@ func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, para
 		if res.ExitCode != 0 {
 			rep.Output = joinOutput(res.Stdout, res.StderrText())
 			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrStepFailed, ExitCode: res.ExitCode,
-				Detail: fmt.Sprintf("its script exited with code %d", res.ExitCode), Output: tailLines(rep.Output, 20)}
+				Detail: fmt.Sprintf("its script exited with code %d", res.ExitCode), Output: text.LastLines(rep.Output, 20)}
 		}
 		st, before, err := parseStatus(res.Stdout, name)
 		rep.Output = joinOutput(before, res.StderrText())
 		if err != nil {
-			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrBadStatus, ExitCode: 0, Detail: err.Error(), Output: tailLines(rep.Output, 20)}
+			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrBadStatus, ExitCode: 0, Detail: err.Error(), Output: text.LastLines(rep.Output, 20)}
 		}
 		rep.Status = st.fields
 		return st, nil
