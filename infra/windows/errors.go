@@ -23,7 +23,8 @@ var (
 	ErrStepFailed = errors.New("step failed")
 	// ErrStepTimeout: a step did not finish within its timeout.
 	ErrStepTimeout = errors.New("step timed out")
-	// ErrBadStatus: a step did not end with its JSON status line.
+	// ErrBadStatus: a step did not end with its JSON status line, or its
+	// status asks for a reboot the step table says it never needs.
 	ErrBadStatus = errors.New("step printed no status")
 	// ErrConnectionLost: the connection dropped during a step, and retrying
 	// did not help.

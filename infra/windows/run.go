@@ -16,7 +16,8 @@ import (
 // Timeouts bound the work on a machine. A zero field takes its default
 // (DefaultTimeouts).
 type Timeouts struct {
-	// Steps bounds each remote step by name (preflight, containerd...).
+	// Steps bounds one run of each step's script, by step name
+	// (preflight, containerd...); the step table has the defaults.
 	Steps map[string]time.Duration
 	// Reboot bounds the wait for a machine to answer again after a reboot
 	// (or a connection lost during a step).
@@ -33,33 +34,28 @@ type Timeouts struct {
 	Drain time.Duration
 }
 
-// DefaultTimeouts are the timeouts for real machines.
+// DefaultTimeouts are the timeouts for real machines: each step's from the
+// step table, and the waits around them.
 func DefaultTimeouts() Timeouts {
+	steps := map[string]time.Duration{}
+	for _, s := range stepTable() {
+		if s.script {
+			steps[s.name] = s.timeout
+		}
+	}
+	timeout := func(name string) time.Duration {
+		s, _ := stepNamed(name)
+		return s.timeout
+	}
 	return Timeouts{
-		Steps: map[string]time.Duration{
-			StepPing:              30 * time.Second,
-			StepPreflight:         2 * time.Minute,
-			StepContainersFeature: 20 * time.Minute,
-			StepReboot:            2 * time.Minute,
-			StepContainerd:        10 * time.Minute,
-			StepKubelet:           10 * time.Minute,
-			StepKubeProxy:         5 * time.Minute,
-			StepCNI:               5 * time.Minute,
-			StepFirewall:          time.Minute,
-			StepDefender:          2 * time.Minute,
-			StepProbe:             5 * time.Minute,
-			StepKubeadmJoin:       6 * time.Minute,
-			StepKubeadmReset:      5 * time.Minute,
-			StepHNSCleanup:        2 * time.Minute,
-			StepCollectLogs:       2 * time.Minute,
-		},
+		Steps:         steps,
 		Reboot:        15 * time.Minute,
 		RebootPoll:    5 * time.Second,
 		RebootPollMax: 30 * time.Second,
-		Ping:          30 * time.Second,
-		NodeReady:     10 * time.Minute,
+		Ping:          timeout(StepPing),
+		NodeReady:     timeout(StepNode),
 		NodePoll:      2 * time.Second,
-		Drain:         2 * time.Minute,
+		Drain:         timeout(StepDrain),
 	}
 }
 
