@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -36,8 +35,7 @@ func TestExitErrorKeepsTheLastLinesOfStderr(t *testing.T) {
 		want = append(want, fmt.Sprintf("line %d", i))
 	}
 	err := Result{Machine: "m", Step: "s", ExitCode: 1, Stderr: stderr.String()}.Err()
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.StderrTail != strings.Join(want, "\n") {
+	if ee, ok := err.(*ExitError); !ok || ee.StderrTail != strings.Join(want, "\n") {
 		t.Errorf("Err() = %#v, want the tail %q", err, strings.Join(want, "\n"))
 	}
 }
