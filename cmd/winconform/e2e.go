@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/html"
 )
 
 // runFlags select what the suite binary runs.
@@ -270,6 +271,11 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	}
 	if runErr != nil {
 		local.collect(sweepCtx, rf)
+	}
+	// report.html, for people, from whatever the run wrote (also a failed or
+	// interrupted one's partial report).
+	if err := html.WriteHTML(rf.reportDir); err != nil {
+		fmt.Fprintln(os.Stderr, "winconform: report.html:", err)
 	}
 	var exit suiterun.ExitError
 	if errors.As(runErr, &exit) {

@@ -1,5 +1,6 @@
 // Command winconform provisions the clusters the conformance suites run
-// against and runs the suites: up, down, node-image, e2e, list, bench.
+// against and runs the suites: up, down, node-image, e2e, list, bench, and
+// sonobuoy (the suites inside a cluster, as a Sonobuoy plugin).
 package main
 
 import (
@@ -36,7 +37,8 @@ func main() {
 		},
 	}
 	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), benchCmd(), imagesCmd())
-	root.AddCommand(joinCmd(), resetCmd())
+	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd())
+	root.AddCommand(gateCmd(), diffCmd(), reportCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform:", err)
 		var exit exitCode

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/test/e2e/framework"
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 	admissionapi "k8s.io/pod-security-admission/api"
@@ -47,7 +48,7 @@ func NewFramework(baseName string) *framework.Framework {
 		if !r.Failed() || f.Namespace == nil || framework.TestContext.ReportDir == "" {
 			return
 		}
-		keepArtifacts(context.WithoutCancel(ctx), f, r.FullText())
+		KeepArtifacts(context.WithoutCancel(ctx), f.ClientSet, f.Namespace.Name, r.FullText())
 	})
 	return f
 }
@@ -56,11 +57,17 @@ func NewFramework(baseName string) *framework.Framework {
 // directory, relative to the report directory.
 const ArtifactsEntry = "winconform.artifacts"
 
-func keepArtifacts(ctx context.Context, f *framework.Framework, spec string) {
+// KeepArtifacts keeps what namespace ns holds (pods described, as YAML,
+// their logs; events), redacted, as the artifacts of the failed spec, and
+// names them in its report.
+func KeepArtifacts(ctx context.Context, cs kubernetes.Interface, ns, spec string) {
+	if framework.TestContext.ReportDir == "" {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	rel := filepath.Join(artifacts.Dir, artifacts.Slug(spec))
-	files, err := artifacts.Collect(ctx, f.ClientSet, f.Namespace.Name, filepath.Join(framework.TestContext.ReportDir, rel))
+	files, err := artifacts.Collect(ctx, cs, ns, filepath.Join(framework.TestContext.ReportDir, rel))
 	if err != nil {
 		framework.Logf("artifacts of the failed spec: some could not be kept: %v", err)
 	}

@@ -159,9 +159,53 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 	if err := d.outside(ctx); err != nil {
 		return d, err
 	}
+	d.settle(ctx, time.Minute)
 	d.windowsHosts()
 	d.recordAbsences(peers)
 	return d, nil
+}
+
+// settle waits, up to timeout in all, until every pod source and the Linux
+// node source reach every Service by its ClusterIP: right after a cluster
+// or a Service is made, kube-proxy may not have programmed every node yet.
+// The matrix then measures a converged cluster; a path that never
+// converges still shows in it, blocked.
+func (d *Deployment) settle(ctx context.Context, timeout time.Duration) {
+	var urls []string
+	for _, t := range d.Matrix.Targets {
+		if t.Mode == ClusterIP {
+			urls = append(urls, t.URL)
+		}
+	}
+	if len(urls) == 0 {
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, s := range d.Matrix.Sources {
+		p := s.Peer()
+		if p.Kind != Pod && !(p.Kind == Node && p.OS == string(corev1.Linux)) {
+			continue
+		}
+		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			rs, err := s.Probe(ctx, urls)
+			if err != nil {
+				return false, nil
+			}
+			for _, r := range rs {
+				if !r.OK {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			fmt.Fprintf(d.env.Log, "netmatrix: %s did not reach every ClusterIP within %s; probing anyway\n", p.Name, timeout)
+			return
+		}
+	}
+	fmt.Fprintf(d.env.Log, "netmatrix: every source reached every ClusterIP after %s\n", time.Since(start).Round(100*time.Millisecond))
 }
 
 // podPlan places two probe pods on one node of each OS and a third on

@@ -23,6 +23,7 @@ import (
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/kube"
+	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/text"
 )
@@ -49,13 +50,15 @@ type ImageArchive struct {
 
 // Result says what Up made or found.
 type Result struct {
-	Name       string            `json:"name"`
-	Kubeconfig string            `json:"kubeconfig"`
-	NodeImage  string            `json:"nodeImage"`
-	LocalImage bool              `json:"localNodeImage"`
-	Reused     bool              `json:"reused"`
-	Quirks     docker.Quirks     `json:"hostQuirks"`
-	Timings    map[string]string `json:"timings"`
+	Name       string        `json:"name"`
+	Kubeconfig string        `json:"kubeconfig"`
+	NodeImage  string        `json:"nodeImage"`
+	LocalImage bool          `json:"localNodeImage"`
+	Reused     bool          `json:"reused"`
+	Quirks     docker.Quirks `json:"hostQuirks"`
+	// LoadBalancer is what serves LoadBalancer Services; nil when nothing does.
+	LoadBalancer *LoadBalancerResult `json:"loadBalancer,omitempty"`
+	Timings      map[string]string   `json:"timings"`
 }
 
 // Cluster runs kind for one cluster configuration.
@@ -111,6 +114,9 @@ func (c *Cluster) Exists() (bool, error) {
 // its logs kept in Options.LogDir.
 func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 	res := &Result{Name: c.cfg.Name, Kubeconfig: c.opts.Kubeconfig, Timings: c.timings}
+	if err := c.checkPool(ctx); err != nil {
+		return nil, err
+	}
 	exists, err := c.Exists()
 	if err != nil {
 		return nil, err
@@ -150,7 +156,7 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// finish installs flannel, loads the test images and waits for readiness.
+// finish installs flannel and MetalLB, loads the test images and waits for readiness.
 func (c *Cluster) finish(ctx context.Context, res *Result) error {
 	restCfg, cs, err := c.clients()
 	if err != nil {
@@ -163,13 +169,49 @@ func (c *Cluster) finish(ctx context.Context, res *Result) error {
 	if err := c.timed("cni", func() error { return c.installCNI(ctx, restCfg, res.LocalImage) }); err != nil {
 		return fmt.Errorf("installing flannel: %w", err)
 	}
-	if err := c.timed("load images", func() error { return c.LoadImages(ctx) }); err != nil {
+	// MetalLB waits on the API server, loading images on the nodes' containerd:
+	// side by side.
+	lbDone := make(chan error, 1)
+	var lbTime time.Duration
+	if c.cfg.LoadBalancer.On() {
+		go func() {
+			start := time.Now()
+			err := c.installLoadBalancer(ctx, restCfg, res)
+			lbTime = time.Since(start)
+			lbDone <- err
+		}()
+	} else {
+		lbDone <- nil
+		c.logf("load balancer: none (loadBalancer.enabled: false): LoadBalancer Services get no external address")
+	}
+	imgErr := c.timed("load images", func() error { return c.LoadImages(ctx) })
+	lbErr := <-lbDone
+	if c.cfg.LoadBalancer.On() {
+		c.timings["load balancer (beside load images)"] = lbTime.Round(100 * time.Millisecond).String()
+	}
+	if lbErr != nil {
+		return fmt.Errorf("installing MetalLB: %w", lbErr)
+	}
+	if imgErr != nil {
+		return imgErr
+	}
+	err = c.timed("ready", func() error {
+		return kube.WaitReady(ctx, cs, c.readiness(res), c.cfg.ReadyTimeout.Duration)
+	})
+	if err != nil || res.LoadBalancer == nil {
 		return err
 	}
-	return c.timed("ready", func() error {
-		return kube.WaitReady(ctx, cs, kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}},
-			c.cfg.ReadyTimeout.Duration)
-	})
+	return c.timed("load balancer pool", func() error { return c.waitLoadBalancer(ctx, restCfg, res) })
+}
+
+// readiness is what the cluster must show: its nodes, and every pod of the
+// system namespaces, flannel's and, when installed, MetalLB's.
+func (c *Cluster) readiness(res *Result) kube.Readiness {
+	r := kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}}
+	if res.LoadBalancer != nil {
+		r.Namespaces = append(r.Namespaces, metallb.Namespace)
+	}
+	return r
 }
 
 // reuse checks an existing cluster and refreshes its kubeconfig and images.
@@ -179,12 +221,28 @@ func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
 	if err := c.provider.ExportKubeConfig(c.cfg.Name, c.opts.Kubeconfig, false); err != nil {
 		return nil, fmt.Errorf("cluster %q exists but its kubeconfig cannot be written: %w", c.cfg.Name, err)
 	}
-	_, cs, err := c.clients()
+	restCfg, cs, err := c.clients()
 	if err != nil {
 		return nil, err
 	}
-	if err := kube.WaitReady(ctx, cs, kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}}, time.Minute); err != nil {
+	if c.cfg.LoadBalancer.On() {
+		lb, err := c.existingLoadBalancer(ctx, restCfg)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q exists but its load balancer cannot be looked up: %w", c.cfg.Name, err)
+		}
+		switch want := c.cfg.LoadBalancer.Addresses; {
+		case lb == nil:
+			c.logf("cluster %q exists without MetalLB (made with loadBalancer.enabled: false, or before the harness installed it): LoadBalancer specs will skip; `make down` and `make up` install it", c.cfg.Name)
+		case want != "" && !samePool(want, lb.Pool):
+			c.logf("cluster %q exists with the address pool %s, not %s as loadBalancer.addresses says: `make down` and `make up` apply it", c.cfg.Name, lb.Pool, want)
+		}
+		res.LoadBalancer = lb
+	}
+	if err := kube.WaitReady(ctx, cs, c.readiness(res), time.Minute); err != nil {
 		return nil, fmt.Errorf("cluster %q exists but is not healthy (%v): delete it with `make down` and run again", c.cfg.Name, err)
+	}
+	if lb := res.LoadBalancer; lb != nil {
+		c.logf("load balancer: %s, address pool %s, %d addresses free", lb.Implementation, lb.Pool, lb.Available)
 	}
 	if err := c.dropKindToken(ctx, cs); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 )
 
@@ -38,6 +39,9 @@ type Config struct {
 	Workers    int        `json:"workers"`
 	Networking Networking `json:"networking"`
 	CNI        CNI        `json:"cni"`
+	// LoadBalancer is MetalLB, which gives LoadBalancer Services addresses
+	// of the Docker network; on unless switched off.
+	LoadBalancer LoadBalancer `json:"loadBalancer"`
 	// ReadyTimeout bounds the wait for every node and system pod to be Ready.
 	ReadyTimeout Duration `json:"readyTimeout,omitempty"`
 }
@@ -61,6 +65,19 @@ type CNI struct {
 	VNI     int    `json:"vni,omitempty"`
 	Port    int    `json:"port,omitempty"`
 }
+
+// LoadBalancer says whether `up` installs MetalLB, and with which addresses.
+type LoadBalancer struct {
+	// Enabled defaults to true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Addresses is the pool: a range (172.18.255.200-172.18.255.250) or a
+	// CIDR of the kind Docker network, away from the node addresses. Empty:
+	// a /28 in the upper half of the network, computed when the cluster is made.
+	Addresses string `json:"addresses,omitempty"`
+}
+
+// On reports whether MetalLB is to be installed.
+func (l LoadBalancer) On() bool { return l.Enabled == nil || *l.Enabled }
 
 // Duration is a time.Duration written as "5m" in YAML.
 type Duration struct{ time.Duration }
@@ -168,6 +185,10 @@ func (c *Config) setDefaults() {
 	if c.ReadyTimeout.Duration == 0 {
 		c.ReadyTimeout.Duration = 5 * time.Minute
 	}
+	if c.LoadBalancer.Enabled == nil {
+		on := true
+		c.LoadBalancer.Enabled = &on
+	}
 }
 
 var (
@@ -212,6 +233,14 @@ func (c Config) Validate() error {
 	for i, san := range c.Networking.CertSANs {
 		if san == "" {
 			return fmt.Errorf("networking.certSANs[%d] is empty", i)
+		}
+	}
+	if a := c.LoadBalancer.Addresses; a != "" {
+		if !c.LoadBalancer.On() {
+			return fmt.Errorf("loadBalancer.addresses: %q is set but loadBalancer.enabled is false: drop one of them", a)
+		}
+		if _, err := metallb.ParsePool(a); err != nil {
+			return fmt.Errorf("loadBalancer.addresses: %w", err)
 		}
 	}
 	if c.ReadyTimeout.Duration < 10*time.Second {

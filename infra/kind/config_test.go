@@ -37,6 +37,7 @@ func TestDefaultConfig(t *testing.T) {
 		t.Errorf("DefaultConfig() = %+v, differs from parsing default.yaml: %+v", DefaultConfig(), c)
 	}
 	v := HarnessKubernetesVersion()
+	on := true
 	want := Config{
 		Name:              "winconform",
 		KubernetesVersion: v,
@@ -45,6 +46,7 @@ func TestDefaultConfig(t *testing.T) {
 		Workers:           1,
 		Networking:        Networking{PodSubnet: "10.244.0.0/16", ServiceSubnet: "10.96.0.0/12"},
 		CNI:               CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789},
+		LoadBalancer:      LoadBalancer{Enabled: &on},
 		ReadyTimeout:      Duration{5 * time.Minute},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -218,6 +220,45 @@ func TestParseConfigNetworkingFields(t *testing.T) {
 			t.Errorf("%q: accepted %+v", tc.extra, c)
 		case tc.field != "" && !strings.HasPrefix(err.Error(), "c.yaml: "+tc.field):
 			t.Errorf("%q: error %q does not start with %q", tc.extra, err, tc.field)
+		}
+	}
+}
+
+func TestParseConfigLoadBalancer(t *testing.T) {
+	for _, tc := range []struct {
+		doc     string
+		field   string // "" means valid
+		on      bool
+		addrs   string
+		message string // more the error must say
+	}{
+		{base, "", true, "", ""},
+		{base + "loadBalancer: {}\n", "", true, "", ""},
+		{base + "loadBalancer: {enabled: true}\n", "", true, "", ""},
+		{base + "loadBalancer: {enabled: false}\n", "", false, "", ""},
+		{base + "loadBalancer: {addresses: 172.18.255.200-172.18.255.250}\n", "", true, "172.18.255.200-172.18.255.250", ""},
+		{base + "loadBalancer:\n  enabled: true\n  addresses: 172.18.255.192/28\n", "", true, "172.18.255.192/28", ""},
+		{base + "loadBalancer: {addresses: 172.18.255.250-172.18.255.200}\n", "loadBalancer.addresses: ", false, "", "ends before it starts"},
+		{base + "loadBalancer: {addresses: 172.18.255.201/28}\n", "loadBalancer.addresses: ", false, "", "host bits"},
+		{base + "loadBalancer: {addresses: fd00::/120}\n", "loadBalancer.addresses: ", false, "", "IPv4"},
+		{base + "loadBalancer: {addresses: lots}\n", "loadBalancer.addresses: ", false, "", "such as 172.18.255.200-172.18.255.250"},
+		{base + "loadBalancer: {enabled: false, addresses: 172.18.255.192/28}\n", "loadBalancer.addresses: ", false, "", "enabled is false"},
+		{base + "loadBalancer: {enabled: \"no\"}\n", "", false, "", "enabled"},
+		{base + "loadBalancer: {addresses: [172.18.255.192/28]}\n", "", false, "", "addresses"},
+		{base + "loadBalancer: {pool: 172.18.255.192/28}\n", "", false, "", "pool"},
+		{base + "loadBalancer: false\n", "", false, "", "loadBalancer"},
+	} {
+		c, err := ParseConfig("c.yaml", []byte(tc.doc))
+		wantErr := tc.field != "" || tc.message != ""
+		switch {
+		case !wantErr && err != nil:
+			t.Errorf("%q: %v", tc.doc[len(base):], err)
+		case !wantErr && (c.LoadBalancer.On() != tc.on || c.LoadBalancer.Addresses != tc.addrs):
+			t.Errorf("%q: on %v addresses %q, want %v %q", tc.doc[len(base):], c.LoadBalancer.On(), c.LoadBalancer.Addresses, tc.on, tc.addrs)
+		case wantErr && err == nil:
+			t.Errorf("%q: accepted %+v", tc.doc[len(base):], c.LoadBalancer)
+		case wantErr && (!strings.HasPrefix(err.Error(), "c.yaml: "+tc.field) || !strings.Contains(err.Error(), tc.message)):
+			t.Errorf("%q: error %q, want it to start with %q and say %q", tc.doc[len(base):], err, "c.yaml: "+tc.field, tc.message)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/winconform/winconform/images/assemble"
+	"github.com/winconform/winconform/infra/metallb"
 )
 
 const imagePath = "PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin"
@@ -23,9 +24,10 @@ var passwd = assemble.Entry{Path: "/etc/passwd", Mode: 0o644,
 
 var tmpDir = assemble.Entry{Path: "/tmp", Dir: true, Mode: 0o1777}
 
-// componentImages makes every image kubeadm lists, plus flannel's, and writes
-// them as one archive for the node's containerd. The kube-proxy and flannel
-// images carry Debian's iptables, with the wrapper that picks the node's back end.
+// componentImages makes every image kubeadm lists, plus flannel's and
+// MetalLB's controller and speaker, and writes them as one archive for the
+// node's containerd. The kube-proxy and flannel images carry Debian's
+// iptables, with the wrapper that picks the node's back end.
 func (b *build) componentImages(ctx context.Context) (string, error) {
 	work := filepath.Join(b.spec.CacheDir, "work", b.spec.inputs()[:12])
 	os.RemoveAll(work)
@@ -80,6 +82,15 @@ func (b *build) componentImages(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("flannel: %w", err)
 	}
 	refs[FlannelImage()] = flannel
+	mlb := metallb.LocalImages()
+	for ref, name := range map[string]string{mlb.Controller: "controller", mlb.Speaker: "speaker"} {
+		img, err := componentImage(work, []assemble.Entry{bin(b.bins.metallb[name], "/"+name)},
+			assemble.Config{Entrypoint: []string{"/" + name}})
+		if err != nil {
+			return "", fmt.Errorf("metallb %s: %w", name, err)
+		}
+		refs[ref] = img
+	}
 	archive := filepath.Join(work, "images.tar")
 	return archive, assemble.WriteArchiveFile(archive, refs)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/winconform/winconform"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/gotool"
+	"github.com/winconform/winconform/infra/metallb"
 )
 
 // Modules of what the node image carries beside Kubernetes itself. CoreDNS,
@@ -37,7 +38,8 @@ type binaries struct {
 	cniPlugins  map[string]string // flannel, bridge
 	pause       string
 	wrapper     string
-	images      []string // kubeadm config images list
+	metallb     map[string]string // controller, speaker
+	images      []string          // kubeadm config images list
 }
 
 func (b *build) buildBinaries(ctx context.Context) error {
@@ -52,6 +54,7 @@ func (b *build) buildBinaries(ctx context.Context) error {
 		{"coredns", func() error { return b.buildCoreDNS(ctx) }},
 		{"flannel", func() error { return b.buildFlannel(ctx) }},
 		{"cni plugins", func() error { return b.buildCNIPlugins(ctx) }},
+		{"metallb", func() error { return b.buildMetalLB(ctx) }},
 		{"pause", func() error { return b.buildPause(ctx) }},
 		{"iptables wrapper", func() error { return b.buildWrapper(ctx) }},
 	}
@@ -225,6 +228,13 @@ func (b *build) buildCoreDNS(ctx context.Context) error {
 
 func (b *build) buildCNIPlugins(ctx context.Context) (err error) {
 	b.bins.cniPlugins, err = cni.BuildPlugins(ctx, b.out, filepath.Join(b.spec.CacheDir, "bin"))
+	return err
+}
+
+// buildMetalLB compiles MetalLB's controller and speaker from its own module.
+func (b *build) buildMetalLB(ctx context.Context) error {
+	controller, speaker, err := metallb.Build(ctx, b.out, filepath.Join(b.spec.CacheDir, "bin"))
+	b.bins.metallb = map[string]string{"controller": controller, "speaker": speaker}
 	return err
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/winconform/winconform"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/docker"
+	"github.com/winconform/winconform/infra/metallb"
 )
 
 // recipe changes whenever the way the image is put together changes.
@@ -69,6 +70,7 @@ func (s Spec) inputs() string {
 	for _, part := range []string{
 		recipe, s.KubernetesVersion, DebianSuite, strings.Join(debianPackages, ","),
 		cni.FlannelVersion, cni.PluginsVersion, string(iptablesWrapperSource), defaultStorage,
+		metallb.Version,
 	} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}

@@ -3,6 +3,7 @@ package networking
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -13,11 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/loadbalancer"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
@@ -113,23 +114,24 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 	ginkgo.DescribeTable("a LoadBalancer Service answers on its external address", func(ctx context.Context, os string) {
 		fs := e2e.Facts(ctx, f)
 		node := e2e.Nodes(fs, os, 1)[0]
+		lb, err := loadbalancer.Detect(ctx, f.ClientSet, f.DynamicClient)
+		framework.ExpectNoError(err, "looking for a LoadBalancer implementation")
+		if !lb.Found() && !lb.Unsure {
+			skips.Skip(skips.NoLoadBalancer, lb.Detail)
+		}
 		svc, err := f.ClientSet.CoreV1().Services(f.Namespace.Name).Create(ctx, backendService("lb", corev1.ServiceTypeLoadBalancer), metav1.CreateOptions{})
 		framework.ExpectNoError(err)
 		pod := e2e.StartPods(ctx, f, ospod.Probe("lb-1", os, ospod.OnNode(node), withApp("lb")))[0]
-		var ingress string
-		_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			s, err := f.ClientSet.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
-			if err == nil && len(s.Status.LoadBalancer.Ingress) > 0 {
-				ingress = s.Status.LoadBalancer.Ingress[0].IP + s.Status.LoadBalancer.Ingress[0].Hostname
-			}
-			return ingress != "", nil
-		})
-		if ingress == "" {
-			skips.Skip(skips.NoLoadBalancer, "a LoadBalancer Service got no external address within 30s")
+		ingress, err := lb.ExternalAddress(ctx, f.ClientSet, svc)
+		if errors.Is(err, loadbalancer.ErrNoAnswer) {
+			skips.Skip(skips.NoLoadBalancer, err)
 		}
+		framework.ExpectNoError(err)
+		framework.Logf("the LoadBalancer Service %s/%s got the external address %s from %s", svc.Namespace, svc.Name, ingress, lb)
 		r := probeFromOutside(ctx, "http://"+net.JoinHostPort(ingress, "80")+"/json")
 		gomega.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
 		gomega.Expect(r.Detail.PodIP).To(gomega.Equal(pod.Status.PodIP))
+		framework.Logf("from this machine, %s was answered by pod %s (%s)", r.Describe(), pod.Name, r.Detail.PodIP)
 	},
 		e2e.OSEntries("NET-26"),
 	)

@@ -66,6 +66,18 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 		}
 	})
 
+	// A failing claim keeps the matrix's pods (their logs, descriptions)
+	// and events, before the namespace goes.
+	ginkgo.JustAfterEach(func(ctx context.Context) {
+		r := ginkgo.CurrentSpecReport()
+		if r.Failed() && dep != nil && dep.Namespace != "" {
+			cs, err := framework.LoadClientset()
+			if err == nil {
+				e2e.KeepArtifacts(context.WithoutCancel(ctx), cs, dep.Namespace, r.FullText())
+			}
+		}
+	})
+
 	for _, c := range matrixClaims() {
 		ginkgo.It(c.ID+": "+c.Title, labels.ForClaim(c.ID), func() { assertClaim(dep, c) })
 	}

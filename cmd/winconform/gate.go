@@ -1,0 +1,181 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winconform/winconform/reports/gate"
+	"github.com/winconform/winconform/reports/html"
+	"github.com/winconform/winconform/reports/policy"
+	"github.com/winconform/winconform/reports/rundir"
+)
+
+// unusable is an input the gate cannot decide on: exit status 2, with the
+// error's message.
+type unusable struct{ error }
+
+func (u unusable) Unwrap() error { return u.error }
+
+// As lets main find the exit status.
+func (u unusable) As(target any) bool {
+	if p, ok := target.(*exitCode); ok {
+		*p = 2
+		return true
+	}
+	return false
+}
+
+// Exit statuses of gate.
+const (
+	exitShip     = 0
+	exitBlocked  = 1
+	exitUnusable = 2
+)
+
+func gateCmd() *cobra.Command {
+	var (
+		report, policyFile, baseline, now, out string
+		builds                                 []string
+	)
+	cmd := &cobra.Command{
+		Use:   "gate --report DIR --policy FILE [--baseline DIR]",
+		Short: "Decide whether a run lets a release ship under a policy: exit 0 ship, 1 blocked, 2 unusable policy or report",
+		Long: `gate reads a run's report directory and a policy (YAML; policies/ has examples,
+the README's "Release gating" section describes every field) and decides:
+exit status 0 (ship), 1 (blocked, with every reason), 2 (the policy, the
+report or the baseline cannot be used). It writes gate.md, gate.json and
+report.html into the report directory (or --out); with --baseline, also
+diff.md and diff.json. It reads local files only.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := runGate(gateOptions{report: report, policy: policyFile, baseline: baseline, now: now, out: out, builds: builds}, cmd.OutOrStdout())
+			if err != nil {
+				return unusable{err}
+			}
+			if res.Blocked() {
+				return exitCode(exitBlocked)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&report, "report", "", "the run's report directory (required)")
+	cmd.Flags().StringVar(&policyFile, "policy", "", "the policy file (required), e.g. policies/linux-only.yaml")
+	cmd.Flags().StringVar(&baseline, "baseline", "", "an earlier run's report directory (last night's, the last release's) to compare with")
+	cmd.Flags().StringVar(&now, "now", "", "the day known issues expire against, YYYY-MM-DD (default: today, UTC)")
+	cmd.Flags().StringVar(&out, "out", "", "where gate.md, gate.json, diff.* and report.html go (default: the report directory)")
+	cmd.Flags().StringSliceVar(&builds, "windows-build", nil, "a Windows build (10.0.NNNNN) a real node of the cluster must have had, beside the policy's cluster.windowsBuilds")
+	return cmd
+}
+
+type gateOptions struct {
+	report, policy, baseline, now, out string
+	builds                             []string
+}
+
+// runGate decides and writes the gate's files; an error means an input is unusable.
+func runGate(o gateOptions, w io.Writer) (gate.Result, error) {
+	if o.report == "" || o.policy == "" {
+		return gate.Result{}, errors.New("gate needs --report DIR (a run's report directory) and --policy FILE (policies/ has examples)")
+	}
+	day := time.Now().UTC()
+	if o.now != "" {
+		d, err := time.Parse(policy.DateLayout, o.now)
+		if err != nil {
+			return gate.Result{}, fmt.Errorf("--now %q is not a date YYYY-MM-DD: write the day to read known issues' expiry against, e.g. 2026-03-31", o.now)
+		}
+		day = d
+	}
+	p, err := policy.Load(o.policy)
+	if err != nil {
+		return gate.Result{}, err
+	}
+	for _, b := range o.builds {
+		if errs := (&policy.Policy{Name: "-", Cluster: policy.Cluster{WindowsBuilds: []string{b}}}).Validate(); len(errs) > 0 {
+			return gate.Result{}, fmt.Errorf("--windows-build %q is not a Windows build: write it as the node label node.kubernetes.io/windows-build has it, e.g. 10.0.20348", b)
+		}
+	}
+	run, err := rundir.Load(o.report)
+	if err != nil {
+		return gate.Result{}, fmt.Errorf("--report: %w", err)
+	}
+	in := gate.Input{Policy: p, PolicyFile: o.policy, Run: run, Now: day, WindowsBuilds: o.builds}
+	if o.baseline != "" {
+		base, err := rundir.Load(o.baseline)
+		if err != nil {
+			return gate.Result{}, fmt.Errorf("--baseline: %w", err)
+		}
+		in.Baseline = base
+	}
+	res, err := gate.Decide(in)
+	if err != nil {
+		return res, err
+	}
+	out := o.out
+	if out == "" {
+		out = o.report
+	}
+	if err := res.Write(out); err != nil {
+		return res, fmt.Errorf("writing the gate's reports into %s: %v", out, err)
+	}
+	files := []string{gate.MarkdownFile, gate.JSONFile}
+	if res.Diff != nil {
+		if err := res.Diff.Write(out); err != nil {
+			return res, fmt.Errorf("writing the diff into %s: %v", out, err)
+		}
+		files = append(files, "diff.md", "diff.json")
+	}
+	if out == o.report {
+		if err := html.WriteHTML(o.report); err != nil {
+			return res, fmt.Errorf("writing %s into %s: %v", html.File, o.report, err)
+		}
+		files = append(files, html.File)
+	}
+	printGate(w, res)
+	fmt.Fprintf(w, "written to %s: %s\n", out, strings.Join(files, ", "))
+	return res, nil
+}
+
+func printGate(w io.Writer, r gate.Result) {
+	verdict := "SHIP"
+	if r.Blocked() {
+		verdict = "BLOCKED"
+	}
+	fmt.Fprintf(w, "winconform gate: %s (policy %s, %s; report %s", verdict, r.Policy, r.PolicyFile, r.Report)
+	if r.Baseline != "" {
+		fmt.Fprintf(w, "; baseline %s", r.Baseline)
+	}
+	fmt.Fprintf(w, ")\nrun: %s\n%s\nrequired claims met: %d of %d\n", r.Status, r.Headline, r.Met, r.Required)
+	if len(r.Reasons) > 0 {
+		fmt.Fprintf(w, "blocked by %d finding(s):\n", len(r.Reasons))
+		for _, s := range r.Reasons {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+	for _, d := range []gate.Decision{gate.Waived, gate.Report} {
+		var lines []string
+		for _, it := range r.Items {
+			if it.Decision == d {
+				lines = append(lines, "  - "+it.Subject()+": "+it.Reason)
+			}
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(w, "%s (%d):\n%s\n", map[gate.Decision]string{gate.Waived: "waived by known issues", gate.Report: "reported, not blocking"}[d], len(lines), strings.Join(lines, "\n"))
+		}
+	}
+	if d := r.Diff; d != nil {
+		fmt.Fprintf(w, "since the baseline: newly failing %s; newly fixed %s; no longer shown %s; %d claim(s), %d matrix cell(s), %d ledger verdict(s) changed\n",
+			listOrNone(d.NewlyFailing), listOrNone(d.NewlyFixed), listOrNone(d.LostShown), len(d.Claims), len(d.Cells), len(d.Ledger))
+	}
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/reports"
+)
+
+// defaultRun is what the default kind cluster shows.
+func defaultRun(t *testing.T) string {
+	m := map[string]reporttest.Claim{"WEB-01": reporttest.Twin()}
+	for _, id := range []string{"INF-01", "LIM-07", "NET-07", "NET-08", "NET-15", "NET-16"} {
+		m[id] = reporttest.Shown(claims.Linux)
+	}
+	for _, id := range []string{"LIM-01", "LIM-02", "SCH-11"} {
+		m[id] = reporttest.Shown(claims.API)
+	}
+	for _, id := range []string{"LIM-08", "SCH-01", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08"} {
+		m[id] = reporttest.Shown(claims.Scheduler)
+	}
+	return reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, m)})
+}
+
+// status runs the command with args and returns its exit status and output.
+func status(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var cmd = gateCmd()
+	switch args[0] {
+	case "diff":
+		cmd = diffCmd()
+	case "report":
+		cmd = reportCmd()
+	}
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args[1:])
+	err := cmd.Execute()
+	if err == nil {
+		return 0, out.String()
+	}
+	var code exitCode
+	if !errors.As(err, &code) {
+		return 1, out.String() + err.Error()
+	}
+	return int(code), out.String() + err.Error()
+}
+
+func TestGateExitStatus(t *testing.T) {
+	run := defaultRun(t)
+	code, out := status(t, "gate", "--report", run, "--policy", "../../policies/linux-only.yaml")
+	if code != exitShip || !strings.Contains(out, "winconform gate: SHIP") {
+		t.Errorf("linux-only on the default run: exit %d\n%s", code, out)
+	}
+	code, out = status(t, "gate", "--report", run, "--policy", "../../policies/windows-node-build.yaml")
+	if code != exitBlocked || !strings.Contains(out, "no Windows node: WEB-01 only supported (linux twin)") {
+		t.Errorf("windows-node-build on the default run: exit %d\n%s", code, out)
+	}
+	for _, f := range []string{"gate.md", "gate.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Errorf("gate wrote no %s", f)
+		}
+	}
+	out2 := t.TempDir()
+	code, _ = status(t, "gate", "--report", run, "--policy", "../../policies/windows-node-build.yaml", "--out", out2, "--baseline", run)
+	if code != exitBlocked {
+		t.Errorf("exit %d", code)
+	}
+	for _, f := range []string{"gate.md", "gate.json", "diff.md", "diff.json"} {
+		if _, err := os.Stat(filepath.Join(out2, f)); err != nil {
+			t.Errorf("gate --out wrote no %s", f)
+		}
+	}
+}
+
+func TestGateUnusableInputs(t *testing.T) {
+	run := defaultRun(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	bad := write("bad.yaml", "name: x\nrequired:\n- claims: [NET-99]\n")
+	noExpiry := write("noexpiry.yaml", "name: x\nknownIssues:\n- claim: NET-21\n  reason: r\n  link: https://example.com/1\n")
+	refuse := write("refuse.yaml", "name: x\nbaseline:\n  otherShape: refuse\n")
+	half := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	os.WriteFile(filepath.Join(half, "summary.json"), []byte(`{"format": "winconform.summary/v2", "claims": [`), 0o644)
+	old := t.TempDir()
+	os.WriteFile(filepath.Join(old, "summary.json"), []byte(`{"suite": "winconform", "claims": []}`), 0o644)
+	hybrid := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.HybridCluster, nil)})
+	cases := []struct {
+		name  string
+		args  []string
+		wants []string
+	}{
+		{"unknown claim", []string{"--report", run, "--policy", bad}, []string{bad, "required[0].claims[0]", "NET-99", "winconform list"}},
+		{"known issue without expiry", []string{"--report", run, "--policy", noExpiry}, []string{noExpiry, "knownIssues[0].expires", "YYYY-MM-DD"}},
+		{"empty report directory", []string{"--report", t.TempDir(), "--policy", "../../policies/linux-only.yaml"}, []string{"summary.json", "make e2e"}},
+		{"half-written summary", []string{"--report", half, "--policy", "../../policies/linux-only.yaml"}, []string{filepath.Join(half, "summary.json"), "half written", "rerun"}},
+		{"baseline of an older format", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--baseline", old}, []string{"--baseline", filepath.Join(old, "summary.json"), reports.ErrOldFormat.Error(), "rerun the suites"}},
+		{"baseline of another shape", []string{"--report", run, "--policy", refuse, "--baseline", hybrid}, []string{hybrid, "Windows nodes 2 -> 0", "baseline.otherShape"}},
+		{"bad --now", []string{"--report", run, "--policy", bad, "--now", "tomorrow"}, []string{"--now", "YYYY-MM-DD"}},
+		{"bad --windows-build", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--windows-build", "2022"}, []string{"--windows-build", "10.0.20348"}},
+		{"no policy", []string{"--report", run}, []string{"--policy"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out := status(t, append([]string{"gate"}, c.args...)...)
+			if code != exitUnusable {
+				t.Errorf("exit %d, want 2:\n%s", code, out)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestDiffAndReportCommands(t *testing.T) {
+	run, base := defaultRun(t), defaultRun(t)
+	code, out := status(t, "diff", "--report", run, "--baseline", base)
+	if code != 0 || !strings.Contains(out, "Newly failing: none") {
+		t.Errorf("diff: exit %d\n%s", code, out)
+	}
+	for _, f := range []string{"diff.md", "diff.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Errorf("diff wrote no %s", f)
+		}
+	}
+	if code, out := status(t, "diff", "--report", run, "--baseline", t.TempDir()); code != exitUnusable || !strings.Contains(out, "--baseline") {
+		t.Errorf("diff with an empty baseline: exit %d\n%s", code, out)
+	}
+	if code, out := status(t, "report", "--report", run); code != 0 || !strings.Contains(out, "report.html") {
+		t.Errorf("report: exit %d\n%s", code, out)
+	}
+	if code, _ := status(t, "report", "--report", t.TempDir()); code != exitUnusable {
+		t.Errorf("report of an empty directory: exit %d", code)
+	}
+}

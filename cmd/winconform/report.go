@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winconform/winconform/reports/html"
+)
+
+func reportCmd() *cobra.Command {
+	var (
+		dir, browser string
+		shot         bool
+		timeout      time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "report --report DIR [--screenshot]",
+		Short: "Write report.html (one self-contained page) for a run's report directory, and with --screenshot report.png",
+		Long: `report renders the report directory's files (summary, cluster, network matrix,
+limitation ledger, and the gate's decisions and the baseline diff when they
+are there) as report.html: one file with inline CSS and script, that loads
+nothing. --screenshot also renders it in headless Chromium into report.png.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return unusable{fmt.Errorf("report needs --report DIR (a run's report directory)")}
+			}
+			if err := html.WriteHTML(dir); err != nil {
+				return unusable{err}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "wrote", filepath.Join(dir, html.File))
+			if shot {
+				if err := html.Screenshot(cmd.Context(), dir, browser, timeout); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "wrote", filepath.Join(dir, html.ScreenshotFile))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "report", "", "the run's report directory (required)")
+	cmd.Flags().BoolVar(&shot, "screenshot", false, "also render the page in headless Chromium into report.png")
+	cmd.Flags().StringVar(&browser, "browser", "", "the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH)")
+	cmd.Flags().DurationVar(&timeout, "screenshot-timeout", 2*time.Minute, "how long Chromium may take")
+	return cmd
+}

@@ -1,0 +1,133 @@
+package diff_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/diff"
+	"github.com/winconform/winconform/reports/rundir"
+)
+
+func load(t *testing.T, d reporttest.Dir) *rundir.Run {
+	t.Helper()
+	r, err := rundir.Load(reporttest.Write(t, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func entry(claim, spec string, v ledger.Verdict, observed ledger.Behaviour) reports.LedgerEntry {
+	return reports.LedgerEntry{Spec: spec, Entry: ledger.Entry{Claim: claim, Verdict: v, Observed: observed}}
+}
+
+func TestCompare(t *testing.T) {
+	hybrid := reporttest.HybridCluster
+	hybrid.WindowsBuilds = []string{"10.0.17763"}
+	base := load(t, reporttest.Dir{
+		Summary: reporttest.Summary(hybrid, map[string]reporttest.Claim{
+			"NET-08": reporttest.Shown(claims.Linux), "WEB-01": reporttest.Shown(claims.WindowsNode),
+			"NET-07": {Outcome: reports.Failed}, "NET-15": reporttest.Shown(claims.Linux), "NET-16": {Outcome: reports.Blocked}}),
+		Matrix: &netmatrix.Report{Cells: []*netmatrix.Cell{
+			reporttest.Cell("linux-a", "svc-linux/service-dns", netmatrix.OK, netmatrix.Reachable, "NET-08"),
+			reporttest.Cell("linux-a", "linux-b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-07"),
+			reporttest.Cell("win-a", "linux-b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-03"),
+		}},
+		Ledger: []reports.LedgerEntry{entry("LIM-07", "lim", ledger.Holds, ledger.Limited), entry("NET-27", "net", ledger.Holds, ledger.Limited),
+			entry("NET-16", "net", ledger.Holds, ledger.Limited)},
+	})
+	cur := load(t, reporttest.Dir{
+		Summary: reporttest.Summary(reporttest.HybridCluster, map[string]reporttest.Claim{
+			"NET-08": {Outcome: reports.Failed, Why: "dns"}, "WEB-01": reporttest.Twin(),
+			"NET-07": reporttest.Shown(claims.Linux), "NET-15": reporttest.Shown(claims.Linux), "NET-16": {Outcome: reports.NotRun}}),
+		Matrix: &netmatrix.Report{Cells: []*netmatrix.Cell{
+			reporttest.Cell("linux-a", "svc-linux/service-dns", netmatrix.Regression, netmatrix.Blocked, "NET-08"),
+			reporttest.Cell("linux-a", "linux-b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-07"),
+		}},
+		Ledger: []reports.LedgerEntry{entry("LIM-07", "lim", ledger.Lifted, ledger.Works)},
+	})
+	d := diff.Compare(base, cur)
+	if strings.Join(d.NotRunNow, ",") != "NET-16" || !strings.Contains(strings.Join(d.Notes, " "), "not compared: NET-16") {
+		t.Errorf("NET-16, not run now: %v %v", d.NotRunNow, d.Notes)
+	}
+	if strings.Join(d.NewlyFailing, ",") != "NET-08" || strings.Join(d.NewlyFixed, ",") != "NET-07" || strings.Join(d.LostShown, ",") != "NET-08,WEB-01" {
+		t.Errorf("newly failing %v, fixed %v (NET-16 only not run now), lost %v", d.NewlyFailing, d.NewlyFixed, d.LostShown)
+	}
+	var web diff.ClaimChange
+	for _, c := range d.Claims {
+		if c.Claim == "NET-15" {
+			t.Error("NET-15 did not change")
+		}
+		if c.Claim == "WEB-01" {
+			web = c
+		}
+	}
+	if web.Change != "shown (windows-node 1) before, only supported (linux twin) now" || len(web.Lost) != 1 || web.Lost[0] != claims.WindowsNode || web.Gained[0] != claims.Linux {
+		t.Errorf("WEB-01: %+v", web)
+	}
+	if !d.MatrixCompared || len(d.Cells) != 2 {
+		t.Fatalf("cells: %+v", d.Cells)
+	}
+	if c := d.Cells[0]; c.Source != "linux-a" || c.Before.String() != "ok (reachable)" || c.After.String() != "regression (blocked)" || c.Repro == "" {
+		t.Errorf("changed cell: %+v", c)
+	}
+	if c := d.Cells[1]; c.Source != "win-a" || c.After != nil || c.After.String() != "absent" {
+		t.Errorf("a cell gone: %+v", c)
+	}
+	if !d.LedgerCompared || len(d.Ledger) != 2 || d.Ledger[0].Claim != "LIM-07" || d.Ledger[0].Before != "holds" || d.Ledger[0].After != "lifted" || d.Ledger[1].After != "absent" {
+		t.Errorf("ledger: %+v", d.Ledger)
+	}
+	if len(d.ShapeChanges) != 0 || len(d.BuildChanges) != 1 || d.BuildChanges[0] != "Windows builds 10.0.17763 -> 10.0.20348" {
+		t.Errorf("shape %v, builds %v", d.ShapeChanges, d.BuildChanges)
+	}
+	md := d.Markdown()
+	for _, w := range []string{"Newly failing: NET-08. Newly fixed: NET-07.", "| linux-a | svc-linux/service-dns | NET-08 | ok (reachable) | regression (blocked) |", "| LIM-07 | lim | holds (observed limited) | lifted (observed works) |", "10.0.17763 -> 10.0.20348"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("diff.md lacks %q:\n%s", w, md)
+		}
+	}
+}
+
+func TestShape(t *testing.T) {
+	other := reporttest.LinuxCluster
+	other.CNI = "flannel/host-gw"
+	other.LinuxNodes = 3
+	d := diff.Compare(load(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.HybridCluster, nil)}), load(t, reporttest.Dir{Summary: reporttest.Summary(other, nil)}))
+	if got := strings.Join(d.ShapeChanges, "; "); got != "Linux nodes 2 -> 3; Windows nodes 2 -> 0; CNI flannel/vxlan -> flannel/host-gw" {
+		t.Errorf("shape changes %q", got)
+	}
+	if !d.MatrixCompared && len(d.Notes) == 0 {
+		t.Error("no note that the matrix was not compared")
+	}
+}
+
+func TestNothingChanged(t *testing.T) {
+	dir := t.TempDir()
+	r := load(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	d := diff.Compare(r, r)
+	if !d.Empty() {
+		t.Errorf("a run compared with itself changed: %+v", d)
+	}
+	dir = filepath.Join(dir, "new")
+	if err := d.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	back, ok, err := diff.Read(dir)
+	if err != nil || !ok || back.Format != diff.Format {
+		t.Fatalf("read back %v %v", ok, err)
+	}
+	os.WriteFile(filepath.Join(dir, diff.JSONFile), []byte(`{"format":"winconform.diff/v0"}`), 0o644)
+	if _, _, err := diff.Read(dir); err == nil || !strings.Contains(err.Error(), "winconform.diff/v0") {
+		t.Errorf("another format: %v", err)
+	}
+	if _, ok, err := diff.Read(t.TempDir()); ok || err != nil {
+		t.Errorf("no diff.json: %v %v", ok, err)
+	}
+}

@@ -1,0 +1,759 @@
+// Package gate decides whether a run lets a release ship under a policy
+// (reports/policy): every claim the policy requires must be shown, on the
+// evidence it asks for; failures elsewhere, drift, flakes, and what changed
+// since a baseline run do what the policy says; accepted known issues waive
+// a finding until they expire. Every decision is listed with its reason in
+// gate.md and gate.json. Nothing here follows a link or fetches anything.
+package gate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/diff"
+	"github.com/winconform/winconform/reports/policy"
+	"github.com/winconform/winconform/reports/rundir"
+)
+
+// Format names the layout of gate.json.
+const Format = "winconform.gate/v1"
+
+// Files the gate writes.
+const (
+	JSONFile     = "gate.json"
+	MarkdownFile = "gate.md"
+)
+
+// The gate's verdicts.
+const (
+	Ship    = "ship"
+	Blocked = "blocked"
+)
+
+// Decision is what one finding does.
+type Decision string
+
+// Decisions.
+const (
+	Pass   Decision = "pass"   // a requirement met
+	Block  Decision = "block"  // blocks the release
+	Report Decision = "report" // listed; does not block
+	Waived Decision = "waived" // would block; an accepted known issue waives it
+)
+
+// Kinds of findings.
+const (
+	KindRequired = "required" // a claim the policy requires
+	KindFailure  = "failure"  // a failure outside the required claims
+	KindDrift    = "drift"    // a documented limitation found lifted
+	KindFlake    = "flake"    // a spec passed on a retry, a matrix cell's probes disagreed
+	KindCluster  = "cluster"  // what the policy asks of the cluster
+	KindBaseline = "baseline" // a change since the baseline
+	KindIssue    = "known-issue"
+)
+
+// Item is one decision.
+type Item struct {
+	Kind  string `json:"kind"`
+	Claim string `json:"claim,omitempty"`
+	// Spec is set for findings about one spec; Cell for a matrix cell.
+	Spec     string   `json:"spec,omitempty"`
+	Cell     string   `json:"cell,omitempty"`
+	Required string   `json:"required,omitempty"` // what the policy asks
+	Got      string   `json:"got"`                // what the run had
+	Decision Decision `json:"decision"`
+	Reason   string   `json:"reason"`
+	// KnownIssue is the known issue applied (waiving, or expired).
+	KnownIssue *policy.KnownIssue `json:"knownIssue,omitempty"`
+	// specs are the claim's failing specs, for known issues by spec.
+	specs []string
+	// outcome is the claim's outcome, for ordering.
+	outcome string
+}
+
+// rank orders items for people: the cluster, then failures (claims and
+// specs that failed, flakes, claims newly failing), then drift, then the rest.
+func (it Item) rank() int {
+	switch {
+	case it.Kind == KindCluster:
+		return 0
+	case it.Kind == KindFailure || it.Kind == KindFlake || it.outcome == reports.Failed || it.outcome == reports.Blocked,
+		it.Kind == KindBaseline && strings.HasPrefix(it.Reason, "newly failing"):
+		return 1
+	case it.Kind == KindDrift:
+		return 2
+	}
+	return 3
+}
+
+// Subject names what the item is about.
+func (it Item) Subject() string {
+	switch {
+	case it.Claim != "" && it.Cell != "":
+		return it.Claim + " " + it.Cell
+	case it.Claim != "":
+		return it.Claim
+	case it.Spec != "":
+		return "spec " + it.Spec
+	case it.Cell != "":
+		return "cell " + it.Cell
+	}
+	return it.Kind
+}
+
+// Result is the gate's decision on a run.
+type Result struct {
+	Format     string `json:"format"`
+	Decision   string `json:"decision"` // ship or blocked
+	Policy     string `json:"policy"`
+	PolicyFile string `json:"policyFile"`
+	Report     string `json:"report"`
+	Baseline   string `json:"baseline,omitempty"`
+	// Now is the day known issues' expiry dates were read against.
+	Now      string `json:"now"`
+	Status   string `json:"status"`   // the run's status line
+	Headline string `json:"headline"` // the run's headline
+	// Reasons lists every blocking finding in one line each.
+	Reasons []string `json:"reasons"`
+	// Required counts the claims the policy requires; Met those that pass.
+	Required int    `json:"required"`
+	Met      int    `json:"met"`
+	Items    []Item `json:"items"`
+	// Diff is the comparison with the baseline, when one was given.
+	Diff *diff.Diff `json:"-"`
+}
+
+// Blocked says whether the release is blocked.
+func (r Result) Blocked() bool { return r.Decision == Blocked }
+
+// Input is what the gate decides from.
+type Input struct {
+	Policy     *policy.Policy
+	PolicyFile string
+	Run        *rundir.Run
+	// Baseline is nil without --baseline.
+	Baseline *rundir.Run
+	// Now is the day known issues expire against (UTC).
+	Now time.Time
+	// WindowsBuilds are builds the cluster must have had, beside the
+	// policy's (the build a release gate is for).
+	WindowsBuilds []string
+}
+
+// ErrUnusable marks an input the gate cannot decide on (exit status 2).
+var ErrUnusable = errors.New("unusable input")
+
+// Decide decides. An error means an input is unusable: a baseline of
+// another cluster shape when the policy refuses one.
+func Decide(in Input) (Result, error) {
+	p, s := in.Policy, in.Run.Summary
+	res := Result{Format: Format, Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(policy.DateLayout),
+		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{}}
+	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
+	g.flakes = len(in.Run.Retried)
+	for _, c := range g.cellsByClaim[""] {
+		if c.Verdict == netmatrix.Flaky {
+			g.flakes++
+		}
+	}
+	if in.Baseline != nil {
+		d := diff.Compare(in.Baseline, in.Run)
+		res.Diff, res.Baseline = &d, in.Baseline.Dir
+		if len(d.ShapeChanges) > 0 && p.Baseline.OtherShape == policy.Refuse {
+			return res, fmt.Errorf("%w: baseline %s comes from a cluster of another shape (%s), and the policy %s refuses it (baseline.otherShape: refuse): pass a baseline from a cluster of this shape, or set baseline.otherShape: report",
+				ErrUnusable, in.Baseline.Dir, strings.Join(d.ShapeChanges, "; "), in.PolicyFile)
+		}
+	}
+	g.cluster()
+	g.claims()
+	g.specs()
+	g.flakeItems()
+	g.baseline()
+	g.knownIssues()
+	sort.SliceStable(res.Items, func(i, j int) bool { return res.Items[i].rank() < res.Items[j].rank() })
+	res.Decision = Ship
+	for _, it := range res.Items {
+		if it.Decision == Block {
+			res.Decision = Blocked
+			reason := it.Reason
+			if it.Claim == "" || !strings.Contains(reason, it.Claim) {
+				reason = it.Subject() + ": " + reason
+			}
+			res.Reasons = append(res.Reasons, reason)
+		}
+	}
+	return res, nil
+}
+
+type gater struct {
+	in           Input
+	res          *Result
+	cellsByClaim map[string][]*netmatrix.Cell
+	flakes       int
+}
+
+// cellsByClaim indexes a matrix's cells by claim; "" holds every cell.
+func cellsByClaim(m *netmatrix.Report) map[string][]*netmatrix.Cell {
+	out := map[string][]*netmatrix.Cell{}
+	if m == nil {
+		return out
+	}
+	for _, c := range m.Cells {
+		out[""] = append(out[""], c)
+		for _, id := range c.Claims {
+			out[id] = append(out[id], c)
+		}
+	}
+	return out
+}
+
+func (g *gater) add(it Item) { g.res.Items = append(g.res.Items, it) }
+
+func (g *gater) noWindows() bool {
+	c := g.in.Run.Summary.Cluster
+	return c.Known && c.WindowsNodes == 0
+}
+
+// cluster checks what the policy asks of the cluster.
+func (g *gater) cluster() {
+	p, c := g.in.Policy, g.in.Run.Summary.Cluster
+	got := fmt.Sprintf("%d Linux node(s), %d Windows node(s)", c.LinuxNodes, c.WindowsNodes)
+	if c.SimulatedWindowsNodes > 0 {
+		got += fmt.Sprintf(" (and %d simulated)", c.SimulatedWindowsNodes)
+	}
+	if len(c.WindowsBuilds) > 0 {
+		got += ", builds " + strings.Join(c.WindowsBuilds, ", ")
+	}
+	if !c.Known {
+		got = "unknown: the run did not reach the cluster"
+	}
+	windowsLevels := 0
+	for _, r := range p.Required {
+		if r.Level.OnWindows() {
+			windowsLevels++
+		}
+	}
+	switch {
+	case p.Cluster.WindowsNodes > 0 && c.WindowsNodes < p.Cluster.WindowsNodes:
+		it := Item{Kind: KindCluster, Required: fmt.Sprintf("at least %d real Windows node(s)", p.Cluster.WindowsNodes), Got: got, Decision: Block}
+		it.Reason = fmt.Sprintf("the cluster had %d real Windows node(s); the policy needs at least %d", c.WindowsNodes, p.Cluster.WindowsNodes)
+		if c.Known && c.WindowsNodes == 0 {
+			it.Reason = "no Windows node: the cluster had no real Windows node, so nothing was shown on Windows; the policy needs " + fmt.Sprint(p.Cluster.WindowsNodes)
+			if c.SimulatedWindowsNodes > 0 {
+				it.Reason += fmt.Sprintf(" (the %d simulated ones show nothing on Windows)", c.SimulatedWindowsNodes)
+			}
+		}
+		g.add(it)
+	case windowsLevels > 0 && g.noWindows():
+		g.add(Item{Kind: KindCluster, Required: "Windows nodes (the policy requires evidence on Windows)", Got: got, Decision: Block,
+			Reason: "no Windows node: the cluster had no real Windows node, so no claim the policy requires on Windows could be shown"})
+	case p.Cluster.WindowsNodes > 0:
+		g.add(Item{Kind: KindCluster, Required: fmt.Sprintf("at least %d real Windows node(s)", p.Cluster.WindowsNodes), Got: got, Decision: Pass, Reason: "the cluster had them"})
+	}
+	builds := append(append([]string{}, p.Cluster.WindowsBuilds...), g.in.WindowsBuilds...)
+	for _, b := range builds {
+		it := Item{Kind: KindCluster, Required: "Windows build " + b, Got: got, Decision: Pass, Reason: "a real Windows node of this build ran"}
+		if !slices.Contains(c.WindowsBuilds, b) {
+			it.Decision, it.Reason = Block, fmt.Sprintf("no real Windows node of build %s ran (builds: %s)", b, orNone(c.WindowsBuilds))
+		}
+		g.add(it)
+	}
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// requirements returns the levels the policy requires of claim c (a level
+// of "" is the claim's own), and whether it requires c at all.
+func (g *gater) requirements(c claims.Claim) ([]claims.Level, bool) {
+	var out []claims.Level
+	required := false
+	for _, r := range g.in.Policy.Required {
+		if r.Selects(c) {
+			required = true
+			if r.Level != "" && !slices.Contains(out, r.Level) {
+				out = append(out, r.Level)
+			}
+		}
+	}
+	return out, required
+}
+
+// levelMet says whether claim c was shown on evidence that meets every level of req.
+func levelMet(c reports.Claim, req []claims.Level) bool {
+	for _, r := range req {
+		ok := false
+		for l, n := range c.Evidence {
+			if n > 0 && c.Level.Shows(l) && r.Shows(l) {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func levelsText(own claims.Level, req []claims.Level) string {
+	if len(req) == 0 {
+		return "shown (at " + string(own) + ", its own level)"
+	}
+	var s []string
+	for _, l := range req {
+		s = append(s, string(l))
+	}
+	return "shown at " + strings.Join(s, " and ") + " or better"
+}
+
+// failingSpecs lists the specs of claim id that failed, were blocked or
+// interrupted.
+func (g *gater) failingSpecs(id string) []string {
+	var out []string
+	for _, sp := range g.in.Run.Summary.Specs {
+		if slices.Contains(sp.Labels, "claim:"+id) && (sp.Result == reports.SpecFailed || sp.Result == reports.SpecBlocked || sp.Result == reports.SpecInterrupted) {
+			out = append(out, sp.Name)
+		}
+	}
+	return out
+}
+
+// flakyOnly says whether claim id's failure comes from flaky matrix cells
+// alone: it has cells that are not as expected, and every one is flaky.
+func (g *gater) flakyOnly(id string) []string {
+	var flaky []string
+	for _, c := range g.cellsByClaim[id] {
+		switch c.Verdict {
+		case netmatrix.OK, netmatrix.Skipped, netmatrix.Drift:
+		case netmatrix.Flaky:
+			flaky = append(flaky, c.Source+" -> "+c.Target)
+		default:
+			return nil
+		}
+	}
+	return flaky
+}
+
+func (g *gater) outcomeAction(outcome string) policy.Action {
+	o := g.in.Policy.Outcomes
+	switch outcome {
+	case reports.Inconclusive:
+		return o.Inconclusive
+	case reports.Blocked:
+		return o.Blocked
+	case reports.Interrupted:
+		return o.Interrupted
+	case reports.NotRun:
+		return o.NotRun
+	case reports.Skipped:
+		return o.Skipped
+	case reports.NotCovered:
+		return o.NotCovered
+	}
+	return policy.Block
+}
+
+func decision(a policy.Action) Decision {
+	if a == policy.Report {
+		return Report
+	}
+	return Block
+}
+
+// claims decides every claim of the run.
+func (g *gater) claims() {
+	drift := map[string]bool{}
+	for _, e := range g.in.Run.Ledger {
+		if e.Verdict == "lifted" {
+			drift[e.Claim] = true
+		}
+	}
+	for _, c := range g.in.Run.Summary.Claims {
+		cat, known := claims.Get(c.ID)
+		if !known {
+			continue // a claim this winconform no longer knows: the policy cannot name it
+		}
+		req, required := g.requirements(cat)
+		got := diff.Describe(c)
+		// A failure's gist goes in the reason; other outcomes say why here.
+		if c.Why != "" && c.Outcome != reports.Supported && c.Outcome != reports.Shown && !diff.Failing(c.Outcome) {
+			got += ": " + short(c.Why)
+		}
+		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(c.Level, req), Got: got, specs: g.failingSpecs(c.ID), outcome: c.Outcome}
+		if !required {
+			it.Kind, it.Required = KindFailure, ""
+			switch {
+			case c.Outcome == reports.Failed || c.Outcome == reports.Blocked:
+				if flaky := g.flakyOnly(c.ID); c.Outcome == reports.Failed && len(flaky) > 0 {
+					it.Kind, it.Decision, it.Reason = KindFlake, g.flakeDecision(), "failed on flaky matrix cells only: "+strings.Join(flaky, ", ")
+				} else {
+					it.Decision, it.Reason = decision(g.in.Policy.OtherFailures), c.ID+" "+c.Outcome+": "+g.failure(c)+" (not required by the policy; otherFailures: "+string(g.in.Policy.OtherFailures)+")"
+				}
+				g.add(it)
+			case c.Outcome == reports.Drift || drift[c.ID]:
+				it.Kind, it.Decision, it.Reason = KindDrift, decision(g.in.Policy.Drift), "the documented limitation no longer holds (drift: "+string(g.in.Policy.Drift)+")"
+				g.add(it)
+			}
+			continue
+		}
+		g.res.Required++
+		noWin := ""
+		if g.noWindows() && (cat.Level.OnWindows() || slices.ContainsFunc(req, claims.Level.OnWindows)) {
+			noWin = "no Windows node: "
+		}
+		switch c.Outcome {
+		case reports.Shown:
+			if levelMet(c, req) {
+				it.Decision, it.Reason = Pass, "shown"
+			} else {
+				it.Decision, it.Reason = Block, noWin+c.ID+" shown only at "+shownLevels(c)+", below what the policy requires"
+			}
+		case reports.Failed:
+			if flaky := g.flakyOnly(c.ID); len(flaky) > 0 {
+				it.Kind, it.Decision, it.Reason = KindFlake, g.flakeDecision(), "failed on flaky matrix cells only: "+strings.Join(flaky, ", ")
+			} else {
+				it.Decision, it.Reason = Block, c.ID+" failed: "+g.failure(c)
+			}
+		case reports.Supported:
+			it.Decision, it.Reason = Block, noWin+c.ID+" "+diff.Describe(c)+", not shown"
+		case reports.Drift:
+			it.Kind, it.Decision, it.Reason = KindDrift, decision(g.in.Policy.Drift), "the documented limitation no longer holds (drift: "+string(g.in.Policy.Drift)+"): "+short(c.Why)
+		default:
+			a := g.outcomeAction(c.Outcome)
+			it.Decision = decision(a)
+			it.Reason = noWin + c.ID + " " + c.Outcome
+			if c.Why != "" {
+				it.Reason += " (" + short(c.Why) + ")"
+			}
+			if c.Outcome == reports.NotCovered {
+				it.Reason += ": no spec exercises it yet"
+			}
+			it.Reason += fmt.Sprintf(", not shown (outcomes.%s: %s)", outcomeField(c.Outcome), a)
+		}
+		if it.Decision == Pass {
+			g.res.Met++
+		}
+		g.add(it)
+		if drift[c.ID] && c.Outcome != reports.Drift {
+			g.add(Item{Kind: KindDrift, Claim: c.ID, Got: "the ledger has the limitation lifted", Decision: decision(g.in.Policy.Drift),
+				Reason: "the documented limitation no longer holds (drift: " + string(g.in.Policy.Drift) + ")"})
+		}
+	}
+}
+
+func outcomeField(o string) string {
+	switch o {
+	case reports.NotRun:
+		return "notRun"
+	case reports.NotCovered:
+		return "notCovered"
+	}
+	return o
+}
+
+func shownLevels(c reports.Claim) string {
+	var s []string
+	for _, l := range claims.Levels {
+		if c.Evidence[l] > 0 {
+			s = append(s, string(l))
+		}
+	}
+	if len(s) == 0 {
+		return "no recorded level"
+	}
+	return strings.Join(s, ", ")
+}
+
+func short(s string) string {
+	s = text.FirstLine(s)
+	if len(s) > 240 {
+		s = s[:240] + "..."
+	}
+	return s
+}
+
+// failure says why claim c failed: the gist of its first failing spec's
+// message, else the summary's reason.
+func (g *gater) failure(c reports.Claim) string {
+	var msgs []string
+	for _, sp := range g.in.Run.Summary.Specs {
+		if slices.Contains(sp.Labels, "claim:"+c.ID) && (sp.Result == reports.SpecFailed || sp.Result == reports.SpecBlocked) && strings.TrimSpace(sp.Message) != "" {
+			msgs = append(msgs, sp.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return short(c.Why)
+	}
+	out := Gist(msgs[0])
+	if len(msgs) > 1 {
+		out += fmt.Sprintf(" (and %d more failing spec(s))", len(msgs)-1)
+	}
+	return out
+}
+
+// Gist is a failure message in one line: its first line, and when that
+// announces a list ("...:"), the list's first entry without its reproducing
+// command, and how many more there are.
+func Gist(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	out := lines[0]
+	if strings.HasSuffix(out, ":") && len(lines) > 1 {
+		first, _, _ := strings.Cut(lines[1], "; reproduce:")
+		out += " " + first
+		if len(lines) > 2 {
+			out += fmt.Sprintf("; and %d more", len(lines)-2)
+		}
+	}
+	if len(out) > 320 {
+		out = out[:320] + "..."
+	}
+	return out
+}
+
+// specs decides failed specs that carry no claim (the matrix's control cells).
+func (g *gater) specs() {
+	for _, sp := range g.in.Run.Summary.Specs {
+		if len(reportsClaims(sp.Labels)) > 0 || (sp.Result != reports.SpecFailed && sp.Result != reports.SpecBlocked) {
+			continue
+		}
+		g.add(Item{Kind: KindFailure, Spec: sp.Name, Got: sp.Result, Decision: decision(g.in.Policy.OtherFailures),
+			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}})
+	}
+	for _, name := range g.in.Run.Summary.Unrecorded {
+		g.add(Item{Kind: KindFailure, Spec: name, Got: "passed, recorded no evidence", Decision: decision(g.in.Policy.OtherFailures),
+			Reason: "a passing spec that recorded no evidence shows nothing, and the run fails for it (otherFailures: " + string(g.in.Policy.OtherFailures) + ")"})
+	}
+}
+
+func reportsClaims(labels []string) []string {
+	var out []string
+	for _, l := range labels {
+		if id, ok := strings.CutPrefix(l, "claim:"); ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (g *gater) flakeDecision() Decision {
+	if g.flakes > g.in.Policy.Flakes.Tolerated {
+		return Block
+	}
+	return Report
+}
+
+// flakeItems lists every flaky spec and cell, and the count against the tolerance.
+func (g *gater) flakeItems() {
+	if g.flakes == 0 {
+		return
+	}
+	tol := g.in.Policy.Flakes.Tolerated
+	verdict := fmt.Sprintf("%d flaky (spec passed on a retry, cell whose probes disagreed); the policy tolerates %d", g.flakes, tol)
+	for _, name := range g.in.Run.Retried {
+		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, specs: []string{name}})
+	}
+	for _, c := range g.cellsByClaim[""] {
+		if c.Verdict == netmatrix.Flaky {
+			it := Item{Kind: KindFlake, Cell: c.Source + " -> " + c.Target, Got: "flaky: " + c.Describe(), Decision: g.flakeDecision(), Reason: verdict}
+			if len(c.Claims) > 0 {
+				it.Claim = strings.Join(c.Claims, ",")
+			}
+			g.add(it)
+		}
+	}
+}
+
+// baseline adds what changed since the baseline.
+func (g *gater) baseline() {
+	d := g.res.Diff
+	if d == nil {
+		return
+	}
+	p := g.in.Policy.Baseline
+	if len(d.ShapeChanges) > 0 {
+		g.add(Item{Kind: KindBaseline, Got: strings.Join(d.ShapeChanges, "; "), Decision: Report,
+			Reason: "the baseline comes from a cluster of another shape (baseline.otherShape: report): changes may come from the cluster"})
+	}
+	for _, s := range append(append([]string{}, d.BuildChanges...), d.VersionChange) {
+		if s != "" {
+			g.add(Item{Kind: KindBaseline, Got: s, Decision: Report, Reason: "changed since the baseline"})
+		}
+	}
+	change := map[string]diff.ClaimChange{}
+	for _, c := range d.Claims {
+		change[c.Claim] = c
+	}
+	for _, id := range d.NewlyFailing {
+		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.NewlyFailing),
+			Reason: "newly failing since the baseline (baseline.newlyFailing: " + string(p.NewlyFailing) + ")", specs: g.failingSpecs(id)})
+	}
+	for _, id := range d.LostShown {
+		if slices.Contains(d.NewlyFailing, id) {
+			continue // said once, as newly failing
+		}
+		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.LostShown),
+			Reason: "shown in the baseline, not now (baseline.lostShown: " + string(p.LostShown) + ")", specs: g.failingSpecs(id)})
+	}
+	for _, id := range d.NewlyFixed {
+		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: Pass, Reason: "newly fixed since the baseline"})
+	}
+}
+
+// knownIssues applies the policy's known issues to blocking items, and
+// lists those that matched nothing.
+func (g *gater) knownIssues() {
+	used := make([]bool, len(g.in.Policy.KnownIssues))
+	for i := range g.res.Items {
+		it := &g.res.Items[i]
+		if it.Decision != Block {
+			continue
+		}
+		for k, ki := range g.in.Policy.KnownIssues {
+			if !applies(ki, *it) {
+				continue
+			}
+			used[k] = true
+			ki := ki
+			it.KnownIssue = &ki
+			if ki.Expired(g.in.Now) {
+				it.Reason += fmt.Sprintf("; the known issue (%s) expired on %s", ki.Link, ki.Expires)
+				continue
+			}
+			it.Decision = Waived
+			it.Reason += fmt.Sprintf("; waived by a known issue until %s: %s (%s)", ki.Expires, ki.Reason, ki.Link)
+			break
+		}
+	}
+	for k, ki := range g.in.Policy.KnownIssues {
+		if used[k] {
+			continue
+		}
+		it := Item{Kind: KindIssue, Claim: ki.Claim, Spec: ki.Spec, Got: "nothing it applies to", Decision: Report,
+			Reason: "a known issue that waived nothing in this run: drop it once it is fixed", KnownIssue: &g.in.Policy.KnownIssues[k]}
+		if ki.Expired(g.in.Now) {
+			it.Reason = "a known issue that expired on " + ki.Expires + " and waived nothing: drop it"
+		}
+		g.add(it)
+	}
+}
+
+// applies says whether known issue ki covers item it: the same claim, or
+// the spec (its full name, or a part of it) every failing spec of the item matches.
+func applies(ki policy.KnownIssue, it Item) bool {
+	if ki.Claim != "" {
+		return slices.Contains(strings.Split(it.Claim, ","), ki.Claim)
+	}
+	if len(it.specs) == 0 {
+		return false
+	}
+	for _, s := range it.specs {
+		if s != ki.Spec && !strings.Contains(s, ki.Spec) {
+			return false
+		}
+	}
+	return true
+}
+
+// Markdown renders the decisions for people: the verdict and the blocking
+// reasons first, then every decision.
+func (r Result) Markdown() string {
+	var b strings.Builder
+	verdict := "SHIP"
+	if r.Blocked() {
+		verdict = "BLOCKED"
+	}
+	fmt.Fprintf(&b, "# Release gate: %s\n\n", verdict)
+	fmt.Fprintf(&b, "Policy **%s** (`%s`) on `%s`", r.Policy, r.PolicyFile, r.Report)
+	if r.Baseline != "" {
+		fmt.Fprintf(&b, ", against the baseline `%s`", r.Baseline)
+	}
+	fmt.Fprintf(&b, "; known issues read as of %s.\n\n", r.Now)
+	fmt.Fprintf(&b, "Run: %s\n\n**%s**\n\n", r.Status, r.Headline)
+	fmt.Fprintf(&b, "Required claims met: %d of %d.\n\n", r.Met, r.Required)
+	if len(r.Reasons) > 0 {
+		fmt.Fprintf(&b, "## Blocked by (%d)\n\n", len(r.Reasons))
+		for _, s := range r.Reasons {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Every decision\n\n| subject | kind | required | got | decision | reason | known issue |\n|---|---|---|---|---|---|---|\n")
+	for _, d := range []Decision{Block, Waived, Report, Pass} {
+		for _, it := range r.Items {
+			if it.Decision != d {
+				continue
+			}
+			ki := ""
+			if it.KnownIssue != nil {
+				ki = fmt.Sprintf("%s, until %s (%s)", it.KnownIssue.Reason, it.KnownIssue.Expires, it.KnownIssue.Link)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | **%s** | %s | %s |\n", cell(it.Subject()), it.Kind, cell(it.Required), cell(it.Got), it.Decision, cell(it.Reason), cell(ki))
+		}
+	}
+	return b.String()
+}
+
+func cell(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ")
+	if len(s) > 400 {
+		s = s[:400] + "..."
+	}
+	return s
+}
+
+// Write puts gate.json and gate.md into dir.
+func (r Result) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, JSONFile), data, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(r.Markdown()), 0o644)
+}
+
+// Read reads dir/gate.json; ok is false when there is none.
+func Read(dir string) (r Result, ok bool, err error) {
+	path := filepath.Join(dir, JSONFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, err
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, false, fmt.Errorf("%s: %v (half written?): rerun `winconform gate`", path, err)
+	}
+	if r.Format != Format {
+		return r, false, fmt.Errorf("%s: format %q, this winconform reads %q: rerun `winconform gate`", path, r.Format, Format)
+	}
+	return r, true, nil
+}

@@ -1,0 +1,306 @@
+package html_test
+
+import (
+	"context"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	xhtml "golang.org/x/net/html"
+
+	"github.com/winconform/winconform/framework/artifacts"
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/diff"
+	"github.com/winconform/winconform/reports/gate"
+	"github.com/winconform/winconform/reports/html"
+	"github.com/winconform/winconform/reports/policy"
+	"github.com/winconform/winconform/reports/rundir"
+)
+
+// Texts that would break a page that did not escape them.
+const (
+	nastyName    = `networking <script>alert("name")</script> & 'quoted' "NET-07"`
+	nastyMessage = `expected <b>1</b> & got "2" </pre><img src=x onerror=alert(1)>`
+	nastyRepro   = `kubectl exec a -- sh -c "echo <x> && curl 'http://example.invalid/'"`
+	plainName    = "workloads WEB-02 logs of a Windows pod"
+)
+
+// reportDir writes a report directory with a failure of each kind, a
+// matrix, a ledger, a gate decision and a diff; artifacts exist for
+// nastyName (by its slug) and the blocked spec (named in the summary).
+func reportDir(t *testing.T) string {
+	t.Helper()
+	specs := []reports.Spec{
+		{Name: nastyName, Labels: []string{"claim:NET-07"}, Result: reports.SpecFailed, Message: nastyMessage, Location: "suites/networking/matrix.go:42"},
+		{Name: plainName, Labels: []string{"claim:WEB-02"}, Result: reports.SpecBlocked, Message: "BeforeAll failed", Artifacts: "artifacts/named-by-the-summary"},
+		{Name: "scheduling SCH-01 interrupted", Labels: []string{"claim:SCH-01"}, Result: reports.SpecInterrupted, Artifacts: "artifacts/never-written"},
+	}
+	m := map[string]reporttest.Claim{"NET-07": {Outcome: reports.Failed, Why: nastyMessage}, "NET-08": reporttest.Shown(claims.Linux), "WEB-01": reporttest.Twin(),
+		"WEB-02": {Outcome: reports.Blocked, Why: "BeforeAll failed"}, "SCH-02": {Outcome: reports.Drift, Why: "lifted"}}
+	cell := reporttest.Cell("linux-a", "linux-b/pod-ip", netmatrix.Regression, netmatrix.Blocked, "NET-07")
+	cell.Repro = nastyRepro
+	documented := reporttest.Cell("linux-a", "svc/cluster-ip", netmatrix.OK, netmatrix.Blocked)
+	documented.Expect = netmatrix.Expectation{Reason: "a <documented> limitation", Doc: "seed 001"}
+	matrix := &netmatrix.Report{ServerVersion: "v1.34.4", CNI: "flannel/vxlan",
+		Sources: []netmatrix.Peer{{Name: "linux-a", Kind: netmatrix.Pod, OS: "linux", Node: "w1"}, {Name: "outside", Kind: netmatrix.External}},
+		Targets: []netmatrix.Target{{Peer: netmatrix.Peer{Name: "linux-b", Kind: netmatrix.Pod}, Mode: netmatrix.PodIP, URL: "http://10.0.0.2:8080/json"},
+			{Peer: netmatrix.Peer{Name: "svc", Kind: netmatrix.Service}, Mode: netmatrix.ClusterIP, URL: "http://10.96.0.9/json"}},
+		Cells: []*netmatrix.Cell{cell, documented, reporttest.Cell("outside", "svc/cluster-ip", netmatrix.Flaky, netmatrix.Reachable)},
+	}
+	led := []reports.LedgerEntry{{Spec: "scheduling SCH-02", Entry: ledger.Entry{Claim: "SCH-02", Limitation: "legacy <label>", Verdict: ledger.Lifted, Observed: ledger.Works, Expected: ledger.Limited}}}
+	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, m, specs...), Matrix: matrix, Ledger: led})
+	for _, d := range []string{filepath.Join(artifacts.Dir, artifacts.Slug(nastyName)), "artifacts/named-by-the-summary", "artifacts/nodes"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := rundir.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Parse("policies/windows-node-build.yaml", []byte("name: windows-node-build\nrequired:\n- labels: [os:windows]\n  level: windows-node\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-07": reporttest.Shown(claims.Linux)})})
+	baseRun, err := rundir.Load(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := gate.Decide(gate.Input{Policy: p, PolicyFile: "policies/windows-node-build.yaml", Run: run, Baseline: baseRun, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := diff.Compare(baseRun, run).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := html.WriteHTML(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func parse(t *testing.T, dir string) *xhtml.Node {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, html.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := xhtml.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func walk(n *xhtml.Node, f func(*xhtml.Node)) {
+	f(n)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, f)
+	}
+}
+
+func attr(n *xhtml.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func text(n *xhtml.Node) string {
+	var b strings.Builder
+	walk(n, func(c *xhtml.Node) {
+		if c.Type == xhtml.TextNode {
+			b.WriteString(c.Data)
+		}
+	})
+	return b.String()
+}
+
+func TestSelfContainedAndEscaped(t *testing.T) {
+	doc := parse(t, reportDir(t))
+	var scripts, styles int
+	var titles []string
+	walk(doc, func(n *xhtml.Node) {
+		if n.Type != xhtml.ElementNode {
+			return
+		}
+		switch n.Data {
+		case "script":
+			scripts++
+			if _, ok := attr(n, "src"); ok {
+				t.Error("a script loads a file")
+			}
+		case "style":
+			styles++
+			if css := text(n); strings.Contains(css, "url(") || strings.Contains(css, "@import") {
+				t.Error("the style sheet loads something")
+			}
+		case "img", "link", "iframe", "object", "embed":
+			t.Errorf("a <%s> element: the page must load nothing (injected markup?)", n.Data)
+		case "b":
+			if text(n) == "1" {
+				t.Error("a message's <b> became markup")
+			}
+		}
+		for _, a := range n.Attr {
+			if a.Key == "src" || (a.Key == "href" && (strings.Contains(a.Val, "://") || strings.HasPrefix(a.Val, "//"))) {
+				t.Errorf("<%s %s=%q>: an external reference", n.Data, a.Key, a.Val)
+			}
+			if strings.HasPrefix(a.Key, "on") {
+				t.Errorf("<%s %s>: an event handler attribute", n.Data, a.Key)
+			}
+		}
+		if v, ok := attr(n, "title"); ok && n.Data == "td" {
+			titles = append(titles, v)
+		}
+	})
+	if scripts != 1 || styles != 1 {
+		t.Errorf("%d scripts and %d style sheets, want the one inline each", scripts, styles)
+	}
+	all := text(doc)
+	for _, s := range []string{nastyName, nastyMessage, "legacy <label>"} {
+		if !strings.Contains(all, s) {
+			t.Errorf("the page does not show %q as text", s)
+		}
+	}
+	found, documented := false, false
+	for _, ti := range titles {
+		if strings.Contains(ti, "expected: unreachable (a <documented> limitation; seed 001)") {
+			documented = true
+		}
+		if strings.Contains(ti, "reproduce: "+nastyRepro) && strings.Contains(ti, "expected: reachable") && strings.Contains(ti, "observed: blocked") {
+			found = true
+		}
+	}
+	if !documented {
+		t.Errorf("no matrix cell's title carries its documented limitation: %q", titles)
+	}
+	if !found {
+		t.Errorf("no matrix cell's title carries its expectation, observation and command: %q", titles)
+	}
+}
+
+func TestOrderAndSections(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(reportDir(t), html.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(data)
+	last := -1
+	for _, marker := range []string{"<h1>winconform run: failed", `class="headline"`, `id="verdict"`, `id="claims"`, `id="claim-NET-07"`, `id="matrix"`, `id="ledger"`, `id="gate"`, `id="diff"`, `id="failures"`} {
+		i := strings.Index(page, marker)
+		if i < 0 {
+			t.Errorf("the page lacks %s", marker)
+			continue
+		}
+		if i < last {
+			t.Errorf("%s comes too early", marker)
+		}
+		last = i
+	}
+	for _, w := range []string{"BLOCKED", "no Windows node: WEB-01 only supported (linux twin)", "Newly failing: <b>NET-07, WEB-02</b>", "k-regression", "k-flaky", "exp-blocked"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("the page lacks %q", w)
+		}
+	}
+}
+
+func TestArtifactLinks(t *testing.T) {
+	doc := parse(t, reportDir(t))
+	var links []string
+	walk(doc, func(n *xhtml.Node) {
+		if n.Type == xhtml.ElementNode && n.Data == "a" {
+			if h, _ := attr(n, "href"); !strings.HasPrefix(h, "#") {
+				links = append(links, h)
+			}
+		}
+	})
+	want := []string{"artifacts/nodes/", artifacts.Dir + "/" + artifacts.Slug(nastyName) + "/", "artifacts/named-by-the-summary/"}
+	if strings.Join(links, " ") != strings.Join(want, " ") {
+		t.Errorf("links %q, want %q (the interrupted spec's artifacts do not exist)", links, want)
+	}
+}
+
+func TestBadReportDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := html.WriteHTML(dir); err == nil || !strings.Contains(err.Error(), "summary.json") {
+		t.Errorf("an empty directory: %v", err)
+	}
+	dir = reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	os.WriteFile(filepath.Join(dir, gate.JSONFile), []byte(`{"format": "winconform.gate/v1", "items": [`), 0o644)
+	if err := html.WriteHTML(dir); err == nil || !strings.Contains(err.Error(), "gate.json") {
+		t.Errorf("a half-written gate.json: %v", err)
+	}
+}
+
+func TestMinimalRun(t *testing.T) {
+	// A run that wrote only its summary (no matrix, no ledger, no gate).
+	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	if err := html.WriteHTML(dir); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, html.File))
+	if strings.Contains(string(data), `id="matrix"`) || strings.Contains(string(data), `id="gate"`) || !strings.Contains(string(data), "No limitation was checked") {
+		t.Error("sections without data are shown")
+	}
+}
+
+// TestScreenshot renders the page in headless Chromium. It runs where
+// Chromium is on PATH, and fails in CI (CI=true) where it is not: .ci/run installs it.
+func TestScreenshot(t *testing.T) {
+	browser, err := html.FindBrowser()
+	if errors.Is(err, html.ErrNoBrowser) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v: .ci/run installs chromium", err)
+		}
+		t.Skip(err)
+	}
+	dir := reportDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := html.Screenshot(ctx, dir, browser, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, html.ScreenshotFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 1400 || b.Dy() != 2000 {
+		t.Errorf("screenshot %v, want 1400x2000", b)
+	}
+	// A page that rendered has colours: the status bar, the badges, text.
+	colours := map[uint32]bool{}
+	for y := 0; y < img.Bounds().Dy(); y += 7 {
+		for x := 0; x < img.Bounds().Dx(); x += 7 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colours[r>>8<<16|g>>8<<8|b>>8] = true
+		}
+	}
+	if len(colours) < 20 {
+		t.Errorf("the screenshot has %d colours: a blank page?", len(colours))
+	}
+	if out := os.Getenv("WINCONFORM_SCREENSHOT_OUT"); out != "" {
+		data, _ := os.ReadFile(filepath.Join(dir, html.ScreenshotFile))
+		os.WriteFile(out, data, 0o644)
+	}
+}

@@ -1,0 +1,156 @@
+// Package rundir reads a run's report directory back: the summary (which
+// must be there, of this winconform's format), and when the run wrote them
+// the cluster's facts, the network matrix, the limitation ledger and
+// Ginkgo's own report (for specs that passed only on a retry). The gate, the
+// baseline diff and the HTML report read a run through it, so that every one
+// of them refuses the same bad directories with the same errors: each names
+// the file and the fix.
+package rundir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/reports"
+)
+
+// Files of a report directory, as the suites write them.
+const (
+	SummaryFile = "summary.json"
+	ClusterFile = "cluster.json"
+	MatrixFile  = "network-matrix.json"
+	LedgerFile  = "limitations.json"
+	GinkgoFile  = "ginkgo/report.json"
+)
+
+// Run is one run's report directory, read.
+type Run struct {
+	Dir     string
+	Summary reports.Summary
+	// Cluster is nil when the run never reached the cluster.
+	Cluster *facts.Facts
+	// Matrix is nil when the run did not probe the network matrix.
+	Matrix *netmatrix.Report
+	// Ledger is nil when the run wrote no limitations.json.
+	Ledger []reports.LedgerEntry
+	// Retried lists the specs that passed only on a retry (Ginkgo's
+	// --flake-attempts): flaky specs.
+	Retried []string
+}
+
+// Load reads the report directory dir. The summary must be there and
+// complete; the other files are read when present, and refused when half
+// written.
+func Load(dir string) (*Run, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such report directory: pass the directory a run wrote (`make e2e` writes _output/report, `make test` _output/test-report)", dir)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %v", dir, err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("%s is a file, not a report directory: pass the directory that holds summary.json", dir)
+	}
+	if err := checkComplete(filepath.Join(dir, SummaryFile)); err != nil {
+		return nil, err
+	}
+	s, err := reports.ReadSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: dir, Summary: s}
+	var f facts.Facts
+	if ok, err := readJSON(dir, ClusterFile, &f); err != nil {
+		return nil, err
+	} else if ok {
+		r.Cluster = &f
+	}
+	var m netmatrix.Report
+	if ok, err := readJSON(dir, MatrixFile, &m); err != nil {
+		return nil, err
+	} else if ok {
+		r.Matrix = &m
+	}
+	var ledger []reports.LedgerEntry
+	if ok, err := readJSON(dir, LedgerFile, &ledger); err != nil {
+		return nil, err
+	} else if ok {
+		if ledger == nil {
+			ledger = []reports.LedgerEntry{}
+		}
+		r.Ledger = ledger
+	}
+	var ginkgo []types.Report
+	if ok, err := readJSON(dir, GinkgoFile, &ginkgo); err != nil {
+		return nil, err
+	} else if ok {
+		r.Retried = retried(ginkgo)
+	}
+	return r, nil
+}
+
+// checkComplete refuses a file that is there but empty or cut short, which
+// is what a run killed while writing its reports leaves.
+func checkComplete(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil // ReadSummary says what is missing
+	}
+	if len(bytes.TrimSpace(data)) == 0 || !json.Valid(data) {
+		return halfWritten(path)
+	}
+	return nil
+}
+
+func halfWritten(path string) error {
+	return fmt.Errorf("%s is half written (empty, or cut short: not complete JSON): the run that wrote it was stopped while writing its reports; rerun the suites (`make e2e`) or pass a complete report directory", path)
+}
+
+// readJSON decodes dir/name into v when the file exists; ok is false when
+// it does not.
+func readJSON(dir, name string, v any) (bool, error) {
+	path := filepath.Join(dir, name)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 || !json.Valid(data) {
+		return false, halfWritten(path)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("%s: not the layout this winconform writes (%v): rerun the suites with this version", path, err)
+	}
+	return true, nil
+}
+
+// retried lists the It specs that passed after more than one attempt.
+func retried(rs []types.Report) []string {
+	var out []string
+	for _, r := range rs {
+		for _, sr := range r.SpecReports {
+			if sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStatePassed && sr.NumAttempts > 1 {
+				out = append(out, sr.FullText())
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Exists says whether dir/rel exists (an artifact directory, say).
+func (r *Run) Exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(r.Dir, rel))
+	return err == nil
+}
