@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
-	"github.com/winconform/winconform/infra/windows/remote"
 )
 
 // windowsFlags are the flags of the commands that work on the inventory's
@@ -101,8 +98,8 @@ func (w *windowsFlags) controlPlane(cmd *cobra.Command, cf *clusterFlags) (*kind
 }
 
 // join prepares the control plane and joins each machine, one after the
-// other; it writes each machine's report and transcript to the artifacts
-// directory, and the logs of those that fail.
+// other (windows.JoinAll): each machine's report and transcript go to the
+// artifacts directory, and the logs of those that fail.
 func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
 	var machines []inventory.Machine
 	if !w.check {
@@ -131,61 +128,16 @@ func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
 		fmt.Fprintf(log, "the cluster is ready for Windows machines: %s (a bootstrap token was made, checked and deleted)\n", jc)
 		return nil
 	}
-	logs := filepath.Join(w.artifacts, "logs")
-	var failed []string
-	for _, m := range machines {
-		exec, err := remote.NewWinRM(windows.RemoteConfig(m))
-		if err != nil {
-			return err
-		}
-		rep, jerr := windows.Join(ctx, m, exec, cp, windows.JoinOptions{Log: log, LogsDir: logs})
-		if jerr == nil && w.collectLogs {
-			if err := windows.CollectLogs(ctx, exec, logs); err != nil {
-				fmt.Fprintf(log, "%s: collecting logs: %v\n", m.Name, err)
-			}
-		}
-		if err := w.save(m.Name, "join-report.json", rep, exec); err != nil {
-			fmt.Fprintf(log, "%s: %v\n", m.Name, err)
-		}
-		_ = exec.Close()
-		if jerr != nil {
-			fmt.Fprintf(log, "%s: join failed: %v\n", m.Name, jerr)
-			if rep != nil && rep.LogsDir != "" {
-				fmt.Fprintf(log, "%s: its logs are in %s\n", m.Name, filepath.Join(rep.LogsDir, m.Name))
-			}
-			failed = append(failed, m.Name)
-			if ctx.Err() != nil {
-				break
-			}
-		}
+	_, err = windows.JoinAll(ctx, machines, cp, windows.FleetOptions{Artifacts: w.artifacts, CollectLogs: w.collectLogs, Log: log})
+	var failed *windows.FleetError
+	if err != nil && !errors.As(err, &failed) {
+		return err
 	}
 	for _, p := range windows.LinuxOnlyDaemonSetsProblems(ctx, cp.Clientset()) {
 		fmt.Fprintf(log, "warning: %s\n", p)
 	}
 	fmt.Fprintf(log, "reports and transcripts: %s\n", w.artifacts)
-	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d machines did not join: %s", len(failed), len(machines), strings.Join(failed, ", "))
-	}
-	return nil
-}
-
-// save writes a machine's report (as JSON) and its WinRM transcript to
-// <artifacts>/<machine>/.
-func (w *windowsFlags) save(machine, file string, report any, exec *remote.WinRM) error {
-	dir := filepath.Join(w.artifacts, machine)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var errs []error
-	if report != nil {
-		data, err := json.MarshalIndent(report, "", "  ")
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, file), append(data, '\n'), 0o644)
-		}
-		errs = append(errs, err)
-	}
-	errs = append(errs, exec.WriteTranscript(dir))
-	return errors.Join(errs...)
+	return err
 }
 
 func joinCmd() *cobra.Command {
@@ -239,27 +191,8 @@ and the binaries stay, so that the machine can join again.`,
 			if err != nil {
 				return err
 			}
-			log := cmd.ErrOrStderr()
-			var failed []string
-			for _, m := range machines {
-				exec, err := remote.NewWinRM(windows.RemoteConfig(m))
-				if err != nil {
-					return err
-				}
-				rep, rerr := windows.Reset(cmd.Context(), m, exec, cp, windows.ResetOptions{Log: log})
-				if err := w.save(m.Name, "reset-report.json", rep, exec); err != nil {
-					fmt.Fprintf(log, "%s: %v\n", m.Name, err)
-				}
-				_ = exec.Close()
-				if rerr != nil {
-					fmt.Fprintf(log, "%s: reset failed: %v\n", m.Name, rerr)
-					failed = append(failed, m.Name)
-				}
-			}
-			if len(failed) > 0 {
-				return fmt.Errorf("%d of %d machines were not reset: %s", len(failed), len(machines), strings.Join(failed, ", "))
-			}
-			return nil
+			_, err = windows.ResetAll(cmd.Context(), machines, cp, windows.FleetOptions{Artifacts: w.artifacts, Log: cmd.ErrOrStderr()})
+			return err
 		},
 	}
 	registerClusterLookup(cmd, &cf)

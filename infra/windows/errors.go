@@ -23,7 +23,8 @@ var (
 	ErrStepFailed = errors.New("step failed")
 	// ErrStepTimeout: a step did not finish within its timeout.
 	ErrStepTimeout = errors.New("step timed out")
-	// ErrBadStatus: a step did not end with its JSON status line.
+	// ErrBadStatus: a step did not end with its JSON status line, or its
+	// status asks for a reboot the step table says it never needs.
 	ErrBadStatus = errors.New("step printed no status")
 	// ErrConnectionLost: the connection dropped during a step, and retrying
 	// did not help.
@@ -97,18 +98,4 @@ func (e *StepError) Unwrap() []error {
 		}
 	}
 	return errs
-}
-
-// tailLines returns the last n non-empty lines of s.
-func tailLines(s string, n int) string {
-	var lines []string
-	for _, l := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, strings.TrimRight(l, " \t\r"))
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

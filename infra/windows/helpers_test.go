@@ -33,9 +33,9 @@ import (
 
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
 )
 
 // testPassword is distinctive, so that a leak is easy to find.

@@ -20,56 +20,9 @@ import (
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/winrelease"
 )
-
-// The steps, by the names their scripts and reports use. Join runs them in
-// JoinSteps order: the runtime, then the kubelet, then kube-proxy, then the
-// CNI (the documented order of a Windows node's services), then the rest.
-const (
-	StepPing              = "ping"
-	StepReboot            = "reboot"
-	StepPreflight         = "preflight"
-	StepContainersFeature = "containers-feature"
-	StepContainerd        = "containerd"
-	StepKubelet           = "kubelet"
-	StepKubeProxy         = "kube-proxy"
-	StepCNI               = "cni"
-	StepFirewall          = "firewall"
-	StepDefender          = "defender"
-	StepProbe             = "probe"
-	StepKubeadmJoin       = "kubeadm-join"
-	// StepNode runs in Go, through the API: the node Ready, its build label
-	// checked, the inventory's labels and taints applied.
-	StepNode = "node"
-
-	StepDrain        = "drain"
-	StepDeleteNode   = "delete-node"
-	StepKubeadmReset = "kubeadm-reset"
-	StepHNSCleanup   = "hns-cleanup"
-	StepCollectLogs  = "collect-logs"
-)
-
-// JoinSteps are Join's steps in the order it runs them.
-func JoinSteps() []string {
-	return []string{StepPreflight, StepContainersFeature, StepContainerd, StepKubelet, StepKubeProxy, StepCNI,
-		StepFirewall, StepDefender, StepProbe, StepKubeadmJoin, StepNode}
-}
-
-// The node services the steps set up, in the documented start order.
-const (
-	ComponentRuntime   = "runtime"
-	ComponentKubelet   = "kubelet"
-	ComponentKubeProxy = "kube-proxy"
-	ComponentCNI       = "cni"
-)
-
-var stepComponents = map[string]string{
-	StepContainerd: ComponentRuntime,
-	StepKubelet:    ComponentKubelet,
-	StepKubeProxy:  ComponentKubeProxy,
-	StepCNI:        ComponentCNI,
-}
 
 // Where things go on a machine.
 const (
@@ -179,8 +132,8 @@ func (r *JoinReport) Step(name string) (StepReport, bool) {
 func (r *JoinReport) ComponentOrder() []string {
 	var out []string
 	for _, name := range r.Order {
-		if c := stepComponents[name]; c != "" {
-			out = append(out, c)
+		if s, ok := stepNamed(name); ok && s.component != "" {
+			out = append(out, s.component)
 		}
 	}
 	return out
@@ -193,7 +146,10 @@ type joinRun struct {
 	cp      ControlPlane
 	version string
 	report  *JoinReport
-	build   fullBuild
+	// build is the machine's, from preflight.
+	build fullBuild
+	// remaining are the pods still on the node after drain.
+	remaining []string
 }
 
 var kubernetesVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
@@ -242,13 +198,8 @@ func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Control
 		}
 	}()
 	j.logf("joining (Kubernetes %s)", version)
-	for _, s := range []func(context.Context) error{
-		j.preflight, j.containersFeature, j.containerd, j.kubelet, j.kubeProxy, j.cni,
-		j.firewall, j.defender, j.probe, j.kubeadmJoin, j.node,
-	} {
-		if err := s(ctx); err != nil {
-			return rep, err
-		}
+	if err := j.runTable(ctx, joinTable); err != nil {
+		return rep, err
 	}
 	j.logf("joined: node %s is Ready (%s)", m.Name, summarize(rep))
 	return rep, nil
@@ -265,15 +216,6 @@ func summarize(rep *JoinReport) string {
 		return "nothing changed"
 	}
 	return fmt.Sprintf("%d of %d steps changed something", changed, len(rep.Steps))
-}
-
-// do runs a remote step and records it.
-func (j *joinRun) do(ctx context.Context, name string, params []Param) (status, error) {
-	sr := StepReport{Name: name, Component: stepComponents[name], Started: time.Now()}
-	j.report.Order = append(j.report.Order, name)
-	st, err := j.runSettled(ctx, &sr, name, params)
-	j.finish(&sr, st.Changed, err)
-	return st, err
 }
 
 // finish records a step's end.
@@ -294,13 +236,6 @@ func (j *joinRun) finish(sr *StepReport, changed bool, err error) {
 		j.logf("%s: %s (%s)", sr.Name, word, time.Duration(sr.Duration).Round(time.Millisecond))
 	}
 	j.report.Steps = append(j.report.Steps, *sr)
-}
-
-// skip records a step that does not apply.
-func (j *joinRun) skip(name, reason string) {
-	j.report.Order = append(j.report.Order, name)
-	sr := StepReport{Name: name, Component: stepComponents[name], Started: time.Now(), Skipped: true, SkipReason: reason}
-	j.finish(&sr, false, nil)
 }
 
 // fullBuild is a Windows build with its update revision.
@@ -327,15 +262,13 @@ func releasesText() string {
 	return strings.Join(parts, ", ")
 }
 
-func (j *joinRun) preflight(ctx context.Context) error {
-	sr := StepReport{Name: StepPreflight, Started: time.Now()}
-	j.report.Order = append(j.report.Order, StepPreflight)
-	st, err := j.runStep(ctx, &sr, StepPreflight, nil)
+// preflight checks the machine: its build, and the account's rights.
+func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, error) {
+	st, err := j.runScript(ctx, s, sr, nil)
 	if err == nil {
 		err = j.checkPreflight(st)
 	}
-	j.finish(&sr, false, err)
-	return err
+	return false, err
 }
 
 func (j *joinRun) checkPreflight(st status) error {
@@ -361,11 +294,6 @@ func (j *joinRun) checkPreflight(st status) error {
 		return fail(ErrNotAdmin, "the account %s is not an administrator of the machine: joining installs services; use an account in the Administrators group", st.str("user"))
 	}
 	return nil
-}
-
-func (j *joinRun) containersFeature(ctx context.Context) error {
-	_, err := j.do(ctx, StepContainersFeature, nil)
-	return err
 }
 
 // source is where a component comes from: the inventory's binaries, else
@@ -419,55 +347,50 @@ func versionOf(source string) string {
 	return ""
 }
 
-func (j *joinRun) containerd(ctx context.Context) error {
+func (j *joinRun) containerdParams() ([]Param, string, error) {
 	src := j.source("containerd")
 	sandbox := images.Ref("pause")
 	if strings.ContainsAny(sandbox, "'\"\n") {
-		return fmt.Errorf("windows: the pause image reference %q cannot go in containerd's configuration", sandbox)
+		return nil, "", fmt.Errorf("windows: the pause image reference %q cannot go in containerd's configuration", sandbox)
 	}
-	_, err := j.do(ctx, StepContainerd, []Param{
+	return []Param{
 		{"Source", src}, {"Version", versionOf(src)}, {"SandboxImage", sandbox},
 		{"InstallDir", ContainerdDir}, {"CNIBinDir", CNIBinDir}, {"CNIConfDir", CNIConfDir}, {"LogFile", ContainerdLog},
-	})
-	return err
+	}, "", nil
 }
 
-func (j *joinRun) kubelet(ctx context.Context) error {
-	_, err := j.do(ctx, StepKubelet, []Param{
+func (j *joinRun) kubeletParams() ([]Param, string, error) {
+	return []Param{
 		{"KubernetesVersion", j.version},
 		{"KubeletSource", j.kubernetesSource("kubelet")},
 		{"KubeadmSource", j.kubernetesSource("kubeadm")},
 		{"KubeLogRunnerSource", j.kubernetesSource("kube-log-runner")},
 		{"InstallDir", InstallDir},
 		{"NodeName", j.m.Name},
-	})
-	return err
+	}, "", nil
 }
 
-func (j *joinRun) kubeProxy(ctx context.Context) error {
-	_, err := j.do(ctx, StepKubeProxy, []Param{
+func (j *joinRun) kubeProxyParams() ([]Param, string, error) {
+	return []Param{
 		{"KubernetesVersion", j.version}, {"KubeProxySource", j.kubernetesSource("kube-proxy")}, {"InstallDir", InstallDir},
-	})
-	return err
+	}, "", nil
 }
 
-func (j *joinRun) cni(ctx context.Context) error {
+func (j *joinRun) cniParams() ([]Param, string, error) {
 	plugins := j.source("cni")
 	flannel := j.m.Binaries["cni-flannel"]
 	if flannel == "" && j.m.Binaries["cni"] == "" {
 		// The default plugins archive lacks flannel, which has its own releases.
 		flannel = DefaultSources(j.version)["cni-flannel"]
 	}
-	_, err := j.do(ctx, StepCNI, []Param{
+	return []Param{
 		{"PluginsSource", plugins}, {"FlannelPluginSource", flannel}, {"FlanneldSource", j.source("flanneld")},
 		{"BinDir", CNIBinDir}, {"ConfDir", CNIConfDir}, {"InstallDir", InstallDir},
-	})
-	return err
+	}, "", nil
 }
 
-func (j *joinRun) firewall(ctx context.Context) error {
-	_, err := j.do(ctx, StepFirewall, []Param{{"RuleName", KubeletFirewallRule}, {"Port", strconv.Itoa(KubeletPort)}})
-	return err
+func (j *joinRun) firewallParams() ([]Param, string, error) {
+	return []Param{{"RuleName", KubeletFirewallRule}, {"Port", strconv.Itoa(KubeletPort)}}, "", nil
 }
 
 // DefenderExclusions are the paths and processes excluded from Microsoft
@@ -481,40 +404,31 @@ func DefenderExclusions() (paths, processes []string) {
 	return paths, processes
 }
 
-func (j *joinRun) defender(ctx context.Context) error {
+func (j *joinRun) defenderParams() ([]Param, string, error) {
 	if !j.m.DefenderExclusions {
-		j.skip(StepDefender, "the inventory does not ask for Defender exclusions")
-		return nil
+		return nil, "the inventory does not ask for Defender exclusions", nil
 	}
 	paths, processes := DefenderExclusions()
-	_, err := j.do(ctx, StepDefender, []Param{{"Paths", strings.Join(paths, "|")}, {"Processes", strings.Join(processes, "|")}})
-	return err
+	return []Param{{"Paths", strings.Join(paths, "|")}, {"Processes", strings.Join(processes, "|")}}, "", nil
 }
 
-func (j *joinRun) probe(ctx context.Context) error {
+func (j *joinRun) probeParams() ([]Param, string, error) {
 	src := j.m.Binaries["probe"]
 	if src == "" {
-		j.skip(StepProbe, "the inventory gives no binaries.probe")
-		return nil
+		return nil, "the inventory gives no binaries.probe", nil
 	}
-	_, err := j.do(ctx, StepProbe, []Param{{"Source", src}, {"Destination", ProbePath}})
-	return err
+	return []Param{{"Source", src}, {"Destination", ProbePath}}, "", nil
 }
 
 // kubeadmJoin asks the machine whether it has joined; if not, it makes a
 // bootstrap token and runs kubeadm join, then deletes the token.
-func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
-	sr := StepReport{Name: StepKubeadmJoin, Started: time.Now()}
-	j.report.Order = append(j.report.Order, StepKubeadmJoin)
-	changed := false
-	defer func() { j.finish(&sr, changed, err) }()
-
+func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool, error) {
 	cs := j.cp.Clientset()
 	nodeExists := false
 	if _, gerr := cs.CoreV1().Nodes().Get(ctx, j.m.Name, metav1.GetOptions{}); gerr == nil {
 		nodeExists = true
 	} else if !apierrors.IsNotFound(gerr) {
-		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: gerr, Detail: "cannot look the node up"}
+		return false, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: gerr, Detail: "cannot look the node up"}
 	}
 	params := func(mode, token, discovery string) []Param {
 		return []Param{
@@ -522,10 +436,9 @@ func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
 			{"DiscoveryConfig", discovery}, {"KubeadmPath", InstallDir + `\kubeadm.exe`}, {"CRISocket", CRISocket},
 		}
 	}
-	st, err := j.runStep(ctx, &sr, StepKubeadmJoin, params("check", "", ""))
+	st, err := j.runScript(ctx, s, sr, params("check", "", ""))
 	if err != nil || !st.flag("needsJoin") {
-		changed = st.Changed
-		return err
+		return st.Changed, err
 	}
 
 	jc, err := j.cp.JoinCommand(ctx)
@@ -533,7 +446,7 @@ func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
 		err = jc.Validate()
 	}
 	if err != nil {
-		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrJoinCommand, Err: err, Detail: "the control plane gave no join command"}
+		return false, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrJoinCommand, Err: err, Detail: "the control plane gave no join command"}
 	}
 	defer j.deleteToken(jc)
 	ca, err := clusterCA(ctx, cs, j.cp.RESTConfig())
@@ -541,11 +454,11 @@ func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
 		err = verifyCA(ca, jc.CACertHashes)
 	}
 	if err != nil {
-		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrCACertHash, Err: err, Detail: "cannot trust the cluster's CA"}
+		return false, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrCACertHash, Err: err, Detail: "cannot trust the cluster's CA"}
 	}
 	discovery, err := DiscoveryConfig(jc.Endpoint, ca)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// The token is a credential: keep it out of the results, errors and
 	// transcripts, as the password is.
@@ -553,18 +466,17 @@ func (j *joinRun) kubeadmJoin(ctx context.Context) (err error) {
 		k.AddSecret(jc.Token)
 	}
 	j.logf("%s: kubeadm join via %s", StepKubeadmJoin, jc.Endpoint)
-	changed = true
-	st, err = j.runStep(ctx, &sr, StepKubeadmJoin, params("join", jc.Token, discovery))
+	st, err = j.runScript(ctx, s, sr, params("join", jc.Token, discovery))
 	var se *StepError
 	if errors.As(err, &se) && se.Kind == ErrStepFailed {
 		se.Kind = ErrKubeadmJoin
 		se.Detail = fmt.Sprintf("kubeadm join exited with an error (script exit code %d); its last lines", se.ExitCode)
-		return se
+		return true, se
 	}
 	if err == nil && !st.flag("joined") {
-		return &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Detail: "the machine did not join", Output: tailLines(sr.Output, 20)}
+		return true, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Detail: "the machine did not join", Output: text.LastLines(sr.Output, 20)}
 	}
-	return err
+	return true, err
 }
 
 // deleteToken deletes the bootstrap token once the join is done, so that

@@ -18,9 +18,9 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
 )
 
 // The steps a fresh machine runs: the feature's reboot, and kubeadm-join's

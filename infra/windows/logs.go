@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // LogItems are what CollectLogs gathers from a machine, with the file each
@@ -31,7 +32,7 @@ const logLines = 5000
 // error, and the others are still gathered. What it writes comes through
 // the remote exec, which redacts the machine's password.
 func CollectLogs(ctx context.Context, exec remote.Exec, dir string) error {
-	out := filepath.Join(dir, fileName(exec.Name()))
+	out := filepath.Join(dir, text.FileName(exec.Name()))
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("windows: logs of %s: %w", exec.Name(), err)
 	}
@@ -56,18 +57,4 @@ func CollectLogs(ctx context.Context, exec remote.Exec, dir string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// fileName makes a machine name safe as a directory name.
-func fileName(name string) string {
-	if name == "" {
-		return "machine"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		}
-		return '_'
-	}, name)
 }

@@ -25,11 +25,7 @@ const (
 // node waits for the node to be Ready as a Windows node, checks its build
 // label against the machine's build, and applies the inventory's labels and
 // taints.
-func (j *joinRun) node(ctx context.Context) (err error) {
-	sr := StepReport{Name: StepNode, Started: time.Now(), Attempts: 1}
-	j.report.Order = append(j.report.Order, StepNode)
-	changed := false
-	defer func() { j.finish(&sr, changed, err) }()
+func (j *joinRun) node(ctx context.Context, _ step, sr *StepReport) (bool, error) {
 	cs := j.cp.Clientset()
 	fail := func(kind error, cause error, format string, args ...any) error {
 		return &StepError{Machine: j.m.Name, Step: StepNode, Kind: kind, Err: cause, Detail: fmt.Sprintf(format, args...)}
@@ -37,20 +33,19 @@ func (j *joinRun) node(ctx context.Context) (err error) {
 
 	n, err := waitNodeReady(ctx, cs, j.m.Name, j.t.NodeReady, j.t.NodePoll)
 	if err != nil {
-		return fail(ErrNodeNotReady, err, "node %s is not Ready as a Windows node within %s", j.m.Name, j.t.NodeReady)
+		return false, fail(ErrNodeNotReady, err, "node %s is not Ready as a Windows node within %s", j.m.Name, j.t.NodeReady)
 	}
 	want := j.build.Build.String()
 	if got := n.Labels[LabelWindowsBuild]; got != want {
-		return fail(ErrBuildLabel, nil, "node %s has %s=%q, but the machine runs Windows build %s: the kubelet labels a node with its own build, so the node is not this machine (a stale Node object, or two machines with one name)",
+		return false, fail(ErrBuildLabel, nil, "node %s has %s=%q, but the machine runs Windows build %s: the kubelet labels a node with its own build, so the node is not this machine (a stale Node object, or two machines with one name)",
 			j.m.Name, LabelWindowsBuild, got, want)
 	}
 	labelled, err := applyLabelsAndTaints(ctx, cs, j.m.Name, j.m.Labels, j.m.Taints)
 	if err != nil {
-		return fail(ErrNodeUpdate, err, "applying the inventory's labels and taints to node %s", j.m.Name)
+		return false, fail(ErrNodeUpdate, err, "applying the inventory's labels and taints to node %s", j.m.Name)
 	}
-	changed = labelled
 	sr.Status = map[string]any{"node": j.m.Name, "ready": true, "windowsBuild": want}
-	return nil
+	return labelled, nil
 }
 
 // waitNodeReady polls until the node exists, is labelled kubernetes.io/os=

@@ -64,58 +64,51 @@ func Reset(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Contro
 		m:      m, cp: cp, report: jr,
 	}
 	defer func() {
-		rep.Steps, rep.Order = jr.Steps, jr.Order
+		rep.Steps, rep.Order, rep.Remaining = jr.Steps, jr.Order, j.remaining
 		rep.Duration = Duration(time.Since(rep.Started))
 		if err != nil {
 			rep.Error = err.Error()
 		}
 	}()
-	cs := cp.Clientset()
-
-	// The node, through the API.
-	sr := StepReport{Name: StepDrain, Started: time.Now(), Attempts: 1}
-	jr.Order = append(jr.Order, StepDrain)
-	remaining, drained, err := drain(ctx, cs, m.Name, j.t.Drain, j.t.NodePoll)
-	rep.Remaining = remaining
-	if err != nil {
-		err = &StepError{Machine: m.Name, Step: StepDrain, Kind: ErrDrain, Err: err, Detail: "draining node " + m.Name}
-	}
-	if len(remaining) > 0 {
-		sr.Output = "pods still on the node after " + j.t.Drain.String() + ": " + strings.Join(remaining, ", ")
-	}
-	j.finish(&sr, drained, err)
-	if err != nil {
-		return rep, err
-	}
-
-	sr = StepReport{Name: StepDeleteNode, Started: time.Now(), Attempts: 1}
-	jr.Order = append(jr.Order, StepDeleteNode)
-	deleted := false
-	derr := cs.CoreV1().Nodes().Delete(ctx, m.Name, metav1.DeleteOptions{})
-	switch {
-	case derr == nil:
-		deleted = true
-	case apierrors.IsNotFound(derr):
-		derr = nil
-	default:
-		derr = &StepError{Machine: m.Name, Step: StepDeleteNode, Kind: ErrDrain, Err: derr, Detail: "deleting node " + m.Name}
-	}
-	j.finish(&sr, deleted, derr)
-	if derr != nil {
-		return rep, derr
-	}
-
-	// The machine.
-	if _, err := j.do(ctx, StepKubeadmReset, []Param{
-		{"KubeadmPath", InstallDir + `\kubeadm.exe`}, {"CRISocket", CRISocket}, {"CNIConfDir", CNIConfDir},
-	}); err != nil {
-		return rep, err
-	}
-	if _, err := j.do(ctx, StepHNSCleanup, []Param{{"Networks", strings.Join(HNSNetworks, "|")}}); err != nil {
+	if err := j.runTable(ctx, resetTable); err != nil {
 		return rep, err
 	}
 	j.logf("reset: the machine can join again")
 	return rep, nil
+}
+
+// drain cordons the node and evicts its pods; the pods still there when
+// the drain gives up waiting go with the node.
+func (j *joinRun) drain(ctx context.Context, _ step, sr *StepReport) (bool, error) {
+	remaining, drained, err := drain(ctx, j.cp.Clientset(), j.m.Name, j.t.Drain, j.t.NodePoll)
+	j.remaining = remaining
+	if err != nil {
+		err = &StepError{Machine: j.m.Name, Step: StepDrain, Kind: ErrDrain, Err: err, Detail: "draining node " + j.m.Name}
+	}
+	if len(remaining) > 0 {
+		sr.Output = "pods still on the node after " + j.t.Drain.String() + ": " + strings.Join(remaining, ", ")
+	}
+	return drained, err
+}
+
+// deleteNode deletes the node, if it exists.
+func (j *joinRun) deleteNode(ctx context.Context, _ step, _ *StepReport) (bool, error) {
+	err := j.cp.Clientset().CoreV1().Nodes().Delete(ctx, j.m.Name, metav1.DeleteOptions{})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, &StepError{Machine: j.m.Name, Step: StepDeleteNode, Kind: ErrDrain, Err: err, Detail: "deleting node " + j.m.Name}
+}
+
+func resetParams(*joinRun) ([]Param, string, error) {
+	return []Param{{"KubeadmPath", InstallDir + `\kubeadm.exe`}, {"CRISocket", CRISocket}, {"CNIConfDir", CNIConfDir}}, "", nil
+}
+
+func hnsCleanupParams(*joinRun) ([]Param, string, error) {
+	return []Param{{"Networks", strings.Join(HNSNetworks, "|")}}, "", nil
 }
 
 // drain cordons the node and evicts its pods (but those of DaemonSets and

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Timeouts bound the work on a machine. A zero field takes its default
 // (DefaultTimeouts).
 type Timeouts struct {
-	// Steps bounds each remote step by name (preflight, containerd...).
+	// Steps bounds one run of each step's script, by step name
+	// (preflight, containerd...); the step table has the defaults.
 	Steps map[string]time.Duration
 	// Reboot bounds the wait for a machine to answer again after a reboot
 	// (or a connection lost during a step).
@@ -32,33 +34,28 @@ type Timeouts struct {
 	Drain time.Duration
 }
 
-// DefaultTimeouts are the timeouts for real machines.
+// DefaultTimeouts are the timeouts for real machines: each step's from the
+// step table, and the waits around them.
 func DefaultTimeouts() Timeouts {
+	steps := map[string]time.Duration{}
+	for _, s := range stepTable() {
+		if s.script {
+			steps[s.name] = s.timeout
+		}
+	}
+	timeout := func(name string) time.Duration {
+		s, _ := stepNamed(name)
+		return s.timeout
+	}
 	return Timeouts{
-		Steps: map[string]time.Duration{
-			StepPing:              30 * time.Second,
-			StepPreflight:         2 * time.Minute,
-			StepContainersFeature: 20 * time.Minute,
-			StepReboot:            2 * time.Minute,
-			StepContainerd:        10 * time.Minute,
-			StepKubelet:           10 * time.Minute,
-			StepKubeProxy:         5 * time.Minute,
-			StepCNI:               5 * time.Minute,
-			StepFirewall:          time.Minute,
-			StepDefender:          2 * time.Minute,
-			StepProbe:             5 * time.Minute,
-			StepKubeadmJoin:       6 * time.Minute,
-			StepKubeadmReset:      5 * time.Minute,
-			StepHNSCleanup:        2 * time.Minute,
-			StepCollectLogs:       2 * time.Minute,
-		},
+		Steps:         steps,
 		Reboot:        15 * time.Minute,
 		RebootPoll:    5 * time.Second,
 		RebootPollMax: 30 * time.Second,
-		Ping:          30 * time.Second,
-		NodeReady:     10 * time.Minute,
+		Ping:          timeout(StepPing),
+		NodeReady:     timeout(StepNode),
 		NodePoll:      2 * time.Second,
-		Drain:         2 * time.Minute,
+		Drain:         timeout(StepDrain),
 	}
 }
 
@@ -158,20 +155,20 @@ func (s status) flag(key string) bool {
 // parseStatus reads the last non-empty line of a step's stdout, which must
 // be its JSON status, and returns it with the output before it.
 func parseStatus(stdout, step string) (status, string, error) {
-	text := strings.TrimRight(strings.ReplaceAll(stdout, "\r\n", "\n"), "\n \t")
-	i := strings.LastIndexByte(text, '\n')
-	last, before := text[i+1:], ""
+	out := strings.TrimRight(strings.ReplaceAll(stdout, "\r\n", "\n"), "\n \t")
+	i := strings.LastIndexByte(out, '\n')
+	last, before := out[i+1:], ""
 	if i >= 0 {
-		before = text[:i]
+		before = out[:i]
 	}
 	last = strings.TrimSpace(last)
 	var st status
 	if err := json.Unmarshal([]byte(last), &st.fields); err != nil || st.fields == nil {
-		return st, text, fmt.Errorf("the last line of its output is not its JSON status: %q", shorten(last, 200))
+		return st, out, fmt.Errorf("the last line of its output is not its JSON status: %q", shorten(last, 200))
 	}
 	_ = json.Unmarshal([]byte(last), &st)
 	if st.Step != step {
-		return st, text, fmt.Errorf("its status line is for step %q", st.Step)
+		return st, out, fmt.Errorf("its status line is for step %q", st.Step)
 	}
 	return st, before, nil
 }
@@ -236,7 +233,7 @@ func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, para
 				return status{}, &StepError{Machine: r.machine, Step: name, Kind: ctx.Err(), Detail: "cancelled", ExitCode: -1, Err: err}
 			case errors.Is(err, remote.ErrTimeout) && !errors.Is(err, remote.ErrUnreachable):
 				return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrStepTimeout, ExitCode: -1, Err: err,
-					Detail: fmt.Sprintf("did not finish within %s", r.t.step(name)), Output: tailLines(rep.Output, 20)}
+					Detail: fmt.Sprintf("did not finish within %s", r.t.step(name)), Output: text.LastLines(rep.Output, 20)}
 			case lostConnection(err) && !r.answered:
 				// A machine that has not answered once in this run is not
 				// rebooting: it cannot be reached, and waiting will not help.
@@ -258,12 +255,12 @@ func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, para
 		if res.ExitCode != 0 {
 			rep.Output = joinOutput(res.Stdout, res.StderrText())
 			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrStepFailed, ExitCode: res.ExitCode,
-				Detail: fmt.Sprintf("its script exited with code %d", res.ExitCode), Output: tailLines(rep.Output, 20)}
+				Detail: fmt.Sprintf("its script exited with code %d", res.ExitCode), Output: text.LastLines(rep.Output, 20)}
 		}
 		st, before, err := parseStatus(res.Stdout, name)
 		rep.Output = joinOutput(before, res.StderrText())
 		if err != nil {
-			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrBadStatus, ExitCode: 0, Detail: err.Error(), Output: tailLines(rep.Output, 20)}
+			return status{}, &StepError{Machine: r.machine, Step: name, Kind: ErrBadStatus, ExitCode: 0, Detail: err.Error(), Output: text.LastLines(rep.Output, 20)}
 		}
 		rep.Status = st.fields
 		return st, nil

@@ -2,7 +2,6 @@ package windows
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -66,23 +65,6 @@ func TestRenderScriptChecksParameters(t *testing.T) {
 	}
 	if _, err := RenderScript("firewall", []Param{{"RuleName", "x\x00"}, {"Port", "1"}}); err == nil {
 		t.Error("a NUL in a value was accepted")
-	}
-}
-
-func TestEveryStepHasAScript(t *testing.T) {
-	names := ScriptNames()
-	for _, step := range append(JoinSteps(), StepPing, StepReboot, StepKubeadmReset, StepHNSCleanup, StepCollectLogs) {
-		if step == StepNode {
-			continue // runs in Go
-		}
-		if !slices.Contains(names, step) {
-			t.Errorf("step %s has no script", step)
-		}
-	}
-	for _, name := range names {
-		if _, err := loadScript(name); err != nil {
-			t.Error(err)
-		}
 	}
 }
 

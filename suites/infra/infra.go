@@ -63,6 +63,17 @@ func machines() (*inventory.Inventory, map[string]*remote.WinRM) {
 	return inv, conns
 }
 
+// fleetOptions join and reset the machines over the suite's connections,
+// logging to the spec's output.
+func fleetOptions(conns map[string]*remote.WinRM) windows.FleetOptions {
+	return windows.FleetOptions{Log: ginkgo.GinkgoWriter, Connect: func(m inventory.Machine) (windows.Conn, error) {
+		if c := conns[m.Name]; c != nil {
+			return c, nil
+		}
+		return nil, fmt.Errorf("no connection to machine %s", m.Name)
+	}}
+}
+
 // controlPlane is the cluster under test as a control plane for joins.
 func controlPlane(f *framework.Framework) *windows.APIControlPlane {
 	cfg, err := framework.LoadConfig()
@@ -160,17 +171,17 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 
 	ginkgo.It("INF-04: joining a joined machine again changes nothing", labels.For("INF-04", corev1.Windows), func(ctx context.Context) {
 		inv, conns := machines()
-		cp := controlPlane(f)
-		for _, m := range inv.Machines {
-			rep, err := windows.Join(ctx, m, conns[m.Name], cp, windows.JoinOptions{Log: ginkgo.GinkgoWriter})
-			framework.ExpectNoError(err, "joining %s again", m.Name)
+		results, _ := windows.JoinAll(ctx, inv.Machines, controlPlane(f), fleetOptions(conns))
+		gomega.Expect(results).To(gomega.HaveLen(len(inv.Machines)), "the join stopped before every machine was tried")
+		for _, r := range results {
+			framework.ExpectNoError(r.Err, "joining %s again", r.Machine)
 			var changed []string
-			for _, s := range rep.Steps {
+			for _, s := range r.Report.Steps {
 				if s.Changed {
 					changed = append(changed, s.Name)
 				}
 			}
-			gomega.Expect(changed).To(gomega.BeEmpty(), "a second join of %s changed %v", m.Name, changed)
+			gomega.Expect(changed).To(gomega.BeEmpty(), "a second join of %s changed %v", r.Machine, changed)
 		}
 	})
 
@@ -181,13 +192,15 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 		cp := controlPlane(f)
 		m := inv.Machines[0]
-		_, err := windows.Reset(ctx, m, conns[m.Name], cp, windows.ResetOptions{Log: ginkgo.GinkgoWriter})
-		framework.ExpectNoError(err, "resetting %s", m.Name)
+		reset, err := windows.ResetAll(ctx, inv.Machines[:1], cp, fleetOptions(conns))
+		gomega.Expect(reset).To(gomega.HaveLen(1), "resetting %s: %v", m.Name, err)
+		framework.ExpectNoError(reset[0].Err, "resetting %s", m.Name)
 		_, err = f.ClientSet.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
 		gomega.Expect(err).To(gomega.HaveOccurred(), "node %s is still there after the reset", m.Name)
-		rep, err := windows.Join(ctx, m, conns[m.Name], cp, windows.JoinOptions{Log: ginkgo.GinkgoWriter})
-		framework.ExpectNoError(err, "joining %s again after the reset", m.Name)
-		gomega.Expect(rep.Changed()).To(gomega.BeTrue())
+		joined, err := windows.JoinAll(ctx, inv.Machines[:1], cp, fleetOptions(conns))
+		gomega.Expect(joined).To(gomega.HaveLen(1), "joining %s again after the reset: %v", m.Name, err)
+		framework.ExpectNoError(joined[0].Err, "joining %s again after the reset", m.Name)
+		gomega.Expect(joined[0].Report.Changed()).To(gomega.BeTrue())
 	})
 
 	ginkgo.It("INF-08: the Defender exclusions cover the runtime and node binaries", labels.For("INF-08", corev1.Windows), func(ctx context.Context) {

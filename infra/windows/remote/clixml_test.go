@@ -1,6 +1,10 @@
 package remote
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestDecodeCLIXML(t *testing.T) {
 	tests := map[string]string{
@@ -19,8 +23,19 @@ func TestDecodeCLIXML(t *testing.T) {
 	}
 }
 
-func TestLastLines(t *testing.T) {
-	if got := lastLines("a\r\n\r\nb\nc  \n", 2); got != "b\nc" {
-		t.Errorf("got %q", got)
+// An *ExitError keeps the last stderrTailLines lines of stderr that are not
+// blank, without their trailing white space, CRLF read as LF.
+func TestExitErrorKeepsTheLastLinesOfStderr(t *testing.T) {
+	var stderr strings.Builder
+	for i := 1; i <= stderrTailLines+2; i++ {
+		fmt.Fprintf(&stderr, "line %d  \r\n\r\n \t\n", i)
+	}
+	var want []string
+	for i := 3; i <= stderrTailLines+2; i++ {
+		want = append(want, fmt.Sprintf("line %d", i))
+	}
+	err := Result{Machine: "m", Step: "s", ExitCode: 1, Stderr: stderr.String()}.Err()
+	if ee, ok := err.(*ExitError); !ok || ee.StderrTail != strings.Join(want, "\n") {
+		t.Errorf("Err() = %#v, want the tail %q", err, strings.Join(want, "\n"))
 	}
 }

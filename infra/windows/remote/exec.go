@@ -2,8 +2,9 @@ package remote
 
 import (
 	"context"
-	"strings"
 	"time"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Exec runs PowerShell on one machine.
@@ -41,23 +42,9 @@ func (r Result) Err() error {
 	if r.ExitCode == 0 {
 		return nil
 	}
-	return &ExitError{Machine: r.Machine, Step: r.Step, ExitCode: r.ExitCode, StderrTail: lastLines(r.StderrText(), stderrTailLines)}
+	return &ExitError{Machine: r.Machine, Step: r.Step, ExitCode: r.ExitCode, StderrTail: text.LastLines(r.StderrText(), stderrTailLines)}
 }
 
 // StderrText is Stderr with PowerShell's CLIXML error records decoded to
 // plain text.
 func (r Result) StderrText() string { return decodeCLIXML(r.Stderr) }
-
-// lastLines returns the last n non-empty lines of s, joined by newlines.
-func lastLines(s string, n int) string {
-	var lines []string
-	for _, l := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, strings.TrimRight(l, " \t\r"))
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/winconform/winconform/internal/text"
 )
 
 // Entry is one step of a transcript, secrets redacted.
@@ -80,7 +82,7 @@ func (t *Transcript) Entries() []Entry {
 // Files returns the names of the files Write writes in dir: a readable log
 // and the same entries as JSON.
 func (t *Transcript) Files(dir string) (logPath, jsonPath string) {
-	base := filepath.Join(dir, fileName(t.name)+".transcript")
+	base := filepath.Join(dir, text.FileName(t.name)+".transcript")
 	return base + ".log", base + ".json"
 }
 
@@ -128,18 +130,4 @@ func writeEntry(b *strings.Builder, e Entry) {
 	section("error", e.Error)
 	section("cleanup error", e.Cleanup)
 	b.WriteString("\n")
-}
-
-// fileName makes a machine name safe as a file name.
-func fileName(name string) string {
-	if name == "" {
-		return "machine"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		}
-		return '_'
-	}, name)
 }

@@ -35,8 +35,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/scripts/steptest"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
 )
 
 // Config describes the machine.

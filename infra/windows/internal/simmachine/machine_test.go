@@ -9,8 +9,8 @@ import (
 
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/scripts/steptest"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
 )
 
 // run sends a step's script, rendered as the harness renders it, to m.

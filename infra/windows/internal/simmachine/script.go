@@ -94,6 +94,9 @@ func readQuoted(s string) (value, rest string, err error) {
 	return "", "", fmt.Errorf("the string is not closed")
 }
 
+// firstLine is s up to its first line break, as it stands: unlike
+// text.FirstLine it does not trim, so that a message about a bad prelude line
+// quotes that line (an empty line, leading blanks), not the next one.
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l

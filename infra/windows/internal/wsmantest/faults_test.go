@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/masterzen/winrm"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
 func TestWrongPasswordIs401(t *testing.T) {

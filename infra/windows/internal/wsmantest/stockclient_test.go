@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/masterzen/winrm"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
 func TestStockClientRunsPowerShell(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/infra/windows/wsmantest"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
 func TestHTTPLevelAnswers(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
 // stockClient is masterzen/winrm's client, with its own HTTP transport,

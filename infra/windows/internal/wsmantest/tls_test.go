@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/masterzen/winrm"
-	"github.com/winconform/winconform/infra/windows/wsmantest"
+	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
 func tlsClient(t *testing.T, s *wsmantest.Server, insecure bool, ca []byte) *winrm.Client {
