@@ -46,10 +46,11 @@ var (
 const (
 	// cpuWarmUp is how long the container must have been busy before a
 	// sample counts: the summary's usage is a rate over the kubelet's last
-	// collection interval, which must lie wholly under load.
-	cpuWarmUp = 20 * time.Second
-	// cpuSamples is how many distinct summary samples are checked.
-	cpuSamples = 3
+	// collection interval (10 s by default), which must lie wholly under load.
+	cpuWarmUp = 15 * time.Second
+	// cpuSamples is how many distinct summary samples are checked: two give
+	// a rate each and an average over the time between them.
+	cpuSamples = 2
 	// cpuTimeout bounds the wait for them.
 	cpuTimeout = 3 * time.Minute
 )
