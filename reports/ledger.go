@@ -1,10 +1,7 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -79,12 +76,5 @@ func WriteLedger(dir string, entries []LedgerEntry) error {
 	if entries == nil {
 		entries = []LedgerEntry{}
 	}
-	data, err := json.MarshalIndent(entries, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "limitations.json"), data, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "limitations.md"), []byte(LedgerMarkdown(entries)), 0o644)
+	return WriteFiles(dir, "limitations.json", "limitations.md", entries, LedgerMarkdown(entries))
 }

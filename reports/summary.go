@@ -595,13 +595,7 @@ func (s Summary) Markdown() string {
 	return b.String()
 }
 
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", "\\|")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
-}
+func cell(s string) string { return Cell(s, 300) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -614,17 +608,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Write puts summary.json and summary.md into dir.
 func (s Summary) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "summary.md"), []byte(s.Markdown()), 0o644)
+	return WriteFiles(dir, "summary.json", "summary.md", s, s.Markdown())
 }
 
 // ErrOldFormat is returned for a summary.json an older winconform wrote.

@@ -7,11 +7,7 @@
 package diff
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -463,45 +459,14 @@ func joinLevels(ls []claims.Level) string {
 	return strings.Join(out, ", ")
 }
 
-// cell makes s fit a Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
-}
+func cell(s string) string { return reports.Cell(s, 300) }
 
 // Write puts diff.json and diff.md into dir.
 func (d Diff) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, JSONFile), data, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(d.Markdown()), 0o644)
+	return reports.WriteFiles(dir, JSONFile, MarkdownFile, d, d.Markdown())
 }
 
 // Read reads dir/diff.json; ok is false when there is none.
 func Read(dir string) (d Diff, ok bool, err error) {
-	path := filepath.Join(dir, JSONFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return d, false, nil
-	}
-	if err != nil {
-		return d, false, err
-	}
-	if err := json.Unmarshal(data, &d); err != nil {
-		return d, false, fmt.Errorf("%s: %v (half written?): rerun `winconform diff` or `winconform gate --baseline`", path, err)
-	}
-	if d.Format != Format {
-		return d, false, fmt.Errorf("%s: format %q, this winconform reads %q: rerun `winconform diff`", path, d.Format, Format)
-	}
-	return d, true, nil
+	return reports.ReadJSON(dir, JSONFile, Format, "`winconform diff` or `winconform gate --baseline`", func(v Diff) string { return v.Format })
 }

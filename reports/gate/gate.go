@@ -7,11 +7,8 @@
 package gate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -716,44 +713,14 @@ func (r Result) Markdown() string {
 	return b.String()
 }
 
-func cell(s string) string {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ")
-	if len(s) > 400 {
-		s = s[:400] + "..."
-	}
-	return s
-}
+func cell(s string) string { return reports.Cell(s, 400) }
 
 // Write puts gate.json and gate.md into dir.
 func (r Result) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, JSONFile), data, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(r.Markdown()), 0o644)
+	return reports.WriteFiles(dir, JSONFile, MarkdownFile, r, r.Markdown())
 }
 
 // Read reads dir/gate.json; ok is false when there is none.
 func Read(dir string) (r Result, ok bool, err error) {
-	path := filepath.Join(dir, JSONFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, err
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, false, fmt.Errorf("%s: %v (half written?): rerun `winconform gate`", path, err)
-	}
-	if r.Format != Format {
-		return r, false, fmt.Errorf("%s: format %q, this winconform reads %q: rerun `winconform gate`", path, r.Format, Format)
-	}
-	return r, true, nil
+	return reports.ReadJSON(dir, JSONFile, Format, "`winconform gate`", func(v Result) string { return v.Format })
 }
