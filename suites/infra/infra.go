@@ -377,14 +377,6 @@ func flannelDaemonSet(ctx context.Context, f *framework.Framework, os string) *a
 	return nil
 }
 
-func mapValues(m map[string]string) []string {
-	var out []string
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
-}
-
 func mapKeys(m map[string]string) []string {
 	var out []string
 	for k := range m {

@@ -479,20 +479,6 @@ func throttled(ctx context.Context, f *framework.Framework, pod *corev1.Pod) int
 	return cgroupCount(ctx, f, pod, "nr_throttled", "/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/cpu/cpu.stat", "/sys/fs/cgroup/cpu,cpuacct/cpu.stat")
 }
 
-// catFirst prints the first of paths that exists in the pod's container.
-func catFirst(ctx context.Context, f *framework.Framework, pod *corev1.Pod, paths ...string) string {
-	var errs []string
-	for _, path := range paths {
-		stdout, stderr, err := e2e.Tool(ctx, f, pod, "", "cat", path)
-		if err == nil {
-			return strings.TrimSpace(stdout)
-		}
-		errs = append(errs, fmt.Sprintf("%s: %v %s", path, err, strings.TrimSpace(stderr)))
-	}
-	framework.Failf("none of %v can be read in pod %s: %s", paths, pod.Name, strings.Join(errs, "; "))
-	return ""
-}
-
 // taintNode adds (or removes) the documented os=windows:NoSchedule taint.
 func taintNode(ctx context.Context, f *framework.Framework, name string, add bool) {
 	n, err := f.ClientSet.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -513,8 +499,3 @@ func taintNode(ctx context.Context, f *framework.Framework, name string, add boo
 
 func ptr[T any](v T) *T { return &v }
 
-// The documents, as the ledger names them.
-const (
-	docGuide19    = `"Using Windows Server Containers in Kubernetes", the Kubernetes 1.9 guide (seed 000)`
-	docSigWindows = "the SIG-Windows notes (seed 004)"
-)
