@@ -498,4 +498,3 @@ func taintNode(ctx context.Context, f *framework.Framework, name string, add boo
 }
 
 func ptr[T any](v T) *T { return &v }
-
