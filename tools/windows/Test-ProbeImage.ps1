@@ -52,18 +52,7 @@ function Invoke-Checked {
     $out
 }
 
-function Wait-Http {
-    param([string] $Uri, [int] $Seconds = 60)
-    $deadline = (Get-Date).AddSeconds($Seconds)
-    while ($true) {
-        try {
-            return Invoke-WebRequest -UseBasicParsing -Uri $Uri -TimeoutSec 5
-        } catch {
-            if ((Get-Date) -gt $deadline) { throw "$Uri did not answer within ${Seconds}s: $_" }
-            Start-Sleep -Seconds 1
-        }
-    }
-}
+. (Join-Path $PSScriptRoot 'Wait-Http.ps1')
 
 try {
     # The registry.

@@ -26,18 +26,7 @@ $container = 'winconform-webserver'
 $script = [IO.File]::ReadAllText((Resolve-Path 'fixtures/manifests/webserver.ps1').Path)
 $encoded = [Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes($script))
 
-function Get-Page {
-    param([string] $Uri, [int] $Seconds = 120)
-    $deadline = (Get-Date).AddSeconds($Seconds)
-    while ($true) {
-        try {
-            return Invoke-WebRequest -UseBasicParsing -Uri $Uri -TimeoutSec 5
-        } catch {
-            if ((Get-Date) -gt $deadline) { throw "$Uri did not answer within ${Seconds}s: $_" }
-            Start-Sleep -Seconds 2
-        }
-    }
-}
+. (Join-Path $PSScriptRoot 'Wait-Http.ps1')
 
 try {
     docker pull $image
@@ -46,8 +35,8 @@ try {
     if ($LASTEXITCODE -ne 0) { throw 'docker run failed' }
     $ip = ((docker inspect $container --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}') -join '').Trim()
     $hostname = ((docker inspect $container --format '{{.Config.Hostname}}') -join '').Trim()
-    $first = Get-Page "http://${ip}/"
-    $second = Get-Page "http://${ip}/"
+    $first = Wait-Http "http://${ip}/" -Seconds 120 -IntervalSeconds 2
+    $second = Wait-Http "http://${ip}/" -Seconds 120 -IntervalSeconds 2
     foreach ($want in '<H1>Windows Container Web Server</H1>', "hostname $hostname") {
         if ($first.Content -notlike "*$want*") { throw "the page lacks '$want': $($first.Content)" }
     }
