@@ -101,10 +101,11 @@ func (s Spec) Level(c claims.Claim) (claims.Level, bool) {
 	return best, best != "" && !partial && c.Level.Shows(best)
 }
 
-// rank orders levels by how much of Windows they saw, for picking a spec's best.
-func rank(l claims.Level) int {
-	return map[claims.Level]int{claims.API: 1, claims.Scheduler: 2, claims.Linux: 3, claims.WindowsNode: 4, claims.WindowsMachine: 5, claims.Domain: 6}[l]
-}
+// levelRank orders levels by how much of Windows they saw, for picking a
+// spec's best.
+var levelRank = map[claims.Level]int{claims.API: 1, claims.Scheduler: 2, claims.Linux: 3, claims.WindowsNode: 4, claims.WindowsMachine: 5, claims.Domain: 6}
+
+func rank(l claims.Level) int { return levelRank[l] }
 
 // Claim is one claim's result.
 type Claim struct {

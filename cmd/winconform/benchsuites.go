@@ -38,12 +38,8 @@ stop the benchmark: their runs are timed and said so.`,
 			if err != nil {
 				return err
 			}
-			if abs, err := filepath.Abs(cf.probe); err == nil {
-				rf.probe = abs
-			}
-			if abs, err := filepath.Abs(rf.kwok); err == nil {
-				rf.kwok = abs
-			}
+			rf.probe = abs(cf.probe)
+			rf.kwok = abs(rf.kwok)
 			base := rf.reportDir
 			type timing struct {
 				procs int

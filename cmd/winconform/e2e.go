@@ -194,13 +194,9 @@ exists), loads the test images, and runs the suite binary against it. With
 				return err
 			}
 			if cf.probe != "" {
-				if abs, err := filepath.Abs(cf.probe); err == nil {
-					rf.probe = abs
-				}
+				rf.probe = abs(cf.probe)
 			}
-			if abs, err := filepath.Abs(rf.kwok); err == nil {
-				rf.kwok = abs
-			}
+			rf.kwok = abs(rf.kwok)
 			kubeconfig := existing
 			if kubeconfig == "" {
 				if remove {
@@ -253,9 +249,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		return err
 	}
 	rf.runID = newRunID()
-	if abs, err := filepath.Abs(rf.ginkgo); err == nil {
-		rf.ginkgo = abs
-	}
+	rf.ginkgo = abs(rf.ginkgo)
 	fmt.Fprintf(os.Stderr, "run %s: %d process(es); report in %s\n", rf.runID, procs, rf.reportDir)
 	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
 		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr})

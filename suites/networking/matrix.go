@@ -111,7 +111,7 @@ func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
 	if c.Limitation != nil {
 		recordLimitations(dep, c, cells)
 	}
-	assertCells(dep, cells, c.ID)
+	byLevel := assertCells(dep, cells, c.ID)
 	probedParts := map[string]bool{}
 	for _, cell := range cells {
 		if probed(cell) {
@@ -123,10 +123,8 @@ func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
 		}
 	}
 	level := claims.Linux
-	for _, cell := range cells {
-		if probed(cell) && dep.Matrix.Level(cell) == claims.WindowsNode {
-			level = claims.WindowsNode
-		}
+	if byLevel[claims.WindowsNode] > 0 {
+		level = claims.WindowsNode
 	}
 	for _, p := range netmatrix.PartsOf(c.ID) {
 		if !probedParts[p.Part] {
@@ -141,8 +139,8 @@ func probed(c *netmatrix.Cell) bool {
 }
 
 // assertCells fails on the failing cells of what, reports drift, and records
-// the levels the probed cells were obtained at.
-func assertCells(dep *netmatrix.Deployment, cells []*netmatrix.Cell, what string) {
+// the levels the probed cells were obtained at; it returns their counts.
+func assertCells(dep *netmatrix.Deployment, cells []*netmatrix.Cell, what string) map[claims.Level]int {
 	var failed, drifted []string
 	byLevel := map[claims.Level]int{}
 	for _, c := range cells {
@@ -176,6 +174,7 @@ func assertCells(dep *netmatrix.Deployment, cells []*netmatrix.Cell, what string
 		}
 	}
 	framework.Logf("%s: %d cells as expected", what, len(cells))
+	return byLevel
 }
 
 // recordLimitations puts, for each probed cell of limitation claim c, what
