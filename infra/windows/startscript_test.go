@@ -27,6 +27,8 @@ type hostProcessPod struct {
 	container *corev1.Container
 	script    *startscript.Script
 	volumes   []startscript.Volume
+	// scriptVolume is the volume of the ConfigMap that holds run.ps1.
+	scriptVolume string
 }
 
 func renderedHostProcessPods(t *testing.T) []hostProcessPod {
@@ -69,6 +71,7 @@ func renderedHostProcessPods(t *testing.T) []hostProcessPod {
 				continue
 			}
 			if text, ok := configMaps[ds.Namespace+"/"+v.ConfigMap.Name].Data["run.ps1"]; ok {
+				p.scriptVolume = v.Name
 				if p.script, err = startscript.Parse(ds.Name+" run.ps1", text); err != nil {
 					t.Fatal(err)
 				}
@@ -237,6 +240,46 @@ func TestFlannelTakesKubeadmNodeIP(t *testing.T) {
 			}
 			if got != c.want {
 				t.Errorf("%s: the script's pattern %s finds %q in kubeadm's\n%s\nwant %q", c.name, re, got, data, c.want)
+			}
+		}
+	}
+}
+
+// TestDaemonSetsFindTheirStartScript checks the containers' commands: each
+// runs run.ps1 of its ConfigMap, which containerd 1.6 links under
+// $env:CONTAINER_SANDBOX_MOUNT_POINT only, and 1.7 and 2.x bind at the
+// mountPath, linking it under C:\hpc\ as well only as a best effort
+// (hcsshim internal/jobcontainers/mounts.go setupMounts: "Best effort; log
+// if the backwards compatible symlink approach doesn't work"). The command
+// must try a place of each kind.
+func TestDaemonSetsFindTheirStartScript(t *testing.T) {
+	t.Parallel()
+	for _, p := range renderedHostProcessPods(t) {
+		cmd := p.container.Command
+		if len(cmd) < 2 || !strings.EqualFold(cmd[len(cmd)-2], "-Command") {
+			t.Fatalf("%s: the command %q does not end with -Command and its script", p.name, cmd)
+		}
+		command, err := startscript.Parse(p.name+" command", cmd[len(cmd)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, layout := range startscript.Layouts(p.volumes) {
+			tried, err := command.Started(layout.Env(p.container))
+			if err != nil {
+				t.Fatalf("%s: %v", p.name, err)
+			}
+			kinds := map[string]bool{}
+			for _, path := range tried {
+				for _, v := range layout.Views {
+					if v.Volume.Name == p.scriptVolume && strings.EqualFold(path, v.Path+`\run.ps1`) {
+						kinds[v.How] = true
+					}
+				}
+			}
+			for _, v := range layout.Views {
+				if v.Volume.Name == p.scriptVolume && !kinds[v.How] {
+					t.Errorf("%s, %s: the command tries %v, and not run.ps1 where containerd %s", p.name, layout.Name, tried, v.How)
+				}
 			}
 		}
 	}

@@ -682,3 +682,18 @@ func Clean(p string) string {
 	}
 	return p
 }
+
+// Started is every path the script may start a program from (&), resolved
+// as a path would be.
+func (s *Script) Started(env Env) ([]string, error) {
+	r := &resolver{s: s, env: env}
+	var out []string
+	for _, p := range s.programs {
+		v, err := r.resolve(p.expr, 0, false)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: & %s: %w", p.line, text(p.expr), err)
+		}
+		out = append(out, v...)
+	}
+	return cleanAll(out), nil
+}
