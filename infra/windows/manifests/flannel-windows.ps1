@@ -58,7 +58,7 @@ if ($nodeIP) {
     $route = Get-NetRoute -DestinationPrefix '0.0.0.0/0' | Sort-Object -Property { $_.RouteMetric + $_.InterfaceMetric } | Select-Object -First 1
     $ifIndex = $route.ifIndex
     $ip = (Get-NetIPAddress -InterfaceIndex $ifIndex -AddressFamily IPv4 | Select-Object -First 1).IPAddress
-    Write-Output "the node's address $ip (no --node-ip in $kubeadmFlags: the default route's interface $ifIndex)"
+    Write-Output "the node's address $ip (no --node-ip in ${kubeadmFlags}: the default route's interface $ifIndex)"
 }
 $adapter = (Get-NetAdapter -InterfaceIndex $ifIndex).Name
 

@@ -121,7 +121,7 @@ if (Test-Path -LiteralPath $sourceVipFile) {
         Write-Output "the source VIP file $sourceVipFile does not parse: reserving a new one"
     }
     if ($sourceVip -and -not (Test-InSubnet $sourceVip $subnet)) {
-        Write-Output "the source VIP $sourceVip is not in the network's subnet $subnet: reserving a new one"
+        Write-Output "the source VIP $sourceVip is not in the network's subnet ${subnet}: reserving a new one"
         $sourceVip = ''
     }
 }

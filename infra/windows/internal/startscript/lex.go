@@ -97,6 +97,11 @@ func lex(src string) ([]token, error) {
 				return nil, fmt.Errorf("line %d: a here-string without its end", line)
 			}
 			body := strings.TrimSuffix(src[start:start+end], "\r")
+			if quote == '"' {
+				if err := checkVariableColons(body); err != nil {
+					return nil, fmt.Errorf("line %d: %w", line, err)
+				}
+			}
 			emit(token{kind: tString, text: body, expandable: quote == '"'})
 			line += strings.Count(src[i:start+end+3], "\n")
 			i = start + end + 3
@@ -124,6 +129,9 @@ func lex(src string) ([]token, error) {
 		case c == '"':
 			j, err := endOfExpandable(src, i+1)
 			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
+			if err := checkVariableColons(src[i+1 : j]); err != nil {
 				return nil, fmt.Errorf("line %d: %w", line, err)
 			}
 			emit(token{kind: tString, text: src[i+1 : j], expandable: true})
@@ -302,4 +310,27 @@ func isWordEnd(c byte) bool {
 func closesOperand(t token) bool {
 	return t.kind == tVar || t.kind == tString || t.kind == tType || (t.kind == tOp && (t.text == ")" || t.text == "]" || t.text == "}")) ||
 		(t.kind == tWord && !strings.HasPrefix(t.text, "-"))
+}
+
+// checkVariableColons refuses what PowerShell's parser refuses in an
+// expandable string: "$name:" with no name after the colon ("Variable
+// reference is not valid. ':' was not followed by a valid variable name
+// character"), which ${name}: writes.
+func checkVariableColons(s string) error {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '`':
+			i++
+		case s[i] == '$' && i+1 < len(s) && isWordStart(s[i+1]):
+			j := i + 1
+			for j < len(s) && (s[j] == '_' || unicode.IsLetter(rune(s[j])) || unicode.IsDigit(rune(s[j]))) {
+				j++
+			}
+			if j < len(s) && s[j] == ':' && (j+1 >= len(s) || (s[j+1] != ':' && !isWordStart(s[j+1]) && s[j+1] != '{')) {
+				return fmt.Errorf("%q in a string is not a variable PowerShell reads: write ${%s}:", s[i:j+1], s[i+1:j])
+			}
+			i = j - 1
+		}
+	}
+	return nil
 }

@@ -230,3 +230,19 @@ func TestVolumesAndLayouts(t *testing.T) {
 		t.Errorf("containerd 1.6: C:\\var\\lib\\cfg\\x shadowed by %v", v)
 	}
 }
+
+// PowerShell's parser refuses "$name:" followed by no name; the model does
+// too, so that such a script fails here rather than on a node.
+func TestParseRefusesVariableColon(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{`Write-Output "the subnet $subnet: taken"`, "Write-Output @\"\nline $x:\n\"@"} {
+		if _, err := Parse("test.ps1", bad); err == nil || !strings.Contains(err.Error(), "is not a variable PowerShell reads") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	for _, good := range []string{`Write-Output "the subnet ${subnet}: taken $env:PATH $x::y ` + "`" + `$x: $(1):"`, `Write-Output 'a $x: b'`} {
+		if _, err := Parse("test.ps1", good); err != nil {
+			t.Errorf("%s: %v", good, err)
+		}
+	}
+}
