@@ -12,10 +12,9 @@
 # PowerShell 7.
 
 # New-FakeProgramBuild compiles, once per run, a console program that
-# appends its arguments (and, when <itself>.stdin exists, its standard
-# input) to <itself>.log, prints <itself>.out and exits with <itself>.exit.
+# appends its arguments to <itself>.log and exits with <itself>.exit.
 function New-FakeProgramBuild {
-    $exe = Join-Path ([IO.Path]::GetTempPath()) 'winconform-fake-program.exe'
+    $exe = Join-Path ([IO.Path]::GetTempPath()) 'winconform-fake-program-2.exe'
     if (Test-Path -LiteralPath $exe) { return $exe }
     $source = @'
 using System;
@@ -23,17 +22,14 @@ using System.IO;
 public static class FakeProgram {
     public static int Main(string[] args) {
         string self = System.Diagnostics.Process.GetCurrentProcess().MainModule.FileName;
-        string input = "";
-        if (File.Exists(self + ".stdin")) { input = Console.In.ReadToEnd(); }
-        File.AppendAllText(self + ".log", string.Join(" ", args) + Environment.NewLine + input);
-        if (File.Exists(self + ".out")) { Console.Write(File.ReadAllText(self + ".out")); }
+        File.AppendAllText(self + ".log", string.Join(" ", args) + Environment.NewLine);
         int code = 0;
         if (File.Exists(self + ".exit")) { code = int.Parse(File.ReadAllText(self + ".exit").Trim()); }
         return code;
     }
 }
 '@
-    $cs = Join-Path ([IO.Path]::GetTempPath()) 'winconform-fake-program.cs'
+    $cs = Join-Path ([IO.Path]::GetTempPath()) 'winconform-fake-program-2.cs'
     Set-Content -LiteralPath $cs -Value $source -Encoding ASCII
     $csc = Join-Path $env:WINDIR 'Microsoft.NET\Framework64\v4.0.30319\csc.exe'
     $out = & $csc /nologo /target:exe ("/out:" + $exe) $cs 2>&1
@@ -65,7 +61,6 @@ function New-FakeHost {
         PathPattern = New-Object regex ('C:\\(?!' + [regex]::Escape($tail) + ')')
         Networks    = New-Object 'Collections.Generic.List[object]'
         Policies    = $false
-        HnsCalls    = New-Object 'Collections.Generic.List[string]'
         Removed     = New-Object 'Collections.Generic.List[string]'
         # The machine's interfaces: two NICs, each with a default route.
         Interfaces  = @(
@@ -158,16 +153,14 @@ function ConvertTo-HostPath {
     $FakeHost.PathPattern.Replace($Text, $FakeHost.Root.Replace('$', '$$') + '\')
 }
 
-# Add-FakeProgram puts the fake program at a C:\ path of the host, with what
-# it prints and its exit code; -ReadsStdin makes it record its input.
+# Add-FakeProgram puts the fake program at a C:\ path of the host, with its
+# exit code.
 function Add-FakeProgram {
-    param($FakeHost, [string] $Path, [string] $Out = '', [int] $Exit = 0, [switch] $ReadsStdin)
+    param($FakeHost, [string] $Path, [int] $Exit = 0)
     $exe = ConvertTo-HostPath $FakeHost $Path
     New-Item -ItemType Directory -Force -Path (Split-Path -Parent $exe) | Out-Null
     Copy-Item -LiteralPath (New-FakeProgramBuild) -Destination $exe -Force
-    if ($Out -ne '') { [IO.File]::WriteAllText($exe + '.out', $Out) }
     [IO.File]::WriteAllText($exe + '.exit', [string]$Exit)
-    if ($ReadsStdin) { [IO.File]::WriteAllText($exe + '.stdin', '') }
     $exe
 }
 
