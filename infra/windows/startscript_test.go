@@ -172,7 +172,11 @@ func TestStartScriptsKeepStateOutOfTheirVolumes(t *testing.T) {
 // that file, which no volume of the pod may hide in either layout, and its
 // own -match pattern must find the address in kubeadm's own output. Which
 // interface it then takes, and its error when the address is on none, are
-// PowerShell's to run: flannel-windows.Tests.ps1.
+// PowerShell's to run: flannel-windows.Tests.ps1. (sig-windows-tools'
+// flanneld start.ps1, hostprocess/flannel/flanneld/start.ps1 before its
+// removal in 729ae7c, took the first default route's interface, as this
+// script did before: a machine with two NICs could get flannel on one and
+// the kubelet on the other.)
 func TestFlannelTakesKubeadmNodeIP(t *testing.T) {
 	t.Parallel()
 	flagsFile := startscript.Clean(filepath.ToSlash(filepath.Join(kubeadmconstants.KubeletRunDirectory, kubeadmconstants.KubeletEnvFileName)))
