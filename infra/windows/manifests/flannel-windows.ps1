@@ -4,17 +4,63 @@
 Set-StrictMode -Version Latest
 $ErrorActionPreference = 'Stop'
 
-$sandbox = $env:CONTAINER_SANDBOX_MOUNT_POINT
-$serviceAccount = Join-Path $sandbox 'var\run\secrets\kubernetes.io\serviceaccount'
-$netConf = Join-Path $sandbox 'etc\kube-flannel\net-conf.json'
-$windowsCfg = Join-Path $sandbox 'etc\kube-flannel-windows'
-$dir = 'C:\var\lib\flannel-windows'
-New-Item -ItemType Directory -Force -Path $dir, 'C:\run\flannel', $env:CNI_CONF_DIR | Out-Null
+# The volumes of this pod (flannel's ConfigMaps, its ServiceAccount token)
+# are read-only, and where the container sees them depends on containerd:
+# 1.6 links each one under the container's own root,
+# $env:CONTAINER_SANDBOX_MOUNT_POINT (C:\C\<container>\), and nowhere
+# else; 1.7 and 2.x bind each one at its mountPath on C:, seen by this
+# container only (read-only for ConfigMaps, Secrets and tokens), and link it
+# under the root (now C:\hpc\) as well, when they can. Get-MountDir looks
+# under the root first (on 1.6, C:\<mountPath> is only the host's own
+# directory), then at C:\<mountPath>.
+function Get-MountDir {
+    param([string] $MountPath, [string] $File)
+    $relative = $MountPath.TrimStart('\', '/').Replace('/', '\')
+    $candidates = @((Join-Path $env:CONTAINER_SANDBOX_MOUNT_POINT $relative), (Join-Path 'C:\' $relative))
+    foreach ($candidate in $candidates) {
+        if (Test-Path -LiteralPath (Join-Path $candidate $File)) { return $candidate }
+    }
+    throw "the volume mounted at $MountPath has no $File in $($candidates -join ' or ')"
+}
 
-# The address and adapter of the interface with the default route.
-$route = Get-NetRoute -DestinationPrefix '0.0.0.0/0' | Sort-Object -Property RouteMetric | Select-Object -First 1
-$ip = (Get-NetIPAddress -InterfaceIndex $route.ifIndex -AddressFamily IPv4 | Select-Object -First 1).IPAddress
-$adapter = (Get-NetAdapter -InterfaceIndex $route.ifIndex).Name
+$serviceAccount = Get-MountDir '/var/run/secrets/kubernetes.io/serviceaccount' 'token'
+$netConf = Join-Path (Get-MountDir '/etc/kube-flannel' 'net-conf.json') 'net-conf.json'
+$windowsCfg = Get-MountDir '/etc/kube-flannel-windows' 'cni-conf.json'
+
+# This script's state, outside every volume of the pod (they are read-only),
+# in the harness's directory, which the machine's reset cleans. flanneld
+# keeps its subnet.env where flannel's CNI plugin reads it, C:\run\flannel.
+$state = 'C:\winconform\node\flannel'
+New-Item -ItemType Directory -Force -Path $state, 'C:\run\flannel', $env:CNI_CONF_DIR | Out-Null
+
+# The node's address and its adapter: the --node-ip the join gave the
+# kubelet through kubeadm (kubeadm writes it to kubeadm-flags.env), or else
+# the address of the interface of the default route Windows takes (the
+# lowest route metric plus interface metric).
+$kubeadmFlags = 'C:\var\lib\kubelet\kubeadm-flags.env'
+$nodeIP = ''
+if (Test-Path -LiteralPath $kubeadmFlags) {
+    $line = Get-Content -LiteralPath $kubeadmFlags | Where-Object { $_ -match '^KUBELET_KUBEADM_ARGS=' } | Select-Object -First 1
+    if ($line -and $line -match '(?:^KUBELET_KUBEADM_ARGS="?|\s)--node-ip=([^\s"]+)') {
+        $named = $Matches[1]
+        # A dual-stack node names two; flannel's vxlan on Windows is IPv4.
+        $nodeIP = $named -split ',' | Where-Object { $_ -match '^\d{1,3}(\.\d{1,3}){3}$' } | Select-Object -First 1
+        if (-not $nodeIP) { throw "$kubeadmFlags names --node-ip=$named, which has no IPv4 address: Windows flannel (vxlan) needs the node's IPv4 address" }
+    }
+}
+if ($nodeIP) {
+    $address = Get-NetIPAddress -IPAddress $nodeIP -AddressFamily IPv4 -ErrorAction SilentlyContinue | Select-Object -First 1
+    if (-not $address) { throw "$kubeadmFlags names --node-ip=$nodeIP, which is on no interface of this machine: give the machine one of its own addresses in the inventory (Get-NetIPAddress lists them)" }
+    $ip = $nodeIP
+    $ifIndex = $address.InterfaceIndex
+    Write-Output "the node's address $ip (--node-ip in $kubeadmFlags), interface $ifIndex"
+} else {
+    $route = Get-NetRoute -DestinationPrefix '0.0.0.0/0' | Sort-Object -Property { $_.RouteMetric + $_.InterfaceMetric } | Select-Object -First 1
+    $ifIndex = $route.ifIndex
+    $ip = (Get-NetIPAddress -InterfaceIndex $ifIndex -AddressFamily IPv4 | Select-Object -First 1).IPAddress
+    Write-Output "the node's address $ip (no --node-ip in ${kubeadmFlags}: the default route's interface $ifIndex)"
+}
+$adapter = (Get-NetAdapter -InterfaceIndex $ifIndex).Name
 
 # The first overlay network on an adapter puts a virtual switch on it, which
 # drops the host's connections for a moment. Make a network of our own
@@ -53,7 +99,7 @@ Copy-Item -LiteralPath (Join-Path $windowsCfg 'cni-conf.json') -Destination (Joi
 
 # flanneld's kubeconfig: the API server as the node reaches it, this pod's
 # ServiceAccount token.
-$kubeconfig = Join-Path $dir 'kubeconfig.conf'
+$kubeconfig = Join-Path $state 'kubeconfig.conf'
 @"
 apiVersion: v1
 kind: Config
