@@ -198,3 +198,36 @@ function Wait-Condition {
         Start-Sleep -Seconds 1
     }
 }
+
+# Install-Program copies the file $Source to $Destination, a program that may
+# be running. Windows refuses to overwrite or delete the file of a running
+# program but lets it be moved on its volume, the process running on from
+# there; and stopping the process frees nothing at once (Stop-Process returns
+# before the process has exited, and the kubelet starts a DaemonSet's
+# container again). So the file in place is first moved into
+# C:\winconform\work\replaced, and the copies moved there by earlier runs
+# are deleted when nothing runs them any more. It returns where the old file
+# went, '' when there was none.
+function Install-Program {
+    param(
+        [Parameter(Mandatory = $true)][string] $Source,
+        [Parameter(Mandatory = $true)][string] $Destination
+    )
+    $replaced = Join-Path (Join-Path $WinconformDir 'work') 'replaced'
+    $leaf = Split-Path -Leaf $Destination
+    if (Test-Path -LiteralPath $replaced) {
+        foreach ($old in @(Get-ChildItem -LiteralPath $replaced -File -Filter ($leaf + '.*'))) {
+            try { Remove-Item -LiteralPath $old.FullName -Force } catch { Write-Verbose "$($old.FullName) still runs: $_" }
+        }
+    }
+    $aside = ''
+    if (Test-Path -LiteralPath $Destination) {
+        New-Item -ItemType Directory -Force -Path $replaced | Out-Null
+        $n = 1
+        while (Test-Path -LiteralPath (Join-Path $replaced ($leaf + '.' + $n))) { $n++ }
+        $aside = Join-Path $replaced ($leaf + '.' + $n)
+        Move-Item -LiteralPath $Destination -Destination $aside -Force
+    }
+    Copy-Item -LiteralPath $Source -Destination $Destination -Force
+    $aside
+}

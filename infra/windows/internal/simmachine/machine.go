@@ -168,7 +168,7 @@ func bootTime(n int) string {
 // normKey makes the path of a file-system fact lower case: Windows paths
 // are case-insensitive.
 func normKey(key string) string {
-	switch steptest.KindOf(key, []string{"file:", "dir:", "path:", "containerd-config:"}) {
+	switch steptest.KindOf(key, []string{"file:", "dir:", "path:", "containerd-config:", "process:"}) {
 	case "":
 		return key
 	}
@@ -504,6 +504,9 @@ func (r *run) answer(c steptest.Case) reply {
 	}
 	if c.Error != "" {
 		return fail("%s", expand(c.Error))
+	}
+	if msg := r.heldFiles(c); msg != "" {
+		return fail("%s", msg) // see processes.go
 	}
 	var out reply
 	for _, l := range c.Says {

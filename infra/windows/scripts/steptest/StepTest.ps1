@@ -104,6 +104,7 @@ function New-FakeMachine {
         Web         = @{}
         World       = @{}
         Actions     = (New-Object 'Collections.Generic.List[string]')
+        Processes   = (New-Object 'Collections.Generic.List[object]')
         CutAt       = ''
     }
 }
@@ -145,6 +146,7 @@ function Get-Placeholder {
         'env:admin' { return 'true' }
         'hns:module' { return 'yes' }
         'defender:available' { return 'yes' }
+        'process:*' { return 'pod' }
     }
     'present'
 }
@@ -259,6 +261,7 @@ function Set-FakeFact {
             $Machine.Env[$name] = $Value
         }
         'web' { $Machine.Web[$name] = $Value }
+        'process' { Set-FakeProcessFact $Machine $name $Value }
         default { $Machine.World[$Key] = $Value }
     }
 }
@@ -320,6 +323,7 @@ function Get-FakeFact {
             }
         }
         'env' { return [string]$Machine.Env[$name] }
+        'process' { return (Get-FakeProcessFact $Machine $name) }
     }
     throw "no fact $Key"
 }
@@ -336,6 +340,7 @@ function Get-TableFacts {
     foreach ($k in $Machine.Firewall.Keys) { $facts['firewall:' + $k] = Get-FakeFact $Machine ('firewall:' + $k) }
     foreach ($k in 'defender:paths', 'defender:processes', 'hns:networks', 'hns:endpoints') { $facts[$k] = Get-FakeFact $Machine $k }
     foreach ($p in $Machine.MachinePath) { $facts['path:' + $p] = 'present' }
+    foreach ($p in $Machine.Processes) { $facts['process:' + $p.Path] = [string]$p.Owner }
     $facts
 }
 
@@ -480,6 +485,7 @@ function Start-Service {
     param([string] $Name)
     Add-FakeAction "Start-Service $Name"
     $WcFake.Services[$Name].Status = 'Running'
+    Restart-FakeServiceProcess $Name
 }
 
 function Stop-Service {
@@ -494,6 +500,7 @@ function Restart-Service {
     param([string] $Name, [switch] $Force)
     Add-FakeAction "Restart-Service $Name"
     $WcFake.Services[$Name].Status = 'Running'
+    Restart-FakeServiceProcess $Name
 }
 
 function Get-CimInstance {
@@ -745,6 +752,10 @@ function Wait-Condition {
 function Test-Administrator {
     $WcFake.Env['admin'] -eq 'true'
 }
+
+# The running programs: Copy-Item, Remove-Item, Move-Item, Get-Process and
+# Stop-Process as Windows treats a running program's file.
+. (Join-Path $PSScriptRoot 'FakeProcesses.ps1')
 
 # ------------------------------------------------------------ running
 

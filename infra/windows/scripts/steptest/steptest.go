@@ -33,6 +33,9 @@
 //	hns:networks            the HNS networks' names, separated by |
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
 //	                        installationType, bootTime
+//	process:PATH            a process runs the program at PATH (Windows keeps the file from being
+//	                        overwritten or deleted, not from being renamed): what runs it,
+//	                        service:NAME or pod (a container the kubelet restarts)
 //
 // A case's given facts are what the step checks; its world facts are what
 // the machine reaches or runs but does not keep (web:URL, the content served
@@ -275,6 +278,7 @@ func Matches(want, got string) bool {
 var Kinds = []string{
 	"feature:", "file:", "dir:", "path:", "service:", "service-command:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
+	"process:",
 }
 
 // WorldKinds are the kinds of world facts.
