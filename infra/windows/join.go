@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -349,7 +348,7 @@ func versionOf(source string) string {
 
 func (j *joinRun) containerdParams() ([]Param, string, error) {
 	src := j.source("containerd")
-	sandbox := images.Ref("pause")
+	sandbox := j.sandboxImage()
 	if strings.ContainsAny(sandbox, "'\"\n") {
 		return nil, "", fmt.Errorf("windows: the pause image reference %q cannot go in containerd's configuration", sandbox)
 	}
