@@ -125,6 +125,7 @@ func New(cfg Config) *Machine {
 			"env:bootTime":         bootTime(0),
 			"feature:Containers":   "Available",
 			"defender:available":   "yes",
+			"service:WinDefend":    "Automatic/Running",
 			"hns:module":           "yes",
 		},
 		params: map[string]map[string]string{},
@@ -505,8 +506,8 @@ func (r *run) answer(c steptest.Case) reply {
 	if c.Error != "" {
 		return fail("%s", expand(c.Error))
 	}
-	if msg := r.heldFiles(c); msg != "" {
-		return fail("%s", msg) // see processes.go
+	if msg := r.refused(c); msg != "" {
+		return fail("%s", msg) // see refusals.go
 	}
 	var out reply
 	for _, l := range c.Says {

@@ -595,13 +595,25 @@ function Get-Command {
     Microsoft.PowerShell.Core\Get-Command @PSBoundParameters
 }
 
+# Assert-FakeDefenderRunning fails as Defender's cmdlets do while its
+# service, WinDefend, is not running (a CimException, HRESULT 0x800106ba).
+function Assert-FakeDefenderRunning {
+    param([string] $Cmdlet)
+    $s = $WcFake.Services['WinDefend']
+    if ($null -eq $s -or $s.Status -ne 'Running') {
+        throw "$Cmdlet : Operation failed with the following error: 0x800106ba."
+    }
+}
+
 function Get-MpPreference {
+    Assert-FakeDefenderRunning 'Get-MpPreference'
     [pscustomobject]@{ ExclusionPath = $WcFake.Defender.Paths.ToArray(); ExclusionProcess = $WcFake.Defender.Processes.ToArray() }
 }
 
 function Add-MpPreference {
     [CmdletBinding()]
     param([string[]] $ExclusionPath, [string[]] $ExclusionProcess)
+    Assert-FakeDefenderRunning 'Add-MpPreference'
     Add-FakeAction 'Add-MpPreference'
     foreach ($p in @($ExclusionPath)) { if ($p) { $WcFake.Defender.Paths.Add($p) } }
     foreach ($p in @($ExclusionProcess)) { if ($p) { $WcFake.Defender.Processes.Add($p) } }
