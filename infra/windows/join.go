@@ -261,11 +261,19 @@ func releasesText() string {
 	return strings.Join(parts, ", ")
 }
 
-// preflight checks the machine: its build, and the account's rights.
+// preflight checks the machine: its build, the account's rights, and its
+// system drive's free space; a reboot Windows has pending is done first
+// (see settlePendingReboot).
 func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, error) {
 	st, err := j.runScript(ctx, s, sr, nil)
 	if err == nil {
 		err = j.checkPreflight(st)
+	}
+	if err == nil {
+		st, err = j.settlePendingReboot(ctx, s, sr, st)
+	}
+	if err == nil {
+		err = j.checkDisk(st)
 	}
 	return false, err
 }

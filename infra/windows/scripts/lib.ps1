@@ -231,3 +231,24 @@ function Install-Program {
     Copy-Item -LiteralPath $Source -Destination $Destination -Force
     $aside
 }
+
+# Get-PendingReboot lists what makes a reboot pending, by the registry
+# entries Windows keeps for it: Component Based Servicing's RebootPending
+# (a feature or an update installed), Windows Update's RebootRequired, and
+# the Session Manager's PendingFileRenameOperations (files replaced at the
+# next boot). None: an empty list.
+function Get-PendingReboot {
+    $reasons = @()
+    $keys = [ordered]@{
+        'Component Based Servicing\RebootPending'  = 'HKLM:\SOFTWARE\Microsoft\Windows\CurrentVersion\Component Based Servicing\RebootPending'
+        'WindowsUpdate\Auto Update\RebootRequired' = 'HKLM:\SOFTWARE\Microsoft\Windows\CurrentVersion\WindowsUpdate\Auto Update\RebootRequired'
+    }
+    foreach ($name in $keys.Keys) {
+        if (Test-Path -LiteralPath $keys[$name]) { $reasons += $name }
+    }
+    $sm = Get-ItemProperty -LiteralPath 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager' -ErrorAction SilentlyContinue
+    if ($null -ne $sm -and $null -ne $sm.PSObject.Properties['PendingFileRenameOperations'] -and @($sm.PendingFileRenameOperations | Where-Object { $_ }).Count -gt 0) {
+        $reasons += 'Session Manager\PendingFileRenameOperations'
+    }
+    $reasons
+}

@@ -126,6 +126,8 @@ func New(cfg Config) *Machine {
 			"feature:Containers":   "Available",
 			"defender:available":   "yes",
 			"service:WinDefend":    "Automatic/Running",
+			"env:freeBytes":        "107374182400",
+			"env:sizeBytes":        "136365211648",
 			"hns:module":           "yes",
 		},
 		params: map[string]map[string]string{},
@@ -250,6 +252,7 @@ func (m *Machine) rebooting() bool {
 	m.downUntil = time.Time{}
 	m.bootCount++
 	m.facts["env:bootTime"] = bootTime(m.bootCount)
+	delete(m.facts, "env:pendingReboot") // the boot does what was pending
 	for k, v := range m.facts {
 		switch {
 		case strings.HasPrefix(k, "feature:") && v == "InstallPending":

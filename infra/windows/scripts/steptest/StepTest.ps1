@@ -144,6 +144,8 @@ function Get-Placeholder {
         'env:installationType' { return 'Server Core' }
         'env:bootTime' { return '2025-01-01T00:00:00.0000000Z' }
         'env:admin' { return 'true' }
+        'env:freeBytes' { return '107374182400' }
+        'env:sizeBytes' { return '136365211648' }
         'hns:module' { return 'yes' }
         'defender:available' { return 'yes' }
         'process:*' { return 'pod' }
@@ -517,6 +519,9 @@ function Get-CimInstance {
             if ($null -eq $s) { return }
             return [pscustomobject]@{ Name = $name; PathName = $s.PathName }
         }
+        'Win32_LogicalDisk' {
+            return [pscustomobject]@{ DeviceID = $env:SystemDrive; FreeSpace = [uint64]$WcFake.Env['freeBytes']; Size = [uint64]$WcFake.Env['sizeBytes'] }
+        }
     }
     throw "the test fakes no Get-CimInstance $ClassName"
 }
@@ -763,6 +768,12 @@ function Wait-Condition {
 
 function Test-Administrator {
     $WcFake.Env['admin'] -eq 'true'
+}
+
+# Get-PendingReboot stands in for lib.ps1's (which reads the registry, and
+# lib.Tests.ps1 runs for real): the reasons of env:pendingReboot.
+function Get-PendingReboot {
+    Split-List ([string]$WcFake.Env['pendingReboot'])
 }
 
 # The running programs: Copy-Item, Remove-Item, Move-Item, Get-Process and

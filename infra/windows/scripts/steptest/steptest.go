@@ -32,7 +32,8 @@
 //	hns:module              the HNS cmdlets exist: yes
 //	hns:networks            the HNS networks' names, separated by |
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
-//	                        installationType, bootTime
+//	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
+//	                        separated by |), freeBytes and sizeBytes (of the system drive)
 //	process:PATH            a process runs the program at PATH (Windows keeps the file from being
 //	                        overwritten or deleted, not from being renamed): what runs it,
 //	                        service:NAME or pod (a container the kubelet restarts)
