@@ -150,7 +150,7 @@ func (m *Machine) seedLogs() {
 	for _, c := range data.Cases {
 		item := c.Params["Item"]
 		for k, v := range c.Given {
-			if v != "*" || !strings.HasPrefix(k, "file:") || len(c.Params) != 1 {
+			if v != "*" || steptest.KindOf(k, []string{"file:", "output:", "events:"}) == "" || len(c.Params) != 1 {
 				continue
 			}
 			key := normKey(k)

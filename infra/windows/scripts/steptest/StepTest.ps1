@@ -149,6 +149,7 @@ function Get-Placeholder {
         'hns:module' { return 'yes' }
         'defender:available' { return 'yes' }
         'process:*' { return 'pod' }
+        'events:*' { return '2025-01-01T00:00:00.0000000Z 7034 The kubelet service terminated unexpectedly. It has done this 1 time(s).' }
     }
     'present'
 }
@@ -326,6 +327,7 @@ function Get-FakeFact {
         }
         'env' { return [string]$Machine.Env[$name] }
         'process' { return (Get-FakeProcessFact $Machine $name) }
+        { $_ -in 'output', 'events' } { return [string]$Machine.World[$Key] }
     }
     throw "no fact $Key"
 }
@@ -637,6 +639,28 @@ function Remove-HnsNetwork {
     }
 }
 
+# Get-WinEvent answers from events:LOG/PROVIDER (oldest first, TIME ID
+# MESSAGE a line), newest first as Windows does, the Ids asked for only.
+function Get-WinEvent {
+    [CmdletBinding()]
+    param([hashtable] $FilterHashtable, [int] $MaxEvents = 0)
+    $key = 'events:' + $FilterHashtable.LogName + '/' + $FilterHashtable.ProviderName
+    $lines = @(Split-List (([string]$WcFake.World[$key]) -replace "`n", '|'))
+    [array]::Reverse($lines)
+    $n = 0
+    foreach ($line in $lines) {
+        $time, $id, $message = $line -split ' ', 3
+        if ($FilterHashtable.ContainsKey('Id') -and @($FilterHashtable.Id) -notcontains [int]$id) { continue }
+        if ($MaxEvents -gt 0 -and $n -ge $MaxEvents) { break }
+        $n++
+        [pscustomobject]@{
+            TimeCreated = [datetime]::Parse($time, [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::RoundtripKind)
+            Id          = [int]$id
+            Message     = $message
+        }
+    }
+}
+
 function Get-HnsEndpoint {
     foreach ($e in @($WcFake.Hns.Endpoints)) { [pscustomobject]@{ Name = $e } }
 }
@@ -703,6 +727,7 @@ function Invoke-Native {
             }
         }
         'tar.exe' { Expand-FakeArchive $ArgumentList[1] $ArgumentList[3] }
+        { $_ -in 'ROUTE.EXE', 'ipconfig.exe' } { $out = @(([string]$WcFake.World['output:' + $program]) -split "`n") }
         'kubeadm.exe' {
             switch ($first) {
                 'join' {

@@ -34,6 +34,9 @@
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
 //	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
 //	                        separated by |), freeBytes and sizeBytes (of the system drive)
+//	output:PROGRAM ARGS     what a program that only reports prints, such as output:ROUTE.EXE print
+//	events:LOG/PROVIDER     a Windows event log's events of one provider, one a line:
+//	                        TIME ID MESSAGE, oldest first
 //	process:PATH            a process runs the program at PATH (Windows keeps the file from being
 //	                        overwritten or deleted, not from being renamed): what runs it,
 //	                        service:NAME or pod (a container the kubelet restarts)
@@ -279,7 +282,7 @@ func Matches(want, got string) bool {
 var Kinds = []string{
 	"feature:", "file:", "dir:", "path:", "service:", "service-command:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
-	"process:",
+	"process:", "output:", "events:",
 }
 
 // WorldKinds are the kinds of world facts.
