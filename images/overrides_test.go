@@ -34,6 +34,9 @@ func TestDefaults(t *testing.T) {
 	want := map[string]string{
 		"probe":               "winconform.local/probe:v0.1",
 		"pause":               "registry.k8s.io/pause:3.10.1",
+		"pause-ltsc2019":      "registry.k8s.io/pause:3.10.1",
+		"pause-ltsc2022":      "registry.k8s.io/pause:3.10.1",
+		"pause-ltsc2025":      "registry.k8s.io/pause:3.10.2",
 		"servercore":          "mcr.microsoft.com/windows/servercore:ltsc2022",
 		"servercore-ltsc2019": "mcr.microsoft.com/windows/servercore:ltsc2019",
 		"servercore-ltsc2022": "mcr.microsoft.com/windows/servercore:ltsc2022",
@@ -101,14 +104,17 @@ func TestRefForBuild(t *testing.T) {
 		{"servercore", "10.0.20348"}:      "mcr.microsoft.com/windows/servercore:ltsc2022",
 		{"servercore", "10.0.26100.1"}:    "mcr.microsoft.com/windows/servercore:ltsc2025",
 		{"nanoserver", "10.0.17763.1"}:    "mcr.microsoft.com/windows/nanoserver:1809",
+		// registry.k8s.io/pause has a Windows Server 2025 variant from 3.10.2 on.
+		{"pause", "10.0.20348.2340"}: "registry.k8s.io/pause:3.10.1",
+		{"pause", "10.0.26100.3194"}: "registry.k8s.io/pause:3.10.2",
 	}
 	for in, want := range cases {
 		if got, err := RefForBuild(in[0], in[1]); err != nil || got != want {
 			t.Errorf("RefForBuild(%q, %q) = %q, %v; want %q", in[0], in[1], got, err, want)
 		}
 	}
-	if _, err := RefForBuild("pause", "10.0.17763"); err == nil || !strings.Contains(err.Error(), `"pause" has no variant`) {
-		t.Errorf("pause: err = %v", err)
+	if _, err := RefForBuild("probe", "10.0.17763"); err == nil || !strings.Contains(err.Error(), `"probe" has no variant`) {
+		t.Errorf("probe: err = %v", err)
 	}
 	if _, err := RefForBuild("servercore", "10.0.19041"); err == nil || !strings.Contains(err.Error(), "10.0.19041") {
 		t.Errorf("unknown build: err = %v", err)

@@ -55,13 +55,17 @@ func ReleaseForBuild(build string) (WindowsRelease, error) {
 const (
 	Servercore = "servercore"
 	Nanoserver = "nanoserver"
+	// Pause is the sandbox (pause) image a Windows node's containerd runs
+	// for every pod: registry.k8s.io/pause at the release's tag (see
+	// winrelease.Release.PauseTag), pause-ltsc2025 being the first with a
+	// Windows Server 2025 variant.
+	Pause = "pause"
 )
 
 // defaults maps every image name the harness uses to its default reference.
 var defaults = func() map[string]string {
 	d := map[string]string{
 		"probe": Probe,
-		"pause": "registry.k8s.io/pause:3.10.1",
 		// The base of the Windows nodes' HostProcess DaemonSets (kube-proxy,
 		// flannel): it has no OS version, so it runs on every Windows build.
 		"windows-hostprocess": "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
@@ -69,9 +73,11 @@ var defaults = func() map[string]string {
 	for _, r := range winrelease.Releases() {
 		d[Servercore+"-"+r.Name] = "mcr.microsoft.com/windows/servercore:" + r.ServercoreTag
 		d[Nanoserver+"-"+r.Name] = "mcr.microsoft.com/windows/nanoserver:" + r.NanoserverTag
+		d[Pause+"-"+r.Name] = "registry.k8s.io/pause:" + r.PauseTag
 	}
 	d[Servercore] = d[Servercore+"-"+DefaultWindowsRelease]
 	d[Nanoserver] = d[Nanoserver+"-"+DefaultWindowsRelease]
+	d[Pause] = d[Pause+"-"+DefaultWindowsRelease]
 	return d
 }()
 
@@ -98,12 +104,12 @@ func Ref(name string) string {
 	return active.Load().resolve(name, Default(name))
 }
 
-// RefForBuild is Ref of the variant of family (Servercore or Nanoserver)
+// RefForBuild is Ref of the variant of family (Servercore, Nanoserver or Pause)
 // that runs on a Windows node of build (see ReleaseForBuild), such as
 // "servercore-ltsc2019" for 10.0.17763.5458.
 func RefForBuild(family, build string) (string, error) {
 	if _, ok := defaults[family+"-"+DefaultWindowsRelease]; !ok {
-		return "", fmt.Errorf("image %q has no variant per Windows release (%s and %s do)", family, Servercore, Nanoserver)
+		return "", fmt.Errorf("image %q has no variant per Windows release (%s, %s and %s do)", family, Servercore, Nanoserver, Pause)
 	}
 	r, err := ReleaseForBuild(build)
 	if err != nil {

@@ -24,7 +24,7 @@ func (r *rig) addMachine(name string, cfg simmachine.Config) (inventory.Machine,
 	r.t.Helper()
 	cfg.Password = testPassword
 	sim := simmachine.New(cfg)
-	sim.OnJoin = r.cluster.onJoin
+	sim.OnJoin = r.cluster.joinFor(sim)
 	srv := wsmantest.New(r.t, wsmantest.WithCredentials("Administrator", testPassword),
 		wsmantest.WithHandler(sim.Handler()), wsmantest.WithIntercept(sim.Intercept()))
 	m := r.machine

@@ -57,6 +57,8 @@ type fakeCluster struct {
 	tokens     []string
 	buildLabel string // node.kubernetes.io/windows-build the kubelet sets
 	joins      []simmachine.JoinRequest
+	// kubelets start the pods bound to a joined node, by node name.
+	kubelets map[string]func(images ...string) error
 }
 
 var _ windows.ControlPlane = (*fakeCluster)(nil)
@@ -74,6 +76,9 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		err := cs.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), ev.GetName())
 		return true, nil, err
 	})
+	f := &fakeCluster{cs: cs, endpoint: "192.0.2.10:6443", caPEM: caPEM, caHash: caHash, buildLabel: "10.0.20348",
+		kubelets: map[string]func(...string) error{}}
+	cs.PrependReactor("create", "pods", f.kubelet)
 	kc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: \"\"\n  cluster:\n    server: https://winconform-control-plane:6443\n    certificate-authority-data: %s\n",
 		b64(caPEM))
 	_, err := cs.CoreV1().ConfigMaps("kube-public").Create(context.Background(), &corev1.ConfigMap{
@@ -83,7 +88,60 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fakeCluster{cs: cs, endpoint: "192.0.2.10:6443", caPEM: caPEM, caHash: caHash, buildLabel: "10.0.20348"}
+	return f
+}
+
+// joinFor is the simulated machine's kubeadm join: the cluster's onJoin,
+// after which the machine's kubelet starts the pods bound to its node.
+func (f *fakeCluster) joinFor(sim *simmachine.Machine) func(simmachine.JoinRequest) error {
+	return func(req simmachine.JoinRequest) error {
+		f.mu.Lock()
+		f.kubelets[req.NodeName] = sim.StartPod
+		f.mu.Unlock()
+		return f.onJoin(req)
+	}
+}
+
+// kubelet is what a joined node's kubelet makes of a pod bound to it: the
+// simulated machine starts it (Running), or says why it cannot, which the
+// kubelet reports as an event of the pod and leaves it Pending.
+func (f *fakeCluster) kubelet(a k8stesting.Action) (bool, runtime.Object, error) {
+	if a.GetSubresource() != "" {
+		return false, nil, nil
+	}
+	pod, ok := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return false, nil, nil
+	}
+	f.mu.Lock()
+	start := f.kubelets[pod.Spec.NodeName]
+	f.mu.Unlock()
+	if start == nil {
+		return false, nil, nil
+	}
+	var images []string
+	for _, c := range pod.Spec.Containers {
+		images = append(images, c.Image)
+	}
+	pod.Status.Phase = corev1.PodPending
+	var perr *simmachine.PodError
+	switch err := start(images...); {
+	case err == nil:
+		pod.Status.Phase = corev1.PodRunning
+	case errors.As(err, &perr):
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%d", pod.Name, time.Now().UnixNano()), Namespace: pod.Namespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name},
+			Reason:         perr.Reason, Message: perr.Message, Type: corev1.EventTypeWarning,
+			LastTimestamp: metav1.Now(),
+		}
+		if err := f.cs.Tracker().Add(ev); err != nil {
+			return true, nil, err
+		}
+	default:
+		return true, nil, err
+	}
+	return false, nil, nil
 }
 
 func (f *fakeCluster) KubernetesVersion() string       { return testVersion }
@@ -193,7 +251,7 @@ func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*inventory.Machi
 	cfg.Password = testPassword
 	sim := simmachine.New(cfg)
 	cluster := newFakeCluster(t)
-	sim.OnJoin = cluster.onJoin
+	sim.OnJoin = cluster.joinFor(sim)
 	srv := wsmantest.New(t, wsmantest.WithCredentials("Administrator", testPassword),
 		wsmantest.WithHandler(sim.Handler()), wsmantest.WithIntercept(sim.Intercept()))
 	m := inventory.Machine{
@@ -232,6 +290,7 @@ func testTimeouts() windows.Timeouts {
 	return windows.Timeouts{
 		Reboot: 3 * time.Second, RebootPoll: 10 * time.Millisecond, RebootPollMax: 50 * time.Millisecond,
 		Ping: 2 * time.Second, NodeReady: time.Second, NodePoll: 10 * time.Millisecond, Drain: 500 * time.Millisecond,
+		PodStart: time.Second,
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -262,11 +261,19 @@ func releasesText() string {
 	return strings.Join(parts, ", ")
 }
 
-// preflight checks the machine: its build, and the account's rights.
+// preflight checks the machine: its build, the account's rights, and its
+// system drive's free space; a reboot Windows has pending is done first
+// (see settlePendingReboot).
 func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, error) {
 	st, err := j.runScript(ctx, s, sr, nil)
 	if err == nil {
 		err = j.checkPreflight(st)
+	}
+	if err == nil {
+		st, err = j.settlePendingReboot(ctx, s, sr, st)
+	}
+	if err == nil {
+		err = j.checkDisk(st)
 	}
 	return false, err
 }
@@ -349,7 +356,7 @@ func versionOf(source string) string {
 
 func (j *joinRun) containerdParams() ([]Param, string, error) {
 	src := j.source("containerd")
-	sandbox := images.Ref("pause")
+	sandbox := j.sandboxImage()
 	if strings.ContainsAny(sandbox, "'\"\n") {
 		return nil, "", fmt.Errorf("windows: the pause image reference %q cannot go in containerd's configuration", sandbox)
 	}

@@ -21,13 +21,20 @@ var LogItems = []struct{ Item, File string }{
 	{"flannel", "flannel.log"},
 	{"hns-networks", "hns-networks.json"},
 	{"hns-endpoints", "hns-endpoints.json"},
+	{"containerd-config", "containerd-config.toml"},
+	{"service-events", "service-events.log"},
+	{"kubelet-service", "kubelet-service.txt"},
+	{"routes", "routes.txt"},
+	{"ipconfig", "ipconfig.txt"},
 }
 
 // logLines is how many of the last lines of each log file CollectLogs keeps.
 const logLines = 5000
 
 // CollectLogs gathers a machine's kubelet, containerd, kube-proxy and
-// flannel logs and its HNS networks and endpoints (as JSON) into
+// flannel logs, containerd's configuration, the System log's service-control
+// errors, the kubelet's service command line, its routes and ipconfig /all,
+// and its HNS networks and endpoints (as JSON) into
 // dir/<machine>/. An item that cannot be had is noted in its file and in the
 // error, and the others are still gathered. What it writes comes through
 // the remote exec, which redacts the machine's password.

@@ -45,6 +45,11 @@ func TestCollectLogs(t *testing.T) {
 			if err := json.Unmarshal(data, &v); err != nil || it.Item == "hns-networks" && !strings.Contains(text, "flannel.4096") {
 				t.Errorf("%s is not the HNS JSON: %v\n%s", it.File, err, text)
 			}
+		} else if it.Item == "kubelet-service" {
+			// The service manager's copy of the kubelet's command line.
+			if !strings.Contains(text, `"C:\k\kubelet.exe" --windows-service`) {
+				t.Errorf("%s:\n%s", it.File, text)
+			}
 		} else if !strings.Contains(text, it.Item+" started on WIN-SIM") || !strings.Contains(text, "bad credentials: ********") {
 			t.Errorf("%s:\n%s", it.File, text)
 		}

@@ -32,6 +32,9 @@ type Timeouts struct {
 	NodeReady, NodePoll time.Duration
 	// Drain bounds the eviction of the node's pods on reset.
 	Drain time.Duration
+	// PodStart bounds the wait for the check's pod to run on a joined
+	// node (polled every NodePoll).
+	PodStart time.Duration
 }
 
 // DefaultTimeouts are the timeouts for real machines: each step's from the
@@ -56,6 +59,7 @@ func DefaultTimeouts() Timeouts {
 		NodeReady:     timeout(StepNode),
 		NodePoll:      2 * time.Second,
 		Drain:         timeout(StepDrain),
+		PodStart:      timeout(StepPod),
 	}
 }
 
@@ -72,6 +76,7 @@ func (t Timeouts) withDefaults() Timeouts {
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&t.Reboot, &d.Reboot}, {&t.RebootPoll, &d.RebootPoll}, {&t.RebootPollMax, &d.RebootPollMax},
 		{&t.Ping, &d.Ping}, {&t.NodeReady, &d.NodeReady}, {&t.NodePoll, &d.NodePoll}, {&t.Drain, &d.Drain},
+		{&t.PodStart, &d.PodStart},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def

@@ -96,6 +96,8 @@ var joinTable = []step{
 		needs: []need{{StepContainerd, "the runtime's CRI socket"}, {StepKubelet, "kubeadm.exe and the kubelet service"}}},
 	{name: StepNode, timeout: 10 * time.Minute, run: (*joinRun).node,
 		needs: []need{{StepPreflight, "the machine's build, which the node's label must name"}, {StepKubeadmJoin, "the node registered"}}},
+	{name: StepPod, timeout: 5 * time.Minute, run: (*joinRun).podCheck,
+		needs: []need{{StepContainerd, "the sandbox image it configured"}, {StepNode, "the node Ready"}}},
 }
 
 // resetTable is Reset: the node drained and deleted through the API, then

@@ -101,11 +101,14 @@ func TestStepTablesAreWellFormed(t *testing.T) {
 	if node, _ := stepNamed(StepNode); d.NodeReady != node.timeout {
 		t.Errorf("NodeReady %s, the node step's timeout %s", d.NodeReady, node.timeout)
 	}
+	if pod, _ := stepNamed(StepPod); d.PodStart != pod.timeout {
+		t.Errorf("PodStart %s, the pod step's timeout %s", d.PodStart, pod.timeout)
+	}
 	if drain, _ := stepNamed(StepDrain); d.Drain != drain.timeout {
 		t.Errorf("Drain %s, the drain step's timeout %s", d.Drain, drain.timeout)
 	}
 	if want := []string{StepPreflight, StepContainersFeature, StepContainerd, StepKubelet, StepKubeProxy, StepCNI,
-		StepFirewall, StepDefender, StepProbe, StepKubeadmJoin, StepNode}; !slices.Equal(JoinSteps(), want) {
+		StepFirewall, StepDefender, StepProbe, StepKubeadmJoin, StepNode, StepPod}; !slices.Equal(JoinSteps(), want) {
 		t.Errorf("JoinSteps() = %v, want the documented order %v", JoinSteps(), want)
 	}
 	if want := []string{StepDrain, StepDeleteNode, StepKubeadmReset, StepHNSCleanup}; !slices.Equal(ResetSteps(), want) {

@@ -37,6 +37,14 @@ type Release struct {
 	// Revision is an update revision (UBR) the release has shipped; a
 	// simulated node reports it in its kernel version.
 	Revision int
+	// PauseTag is the tag of registry.k8s.io/pause a node of the release
+	// runs as its sandbox image: the image is a manifest list with one
+	// Windows variant per release, and Windows Server 2025 has one only
+	// from 3.10.2 on (kubernetes/kubernetes#136960 moved build/pause to a
+	// base image with an ltsc2025 variant; containerd/containerd#13156 moved
+	// containerd's default to 3.10.2 for it). The older releases keep
+	// 3.10.1, the tag kubeadm v1.34 names, which a mirror already holds.
+	PauseTag string
 	// MainstreamEnd and ExtendedEnd end Microsoft's mainstream and extended
 	// support of the release (fixed lifecycle policy); its containers follow
 	// the same dates.
@@ -50,13 +58,13 @@ func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0,
 // learn.microsoft.com/lifecycle/products/windows-server-2019 (-2022, -2025).
 var releases = []Release{
 	{Name: "ltsc2019", Product: "Windows Server 2019", Build: Build{10, 0, 17763},
-		NanoserverTag: "1809", ServercoreTag: "ltsc2019", Revision: 6054,
+		NanoserverTag: "1809", ServercoreTag: "ltsc2019", Revision: 6054, PauseTag: "3.10.1",
 		MainstreamEnd: day(2024, time.January, 9), ExtendedEnd: day(2029, time.January, 9)},
 	{Name: "ltsc2022", Product: "Windows Server 2022", Build: Build{10, 0, 20348},
-		NanoserverTag: "ltsc2022", ServercoreTag: "ltsc2022", Revision: 2340,
+		NanoserverTag: "ltsc2022", ServercoreTag: "ltsc2022", Revision: 2340, PauseTag: "3.10.1",
 		MainstreamEnd: day(2026, time.October, 13), ExtendedEnd: day(2031, time.October, 14)},
 	{Name: "ltsc2025", Product: "Windows Server 2025", Build: Build{10, 0, 26100},
-		NanoserverTag: "ltsc2025", ServercoreTag: "ltsc2025", Revision: 3194,
+		NanoserverTag: "ltsc2025", ServercoreTag: "ltsc2025", Revision: 3194, PauseTag: "3.10.2",
 		MainstreamEnd: day(2029, time.November, 13), ExtendedEnd: day(2034, time.November, 14)},
 }
 

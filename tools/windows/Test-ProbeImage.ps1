@@ -17,11 +17,15 @@ this machine's build. In the container:
 
 Run it from the repository's root after building _output/bin (see
 .github/workflows/windows.yml). -Release is the Windows release of this
-machine: ltsc2022 or ltsc2025. Logs go to _output/logs.
+machine: ltsc2022 or ltsc2025. -BaseTag pins its nanoserver base to a
+version tag (10.0.20348.2340): a floating tag may be of a later update than
+the host, which process isolation cannot run (see Assert-ImageRuns.ps1).
+Logs go to _output/logs.
 #>
 [CmdletBinding()]
 param(
     [Parameter(Mandatory = $true)][ValidateSet('ltsc2019', 'ltsc2022', 'ltsc2025')][string] $Release,
+    [string] $BaseTag = '',
     [string] $Bin = '_output/bin',
     [string] $Registry = '127.0.0.1:5000',
     [string] $Logs = '_output/logs'
@@ -53,6 +57,7 @@ function Invoke-Checked {
 }
 
 . (Join-Path $PSScriptRoot 'Wait-Http.ps1')
+. (Join-Path $PSScriptRoot 'Assert-ImageRuns.ps1')
 
 try {
     # The registry.
@@ -62,6 +67,7 @@ try {
 
     # The index: the Linux image and this release's Windows image only.
     $others = @('ltsc2019', 'ltsc2022', 'ltsc2025') | Where-Object { $_ -ne $Release } | ForEach-Object { '--base'; "$_=" }
+    if ($BaseTag -ne '') { $others += @('--base', "$Release=mcr.microsoft.com/windows/nanoserver:$BaseTag") }
     Invoke-Checked "winconform images push --ref $ref" {
         & (Join-Path $Bin 'winconform.exe') images push --ref $ref --insecure `
             --linux-binary (Join-Path $Bin 'probe-linux-amd64') --windows-binary (Join-Path $Bin 'probe-windows-amd64.exe') @others
@@ -69,9 +75,7 @@ try {
 
     # Docker picks the variant of this machine's build.
     Invoke-Checked "docker pull $ref" { docker pull $ref } | Out-Null
-    $image = (Invoke-Checked 'docker image inspect' { docker image inspect $ref --format '{{.Os}} {{.OsVersion}}' }) -join ''
-    $build = [Environment]::OSVersion.Version
-    if ($image -notlike "windows 10.0.$($build.Build).*") { throw "docker pulled a $image image; this machine is build 10.0.$($build.Build)" }
+    Assert-ImageRuns $ref
 
     # probe serve, in the container, with process isolation.
     Invoke-Checked 'docker run (process isolation)' { docker run -d --isolation process --name $container $ref } | Out-Null

@@ -9,11 +9,14 @@ The container runs powershell.exe with the script's text (here encoded, as
 -Command takes it in the fixture). The test asks for the page twice from
 the host and checks the page, the caller count, and the log lines kubectl
 logs would show. -Release is the Windows release of this machine (the
-Server Core tag). Logs go to _output/logs.
+Server Core tag), -Tag a version tag to pin instead (10.0.20348.2340): a
+floating tag may be of a later update than the host, which process
+isolation cannot run (see Assert-ImageRuns.ps1). Logs go to _output/logs.
 #>
 [CmdletBinding()]
 param(
     [Parameter(Mandatory = $true)][ValidateSet('ltsc2019', 'ltsc2022', 'ltsc2025')][string] $Release,
+    [string] $Tag = '',
     [string] $Logs = '_output/logs'
 )
 Set-StrictMode -Version Latest
@@ -21,16 +24,19 @@ $ErrorActionPreference = 'Stop'
 $ProgressPreference = 'SilentlyContinue'
 
 New-Item -ItemType Directory -Force -Path $Logs | Out-Null
-$image = "mcr.microsoft.com/windows/servercore:$Release"
+if ($Tag -eq '') { $Tag = $Release }
+$image = "mcr.microsoft.com/windows/servercore:$Tag"
 $container = 'winconform-webserver'
 $script = [IO.File]::ReadAllText((Resolve-Path 'fixtures/manifests/webserver.ps1').Path)
 $encoded = [Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes($script))
 
 . (Join-Path $PSScriptRoot 'Wait-Http.ps1')
+. (Join-Path $PSScriptRoot 'Assert-ImageRuns.ps1')
 
 try {
     docker pull $image
     if ($LASTEXITCODE -ne 0) { throw "docker pull $image failed" }
+    Assert-ImageRuns $image
     docker run -d --isolation process --name $container $image powershell.exe -NoLogo -NoProfile -NonInteractive -EncodedCommand $encoded
     if ($LASTEXITCODE -ne 0) { throw 'docker run failed' }
     $ip = ((docker inspect $container --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}') -join '').Trim()

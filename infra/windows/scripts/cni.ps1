@@ -18,7 +18,7 @@ if (-not ($present -and $same)) {
     $work = New-WorkDir 'cni'
     $dir = Expand-Source -Source $PluginsSource -Work $work
     Get-ChildItem -LiteralPath $dir -Recurse -File -Filter '*.exe' | ForEach-Object {
-        Copy-Item -LiteralPath $_.FullName -Destination (Join-Path $BinDir $_.Name) -Force
+        Install-Program -Source $_.FullName -Destination (Join-Path $BinDir $_.Name) | Out-Null
     }
     if ($FlannelPluginSource -ne '') {
         $flannelWork = New-WorkDir 'cni-flannel'
@@ -29,7 +29,7 @@ if (-not ($present -and $same)) {
         } else {
             $flannel = Find-SourceFile -Source $FlannelPluginSource -Name (Get-SourceName $FlannelPluginSource) -Work $flannelWork
         }
-        Copy-Item -LiteralPath $flannel -Destination (Join-Path $BinDir 'flannel.exe') -Force
+        Install-Program -Source $flannel -Destination (Join-Path $BinDir 'flannel.exe') | Out-Null
     }
     $missing = @($required | Where-Object { -not (Test-Path -LiteralPath (Join-Path $BinDir $_)) })
     if ($missing.Count -gt 0) { throw "after installing $PluginsSource, $BinDir lacks $($missing -join ', ')" }
@@ -40,8 +40,12 @@ if (-not ($present -and $same)) {
 $flanneld = Join-Path $InstallDir 'flanneld.exe'
 if (-not (Test-Path -LiteralPath $flanneld) -or (Get-StateValue $state 'flanneld') -ne $FlanneldSource) {
     $file = Find-SourceFile -Source $FlanneldSource -Name 'flanneld.exe' -Work (New-WorkDir 'flanneld')
-    Get-Process -Name flanneld -ErrorAction SilentlyContinue | Stop-Process -Force
-    Copy-Item -LiteralPath $file -Destination $flanneld -Force
+    # kube-flannel-ds-windows runs flanneld.exe from here: the running file is
+    # moved aside (Install-Program), then the old process stopped, and the
+    # kubelet starts the container again, from the new file.
+    if ((Install-Program -Source $file -Destination $flanneld) -ne '') {
+        Get-Process -Name flanneld -ErrorAction SilentlyContinue | Stop-Process -Force
+    }
     Set-State 'cni' ([ordered]@{ plugins = $PluginsSource; flannelPlugin = $FlannelPluginSource; flanneld = $FlanneldSource })
     $changed = $true
 }

@@ -20,13 +20,16 @@ if ($installed -ne '') {
 }
 
 if (-not $upToDate) {
-    $service = Get-Service -Name containerd -ErrorAction SilentlyContinue
-    if ($null -ne $service -and $service.Status -ne 'Stopped') { Stop-Service -Name containerd -Force }
     $work = New-WorkDir 'containerd'
     $found = Find-SourceFile -Source $Source -Name 'containerd.exe' -Work $work
     New-Item -ItemType Directory -Force -Path $InstallDir | Out-Null
     # containerd.exe, ctr.exe and containerd-shim-runhcs-v1.exe come together.
-    Copy-Item -Path (Join-Path (Split-Path -Parent $found) '*.exe') -Destination $InstallDir -Force
+    # The service runs containerd.exe, and every running pod a shim, which
+    # outlives a restart of containerd: the running files are moved aside
+    # (Install-Program), and containerd restarts below, from the new file.
+    foreach ($program in @(Get-ChildItem -LiteralPath (Split-Path -Parent $found) -File -Filter '*.exe')) {
+        Install-Program -Source $program.FullName -Destination (Join-Path $InstallDir $program.Name) | Out-Null
+    }
     $installed = Get-ExeVersion -Path $exe
     if ($Version -ne '' -and $installed.TrimStart('v') -ne $Version.TrimStart('v')) {
         throw "$Source installed containerd $installed, not $Version"

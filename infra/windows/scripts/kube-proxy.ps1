@@ -12,9 +12,12 @@ $want = $KubernetesVersion.TrimStart('v')
 if ((Get-ExeVersion -Path $exe).TrimStart('v') -ne $want) {
     $work = New-WorkDir 'kube-proxy'
     $file = Find-SourceFile -Source $KubeProxySource -Name 'kube-proxy.exe' -Work $work
-    # A running kube-proxy holds the file: its pod restarts with the new one.
-    Get-Process -Name kube-proxy -ErrorAction SilentlyContinue | Stop-Process -Force
-    Copy-Item -LiteralPath $file -Destination $exe -Force
+    # kube-proxy-windows runs kube-proxy.exe from here: the running file is
+    # moved aside (Install-Program), then the old process stopped, and the
+    # kubelet starts the container again, from the new file.
+    if ((Install-Program -Source $file -Destination $exe) -ne '') {
+        Get-Process -Name kube-proxy -ErrorAction SilentlyContinue | Stop-Process -Force
+    }
     $got = (Get-ExeVersion -Path $exe).TrimStart('v')
     if ($got -ne $want) { throw "$KubeProxySource installed kube-proxy.exe $got, not $KubernetesVersion" }
     $changed = $true

@@ -198,3 +198,57 @@ function Wait-Condition {
         Start-Sleep -Seconds 1
     }
 }
+
+# Install-Program copies the file $Source to $Destination, a program that may
+# be running. Windows refuses to overwrite or delete the file of a running
+# program but lets it be moved on its volume, the process running on from
+# there; and stopping the process frees nothing at once (Stop-Process returns
+# before the process has exited, and the kubelet starts a DaemonSet's
+# container again). So the file in place is first moved into
+# C:\winconform\work\replaced, and the copies moved there by earlier runs
+# are deleted when nothing runs them any more. It returns where the old file
+# went, '' when there was none.
+function Install-Program {
+    param(
+        [Parameter(Mandatory = $true)][string] $Source,
+        [Parameter(Mandatory = $true)][string] $Destination
+    )
+    $replaced = Join-Path (Join-Path $WinconformDir 'work') 'replaced'
+    $leaf = Split-Path -Leaf $Destination
+    if (Test-Path -LiteralPath $replaced) {
+        foreach ($old in @(Get-ChildItem -LiteralPath $replaced -File -Filter ($leaf + '.*'))) {
+            try { Remove-Item -LiteralPath $old.FullName -Force } catch { Write-Verbose "$($old.FullName) still runs: $_" }
+        }
+    }
+    $aside = ''
+    if (Test-Path -LiteralPath $Destination) {
+        New-Item -ItemType Directory -Force -Path $replaced | Out-Null
+        $n = 1
+        while (Test-Path -LiteralPath (Join-Path $replaced ($leaf + '.' + $n))) { $n++ }
+        $aside = Join-Path $replaced ($leaf + '.' + $n)
+        Move-Item -LiteralPath $Destination -Destination $aside -Force
+    }
+    Copy-Item -LiteralPath $Source -Destination $Destination -Force
+    $aside
+}
+
+# Get-PendingReboot lists what makes a reboot pending, by the registry
+# entries Windows keeps for it: Component Based Servicing's RebootPending
+# (a feature or an update installed), Windows Update's RebootRequired, and
+# the Session Manager's PendingFileRenameOperations (files replaced at the
+# next boot). None: an empty list.
+function Get-PendingReboot {
+    $reasons = @()
+    $keys = [ordered]@{
+        'Component Based Servicing\RebootPending'  = 'HKLM:\SOFTWARE\Microsoft\Windows\CurrentVersion\Component Based Servicing\RebootPending'
+        'WindowsUpdate\Auto Update\RebootRequired' = 'HKLM:\SOFTWARE\Microsoft\Windows\CurrentVersion\WindowsUpdate\Auto Update\RebootRequired'
+    }
+    foreach ($name in $keys.Keys) {
+        if (Test-Path -LiteralPath $keys[$name]) { $reasons += $name }
+    }
+    $sm = Get-ItemProperty -LiteralPath 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager' -ErrorAction SilentlyContinue
+    if ($null -ne $sm -and $null -ne $sm.PSObject.Properties['PendingFileRenameOperations'] -and @($sm.PendingFileRenameOperations | Where-Object { $_ }).Count -gt 0) {
+        $reasons += 'Session Manager\PendingFileRenameOperations'
+    }
+    $reasons
+}

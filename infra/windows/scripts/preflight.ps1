@@ -1,8 +1,9 @@
 # winconform-step: preflight
 # parameters: none
 # Reports the Windows build (major.minor.build.UBR), the host name, whether
-# the account is an administrator, and the boot time. It changes nothing; the
-# harness checks the build.
+# the account is an administrator, the boot time, what makes a reboot pending
+# (Get-PendingReboot), and the system drive's free and total bytes. It changes
+# nothing; the harness judges them.
 $cv = Get-ItemProperty -LiteralPath 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
 $major = 10
 $minor = 0
@@ -18,6 +19,7 @@ if ($cv.PSObject.Properties['InstallationType']) { $installationType = [string]$
 $identity = [Security.Principal.WindowsIdentity]::GetCurrent()
 $admin = Test-Administrator
 $os = Get-CimInstance -ClassName Win32_OperatingSystem
+$disk = Get-CimInstance -ClassName Win32_LogicalDisk -Filter "DeviceID='$env:SystemDrive'"
 
 Write-Status ([ordered]@{
     changed          = $false
@@ -28,4 +30,7 @@ Write-Status ([ordered]@{
     user             = $identity.Name
     admin            = $admin
     bootTime         = $os.LastBootUpTime.ToUniversalTime().ToString('o')
+    pendingReboot    = @(Get-PendingReboot)
+    freeBytes        = [string][int64]$disk.FreeSpace
+    sizeBytes        = [string][int64]$disk.Size
 })

@@ -125,6 +125,9 @@ func New(cfg Config) *Machine {
 			"env:bootTime":         bootTime(0),
 			"feature:Containers":   "Available",
 			"defender:available":   "yes",
+			"service:WinDefend":    "Automatic/Running",
+			"env:freeBytes":        "107374182400",
+			"env:sizeBytes":        "136365211648",
 			"hns:module":           "yes",
 		},
 		params: map[string]map[string]string{},
@@ -147,7 +150,7 @@ func (m *Machine) seedLogs() {
 	for _, c := range data.Cases {
 		item := c.Params["Item"]
 		for k, v := range c.Given {
-			if v != "*" || !strings.HasPrefix(k, "file:") || len(c.Params) != 1 {
+			if v != "*" || steptest.KindOf(k, []string{"file:", "output:", "events:"}) == "" || len(c.Params) != 1 {
 				continue
 			}
 			key := normKey(k)
@@ -168,7 +171,7 @@ func bootTime(n int) string {
 // normKey makes the path of a file-system fact lower case: Windows paths
 // are case-insensitive.
 func normKey(key string) string {
-	switch steptest.KindOf(key, []string{"file:", "dir:", "path:", "containerd-config:"}) {
+	switch steptest.KindOf(key, []string{"file:", "dir:", "path:", "containerd-config:", "process:"}) {
 	case "":
 		return key
 	}
@@ -249,6 +252,7 @@ func (m *Machine) rebooting() bool {
 	m.downUntil = time.Time{}
 	m.bootCount++
 	m.facts["env:bootTime"] = bootTime(m.bootCount)
+	delete(m.facts, "env:pendingReboot") // the boot does what was pending
 	for k, v := range m.facts {
 		switch {
 		case strings.HasPrefix(k, "feature:") && v == "InstallPending":
@@ -504,6 +508,9 @@ func (r *run) answer(c steptest.Case) reply {
 	}
 	if c.Error != "" {
 		return fail("%s", expand(c.Error))
+	}
+	if msg := r.refused(c); msg != "" {
+		return fail("%s", msg) // see refusals.go
 	}
 	var out reply
 	for _, l := range c.Says {

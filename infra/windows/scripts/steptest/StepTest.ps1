@@ -104,6 +104,7 @@ function New-FakeMachine {
         Web         = @{}
         World       = @{}
         Actions     = (New-Object 'Collections.Generic.List[string]')
+        Processes   = (New-Object 'Collections.Generic.List[object]')
         CutAt       = ''
     }
 }
@@ -143,8 +144,12 @@ function Get-Placeholder {
         'env:installationType' { return 'Server Core' }
         'env:bootTime' { return '2025-01-01T00:00:00.0000000Z' }
         'env:admin' { return 'true' }
+        'env:freeBytes' { return '107374182400' }
+        'env:sizeBytes' { return '136365211648' }
         'hns:module' { return 'yes' }
         'defender:available' { return 'yes' }
+        'process:*' { return 'pod' }
+        'events:*' { return '2025-01-01T00:00:00.0000000Z 7034 The kubelet service terminated unexpectedly. It has done this 1 time(s).' }
     }
     'present'
 }
@@ -259,6 +264,7 @@ function Set-FakeFact {
             $Machine.Env[$name] = $Value
         }
         'web' { $Machine.Web[$name] = $Value }
+        'process' { Set-FakeProcessFact $Machine $name $Value }
         default { $Machine.World[$Key] = $Value }
     }
 }
@@ -320,6 +326,8 @@ function Get-FakeFact {
             }
         }
         'env' { return [string]$Machine.Env[$name] }
+        'process' { return (Get-FakeProcessFact $Machine $name) }
+        { $_ -in 'output', 'events' } { return [string]$Machine.World[$Key] }
     }
     throw "no fact $Key"
 }
@@ -336,6 +344,7 @@ function Get-TableFacts {
     foreach ($k in $Machine.Firewall.Keys) { $facts['firewall:' + $k] = Get-FakeFact $Machine ('firewall:' + $k) }
     foreach ($k in 'defender:paths', 'defender:processes', 'hns:networks', 'hns:endpoints') { $facts[$k] = Get-FakeFact $Machine $k }
     foreach ($p in $Machine.MachinePath) { $facts['path:' + $p] = 'present' }
+    foreach ($p in $Machine.Processes) { $facts['process:' + $p.Path] = [string]$p.Owner }
     $facts
 }
 
@@ -480,6 +489,7 @@ function Start-Service {
     param([string] $Name)
     Add-FakeAction "Start-Service $Name"
     $WcFake.Services[$Name].Status = 'Running'
+    Restart-FakeServiceProcess $Name
 }
 
 function Stop-Service {
@@ -494,6 +504,7 @@ function Restart-Service {
     param([string] $Name, [switch] $Force)
     Add-FakeAction "Restart-Service $Name"
     $WcFake.Services[$Name].Status = 'Running'
+    Restart-FakeServiceProcess $Name
 }
 
 function Get-CimInstance {
@@ -509,6 +520,9 @@ function Get-CimInstance {
             $s = $WcFake.Services[$name]
             if ($null -eq $s) { return }
             return [pscustomobject]@{ Name = $name; PathName = $s.PathName }
+        }
+        'Win32_LogicalDisk' {
+            return [pscustomobject]@{ DeviceID = $env:SystemDrive; FreeSpace = [uint64]$WcFake.Env['freeBytes']; Size = [uint64]$WcFake.Env['sizeBytes'] }
         }
     }
     throw "the test fakes no Get-CimInstance $ClassName"
@@ -588,13 +602,25 @@ function Get-Command {
     Microsoft.PowerShell.Core\Get-Command @PSBoundParameters
 }
 
+# Assert-FakeDefenderRunning fails as Defender's cmdlets do while its
+# service, WinDefend, is not running (a CimException, HRESULT 0x800106ba).
+function Assert-FakeDefenderRunning {
+    param([string] $Cmdlet)
+    $s = $WcFake.Services['WinDefend']
+    if ($null -eq $s -or $s.Status -ne 'Running') {
+        throw "$Cmdlet : Operation failed with the following error: 0x800106ba."
+    }
+}
+
 function Get-MpPreference {
+    Assert-FakeDefenderRunning 'Get-MpPreference'
     [pscustomobject]@{ ExclusionPath = $WcFake.Defender.Paths.ToArray(); ExclusionProcess = $WcFake.Defender.Processes.ToArray() }
 }
 
 function Add-MpPreference {
     [CmdletBinding()]
     param([string[]] $ExclusionPath, [string[]] $ExclusionProcess)
+    Assert-FakeDefenderRunning 'Add-MpPreference'
     Add-FakeAction 'Add-MpPreference'
     foreach ($p in @($ExclusionPath)) { if ($p) { $WcFake.Defender.Paths.Add($p) } }
     foreach ($p in @($ExclusionProcess)) { if ($p) { $WcFake.Defender.Processes.Add($p) } }
@@ -610,6 +636,28 @@ function Remove-HnsNetwork {
     process {
         Add-FakeAction "Remove-HnsNetwork $($InputObject.Name)"
         [void] $WcFake.Hns.Networks.Remove($InputObject.Name)
+    }
+}
+
+# Get-WinEvent answers from events:LOG/PROVIDER (oldest first, TIME ID
+# MESSAGE a line), newest first as Windows does, the Ids asked for only.
+function Get-WinEvent {
+    [CmdletBinding()]
+    param([hashtable] $FilterHashtable, [int] $MaxEvents = 0)
+    $key = 'events:' + $FilterHashtable.LogName + '/' + $FilterHashtable.ProviderName
+    $lines = @(Split-List (([string]$WcFake.World[$key]) -replace "`n", '|'))
+    [array]::Reverse($lines)
+    $n = 0
+    foreach ($line in $lines) {
+        $time, $id, $message = $line -split ' ', 3
+        if ($FilterHashtable.ContainsKey('Id') -and @($FilterHashtable.Id) -notcontains [int]$id) { continue }
+        if ($MaxEvents -gt 0 -and $n -ge $MaxEvents) { break }
+        $n++
+        [pscustomobject]@{
+            TimeCreated = [datetime]::Parse($time, [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::RoundtripKind)
+            Id          = [int]$id
+            Message     = $message
+        }
     }
 }
 
@@ -679,6 +727,7 @@ function Invoke-Native {
             }
         }
         'tar.exe' { Expand-FakeArchive $ArgumentList[1] $ArgumentList[3] }
+        { $_ -in 'ROUTE.EXE', 'ipconfig.exe' } { $out = @(([string]$WcFake.World['output:' + $program]) -split "`n") }
         'kubeadm.exe' {
             switch ($first) {
                 'join' {
@@ -745,6 +794,16 @@ function Wait-Condition {
 function Test-Administrator {
     $WcFake.Env['admin'] -eq 'true'
 }
+
+# Get-PendingReboot stands in for lib.ps1's (which reads the registry, and
+# lib.Tests.ps1 runs for real): the reasons of env:pendingReboot.
+function Get-PendingReboot {
+    Split-List ([string]$WcFake.Env['pendingReboot'])
+}
+
+# The running programs: Copy-Item, Remove-Item, Move-Item, Get-Process and
+# Stop-Process as Windows treats a running program's file.
+. (Join-Path $PSScriptRoot 'FakeProcesses.ps1')
 
 # ------------------------------------------------------------ running
 

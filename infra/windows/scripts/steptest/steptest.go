@@ -32,7 +32,14 @@
 //	hns:module              the HNS cmdlets exist: yes
 //	hns:networks            the HNS networks' names, separated by |
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
-//	                        installationType, bootTime
+//	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
+//	                        separated by |), freeBytes and sizeBytes (of the system drive)
+//	output:PROGRAM ARGS     what a program that only reports prints, such as output:ROUTE.EXE print
+//	events:LOG/PROVIDER     a Windows event log's events of one provider, one a line:
+//	                        TIME ID MESSAGE, oldest first
+//	process:PATH            a process runs the program at PATH (Windows keeps the file from being
+//	                        overwritten or deleted, not from being renamed): what runs it,
+//	                        service:NAME or pod (a container the kubelet restarts)
 //
 // A case's given facts are what the step checks; its world facts are what
 // the machine reaches or runs but does not keep (web:URL, the content served
@@ -275,6 +282,7 @@ func Matches(want, got string) bool {
 var Kinds = []string{
 	"feature:", "file:", "dir:", "path:", "service:", "service-command:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
+	"process:", "output:", "events:",
 }
 
 // WorldKinds are the kinds of world facts.

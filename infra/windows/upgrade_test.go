@@ -1,0 +1,66 @@
+package windows_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+)
+
+// TestJoinReplacesRunningPrograms joins a machine whose node runs older
+// programs: the containerd service runs containerd.exe, a pod its containerd
+// shim, and the HostProcess DaemonSets kube-proxy.exe and flanneld.exe from
+// C:\k. Windows refuses to overwrite the file of a running program (see
+// simmachine/processes.go for the model and its sources), so the join must
+// move each running file aside before it copies the new one; the processes
+// run on from the moved files until they restart.
+func TestJoinReplacesRunningPrograms(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, simmachine.Config{ContainersInstalled: true})
+	if _, err := r.join(windows.JoinOptions{}); err != nil {
+		t.Fatalf("first join: %v", err)
+	}
+	containerd := windows.ContainerdDir + `\containerd.exe`
+	shim := windows.ContainerdDir + `\containerd-shim-runhcs-v1.exe`
+	kubeProxy := windows.InstallDir + `\kube-proxy.exe`
+	flanneld := windows.InstallDir + `\flanneld.exe`
+	// The node as an older join left it, running.
+	r.sim.SetFact("file:"+containerd, "1.7.20")
+	r.sim.SetFact("file:"+shim, "1.7.20")
+	r.sim.SetFact("state:containerd.version", "v1.7.20")
+	r.sim.SetFact("file:"+kubeProxy, "v1.33.5")
+	r.sim.SetFact("file:"+flanneld, "old flanneld")
+	r.sim.StartProcess(containerd, "service:containerd")
+	r.sim.StartProcess(shim, "pod")
+	r.sim.StartProcess(kubeProxy, "pod")
+	r.sim.StartProcess(flanneld, "pod")
+	r.machine.Binaries["flanneld"] = `C:\install\flanneld.exe`
+
+	rep, err := r.join(windows.JoinOptions{})
+	if err != nil {
+		t.Fatalf("joining a node whose programs run: %v", err)
+	}
+	r.checkNoProblems()
+	for _, s := range []string{windows.StepContainerd, windows.StepKubeProxy, windows.StepCNI} {
+		if st, _ := rep.Step(s); !st.Changed {
+			t.Errorf("step %s changed nothing", s)
+		}
+	}
+	for path, want := range map[string]string{containerd: windows.DefaultContainerdVersion, shim: windows.DefaultContainerdVersion, kubeProxy: testVersion} {
+		if got, _ := r.sim.File(path); got != want {
+			t.Errorf("%s is %q, want %q", path, got, want)
+		}
+	}
+	// The restarted programs run the new files; the shim of the running pod
+	// runs on from where its file was moved.
+	want := []string{containerd, `C:\winconform\work\replaced\containerd-shim-runhcs-v1.exe.1`, kubeProxy, flanneld}
+	for i := range want {
+		want[i] = strings.ToLower(want[i])
+	}
+	slices.Sort(want)
+	if got := r.sim.Processes(); !slices.Equal(got, want) {
+		t.Errorf("processes run from %v, want %v", got, want)
+	}
+}
