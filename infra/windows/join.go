@@ -147,6 +147,9 @@ type joinRun struct {
 	report  *JoinReport
 	// build is the machine's, from preflight.
 	build fullBuild
+	// preflightSent and preflightGot bound when the machine read its clock
+	// for preflight (runPreflight).
+	preflightSent, preflightGot time.Time
 	// remaining are the pods still on the node after drain.
 	remaining []string
 }
@@ -261,11 +264,11 @@ func releasesText() string {
 	return strings.Join(parts, ", ")
 }
 
-// preflight checks the machine: its build, the account's rights, and its
-// system drive's free space; a reboot Windows has pending is done first
-// (see settlePendingReboot).
+// preflight checks the machine: its build, the account's rights, its
+// system drive's free space and its clock; a reboot Windows has pending is
+// done first (see settlePendingReboot).
 func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, error) {
-	st, err := j.runScript(ctx, s, sr, nil)
+	st, err := j.runPreflight(ctx, s, sr)
 	if err == nil {
 		err = j.checkPreflight(st)
 	}
@@ -274,6 +277,9 @@ func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, 
 	}
 	if err == nil {
 		err = j.checkDisk(st)
+	}
+	if err == nil {
+		err = j.checkClock(ctx, st, sr)
 	}
 	return false, err
 }

@@ -55,6 +55,9 @@ type Config struct {
 	RebootTime time.Duration
 	// Password is the WinRM password: a script that holds it is a problem.
 	Password string
+	// ClockOffset is how far the machine's clock is ahead of true time
+	// (behind when negative); see clock.go.
+	ClockOffset time.Duration
 }
 
 // JoinRequest is what kubeadm join got.
@@ -184,6 +187,9 @@ func (m *Machine) fact(key string) string {
 	key = normKey(key)
 	if v, ok := m.facts[key]; ok {
 		return v
+	}
+	if key == utcNowKey {
+		return m.clockNow()
 	}
 	if dir, ok := strings.CutPrefix(key, "dir:"); ok {
 		for k := range m.facts {

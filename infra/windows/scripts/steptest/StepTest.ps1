@@ -146,6 +146,7 @@ function Get-Placeholder {
         'env:admin' { return 'true' }
         'env:freeBytes' { return '107374182400' }
         'env:sizeBytes' { return '136365211648' }
+        'env:utcNow' { return '2025-01-01T02:30:00.0000000Z' }
         'hns:module' { return 'yes' }
         'defender:available' { return 'yes' }
         'process:*' { return 'pod' }
@@ -513,7 +514,12 @@ function Get-CimInstance {
     switch ($ClassName) {
         'Win32_OperatingSystem' {
             $boot = [datetime]::Parse($WcFake.Env['bootTime'], [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::RoundtripKind)
-            return [pscustomobject]@{ LastBootUpTime = $boot }
+            $os = [ordered]@{ LastBootUpTime = $boot }
+            # LocalDateTime is the machine's clock (env:utcNow), as CIM gives it: in local time.
+            if ($WcFake.Env['utcNow']) {
+                $os.LocalDateTime = ([datetime]::Parse($WcFake.Env['utcNow'], [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::RoundtripKind)).ToLocalTime()
+            }
+            return [pscustomobject]$os
         }
         'Win32_Service' {
             $name = [regex]::Match($Filter, "Name='([^']+)'").Groups[1].Value

@@ -33,7 +33,9 @@
 //	hns:networks            the HNS networks' names, separated by |
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
 //	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
-//	                        separated by |), freeBytes and sizeBytes (of the system drive)
+//	                        separated by |), freeBytes and sizeBytes (of the system drive), utcNow
+//	                        (the machine's clock, in UTC; the simulated machine reads its clock when
+//	                        no test sets it)
 //	output:PROGRAM ARGS     what a program that only reports prints, such as output:ROUTE.EXE print
 //	events:LOG/PROVIDER     a Windows event log's events of one provider, one a line:
 //	                        TIME ID MESSAGE, oldest first
