@@ -306,6 +306,9 @@ func (r *rig) join(opts windows.JoinOptions) (*windows.JoinReport, error) {
 	if opts.Timeouts.Reboot == 0 {
 		opts.Timeouts = testTimeouts()
 	}
+	if opts.Registry == nil {
+		opts.Registry = r.sim // the registries the simulated machine pulls from
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return windows.Join(ctx, r.machine, r.exec, r.cluster, opts)

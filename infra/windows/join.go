@@ -74,6 +74,9 @@ type JoinOptions struct {
 	// LogsDir, when set, receives the machine's logs (CollectLogs) when
 	// the join fails.
 	LogsDir string
+	// Registry reads the indexes of the images the node will run, before
+	// it pulls them; nil for their own registries (RemoteRegistry).
+	Registry ImageRegistry
 }
 
 func (o JoinOptions) retries() int {
@@ -150,6 +153,8 @@ type joinRun struct {
 	// preflightSent and preflightGot bound when the machine read its clock
 	// for preflight (runPreflight).
 	preflightSent, preflightGot time.Time
+	// registry reads the node's images' indexes (JoinOptions.Registry).
+	registry ImageRegistry
 	// remaining are the pods still on the node after drain.
 	remaining []string
 }
@@ -181,7 +186,10 @@ func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Control
 	rep = &JoinReport{Machine: m.Name, Address: m.Address, KubernetesVersion: version, Started: time.Now()}
 	j := &joinRun{
 		runner: &runner{machine: m.Name, exec: exec, t: opts.Timeouts.withDefaults(), retries: opts.retries(), log: opts.Log},
-		m:      m, cp: cp, version: version, report: rep,
+		m:      m, cp: cp, version: version, report: rep, registry: opts.Registry,
+	}
+	if j.registry == nil {
+		j.registry = defaultRegistry
 	}
 	defer func() {
 		rep.Reboots = j.reboots
@@ -265,7 +273,8 @@ func releasesText() string {
 }
 
 // preflight checks the machine: its build, the account's rights, its
-// system drive's free space and its clock; a reboot Windows has pending is
+// system drive's free space, its clock, and the variants of the images it
+// will run (checkImages); a reboot Windows has pending is
 // done first (see settlePendingReboot).
 func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, error) {
 	st, err := j.runPreflight(ctx, s, sr)
@@ -280,6 +289,9 @@ func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, 
 	}
 	if err == nil {
 		err = j.checkClock(ctx, st, sr)
+	}
+	if err == nil {
+		err = j.checkImages(ctx, sr)
 	}
 	return false, err
 }

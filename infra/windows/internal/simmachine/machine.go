@@ -87,6 +87,7 @@ type Machine struct {
 	reboots   int
 	dropped   int
 	calls     map[string]int
+	variants  map[string][]string // the images' Windows variants (images.go)
 
 	// OnJoin is called when kubeadm join runs; it makes the Node (through
 	// the API the test controls). An error fails the join with its text.
@@ -133,8 +134,9 @@ func New(cfg Config) *Machine {
 			"env:sizeBytes":        "136365211648",
 			"hns:module":           "yes",
 		},
-		params: map[string]map[string]string{},
-		calls:  map[string]int{},
+		params:   map[string]map[string]string{},
+		calls:    map[string]int{},
+		variants: defaultVariants(),
 	}
 	if cfg.ContainersInstalled {
 		m.facts["feature:Containers"] = "Installed"
