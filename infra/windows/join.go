@@ -59,7 +59,33 @@ func DefaultSources(kubernetesVersion string) map[string]string {
 		"kubeadm":         k8s + "kubeadm.exe",
 		"kube-proxy":      k8s + "kube-proxy.exe",
 		"kube-log-runner": k8s + "kube-log-runner.exe",
+		"crictl":          crictlSource(kubernetesVersion),
 	}
+}
+
+// crictlSource is cri-tools' Windows archive of crictl for a Kubernetes
+// version: cri-tools releases a minor with each Kubernetes minor, v1.34.0
+// for v1.34.x, and crictl of the cluster's minor speaks its CRI.
+func crictlSource(kubernetesVersion string) string {
+	parts := strings.SplitN(strings.TrimPrefix(kubernetesVersion, "v"), ".", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	v := "v" + parts[0] + "." + parts[1] + ".0"
+	return "https://github.com/kubernetes-sigs/cri-tools/releases/download/" + v + "/crictl-" + v + "-windows-amd64.tar.gz"
+}
+
+var crictlVersion = regexp.MustCompile(`crictl-(v\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)-windows`)
+
+// crictlParams installs crictl in InstallDir, beside the kubelet, with its
+// configuration naming containerd's pipe.
+func (j *joinRun) crictlParams() ([]Param, string, error) {
+	src := j.source("crictl")
+	version := ""
+	if m := crictlVersion.FindStringSubmatch(src); m != nil {
+		version = m[1]
+	}
+	return []Param{{"Source", src}, {"Version", version}, {"InstallDir", InstallDir}, {"Endpoint", CRISocket}}, "", nil
 }
 
 // JoinOptions are how Join runs.

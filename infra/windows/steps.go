@@ -14,6 +14,7 @@ const (
 	StepContainersFeature = "containers-feature"
 	StepContainerd        = "containerd"
 	StepKubelet           = "kubelet"
+	StepCrictl            = "crictl"
 	StepKubeProxy         = "kube-proxy"
 	StepCNI               = "cni"
 	StepFirewall          = "firewall"
@@ -85,6 +86,8 @@ var joinTable = []step{
 		needs: []need{{StepContainersFeature, "the Containers feature installed"}}},
 	{name: StepKubelet, script: true, timeout: 10 * time.Minute, component: ComponentKubelet, run: scripted((*joinRun).kubeletParams),
 		needs: []need{{StepContainerd, "the containerd service, which the kubelet service depends on"}}},
+	{name: StepCrictl, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).crictlParams),
+		needs: []need{{StepContainerd, "containerd's pipe, which crictl.yaml names"}, {StepKubelet, `C:\k, on the machine's PATH`}}},
 	{name: StepKubeProxy, script: true, timeout: 5 * time.Minute, component: ComponentKubeProxy, run: scripted((*joinRun).kubeProxyParams),
 		needs: []need{{StepKubelet, "kubelet.exe in place: the kubelet comes before kube-proxy"}}},
 	{name: StepCNI, script: true, timeout: 5 * time.Minute, component: ComponentCNI, run: scripted((*joinRun).cniParams),
