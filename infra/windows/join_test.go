@@ -27,7 +27,7 @@ import (
 // check before the join itself.
 var freshMachineSteps = []string{
 	"preflight", "containers-feature", "reboot", "ping", "containers-feature",
-	"containerd", "kubelet", "crictl", "kube-proxy", "cni", "firewall", "defender", "probe",
+	"containerd", "compartment-namespace", "kubelet", "crictl", "kube-proxy", "cni", "firewall", "defender", "probe",
 	"kubeadm-join:check", "kubeadm-join:join",
 }
 

@@ -15,6 +15,7 @@ const (
 	StepContainerd        = "containerd"
 	StepKubelet           = "kubelet"
 	StepCrictl            = "crictl"
+	StepCompartmentNS     = "compartment-namespace"
 	StepKubeProxy         = "kube-proxy"
 	StepCNI               = "cni"
 	StepFirewall          = "firewall"
@@ -84,6 +85,8 @@ var joinTable = []step{
 		needs: []need{{StepPreflight, "the machine's boot time, to see it restart"}}},
 	{name: StepContainerd, script: true, timeout: 10 * time.Minute, component: ComponentRuntime, run: scripted((*joinRun).containerdParams),
 		needs: []need{{StepContainersFeature, "the Containers feature installed"}}},
+	{name: StepCompartmentNS, script: true, timeout: time.Minute, run: scripted(noParams),
+		needs: []need{{StepContainersFeature, "HNS, whose setting it is"}}},
 	{name: StepKubelet, script: true, timeout: 10 * time.Minute, component: ComponentKubelet, run: scripted((*joinRun).kubeletParams),
 		needs: []need{{StepContainerd, "the containerd service, which the kubelet service depends on"}}},
 	{name: StepCrictl, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).crictlParams),

@@ -100,6 +100,7 @@ function New-FakeMachine {
         Defender    = @{ Available = $false; Paths = (New-Object 'Collections.Generic.List[string]'); Processes = (New-Object 'Collections.Generic.List[string]') }
         Hns         = @{ Module = $false; Networks = (New-Object 'Collections.Generic.List[string]'); Endpoints = (New-Object 'Collections.Generic.List[string]') }
         MachinePath = (New-Object 'Collections.Generic.List[string]')
+        Registry    = @{}
         Env         = @{}
         Web         = @{}
         World       = @{}
@@ -266,6 +267,7 @@ function Set-FakeFact {
         }
         'web' { $Machine.Web[$name] = $Value }
         'process' { Set-FakeProcessFact $Machine $name $Value }
+        'registry' { if ($Value -eq '') { $Machine.Registry.Remove($name) } else { $Machine.Registry[$name] = $Value } }
         default { $Machine.World[$Key] = $Value }
     }
 }
@@ -328,6 +330,7 @@ function Get-FakeFact {
         }
         'env' { return [string]$Machine.Env[$name] }
         'process' { return (Get-FakeProcessFact $Machine $name) }
+        'registry' { return [string]$Machine.Registry[$name] }
         { $_ -in 'output', 'events' } { return [string]$Machine.World[$Key] }
     }
     throw "no fact $Key"
@@ -346,6 +349,7 @@ function Get-TableFacts {
     foreach ($k in 'defender:paths', 'defender:processes', 'hns:networks', 'hns:endpoints') { $facts[$k] = Get-FakeFact $Machine $k }
     foreach ($p in $Machine.MachinePath) { $facts['path:' + $p] = 'present' }
     foreach ($p in $Machine.Processes) { $facts['process:' + $p.Path] = [string]$p.Owner }
+    foreach ($k in $Machine.Registry.Keys) { $facts['registry:' + $k] = [string]$Machine.Registry[$k] }
     $facts
 }
 
@@ -549,6 +553,20 @@ function Get-ItemProperty {
         if ($WcFake.Env['installationType']) { $cv.InstallationType = $WcFake.Env['installationType'] }
         return [pscustomobject]$cv
     }
+    if ($LiteralPath -like 'HKLM:\SYSTEM\CurrentControlSet\Services\hns*') {
+        # HNS's keys: the registry: facts under the key, DWORDs as numbers;
+        # nothing for a value (or key) not there, as with -ErrorAction SilentlyContinue.
+        $prefix = 'HKLM\' + $LiteralPath.Substring(6) + '\'
+        $values = [ordered]@{}
+        foreach ($k in $WcFake.Registry.Keys) {
+            if ($k.StartsWith($prefix, [StringComparison]::OrdinalIgnoreCase) -and $k.Substring($prefix.Length) -notmatch '\\') {
+                $values[$k.Substring($prefix.Length)] = [int]$WcFake.Registry[$k]
+            }
+        }
+        if ($Name -and -not $values.Contains($Name)) { return }
+        if ($values.Count -eq 0) { return }
+        return [pscustomobject]$values
+    }
     Microsoft.PowerShell.Management\Get-ItemProperty @PSBoundParameters
 }
 
@@ -733,6 +751,15 @@ function Invoke-Native {
             }
         }
         'tar.exe' { Expand-FakeArchive $ArgumentList[1] $ArgumentList[3] }
+        'reg.exe' {
+            # reg add KEY /v NAME /t TYPE /d DATA /f: makes the key when it is not there.
+            if ($first -ne 'add') { throw "the test fakes no $program" }
+            $valueName = $ArgumentList[[array]::IndexOf($ArgumentList, '/v') + 1]
+            $data = $ArgumentList[[array]::IndexOf($ArgumentList, '/d') + 1]
+            Add-FakeAction "reg add $($ArgumentList[1]) $valueName"
+            $WcFake.Registry[$ArgumentList[1] + '\' + $valueName] = $data
+            $out = @('The operation completed successfully.')
+        }
         { $_ -in 'ROUTE.EXE', 'ipconfig.exe' } { $out = @(([string]$WcFake.World['output:' + $program]) -split "`n") }
         'kubeadm.exe' {
             switch ($first) {

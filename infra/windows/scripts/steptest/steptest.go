@@ -31,6 +31,7 @@
 //	defender:paths, defender:processes   its exclusions, separated by |
 //	hns:module              the HNS cmdlets exist: yes
 //	hns:networks            the HNS networks' names, separated by |
+//	registry:KEY\NAME       a registry value (HKLM\...), its data: a DWORD in decimal
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
 //	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
 //	                        separated by |), freeBytes and sizeBytes (of the system drive), utcNow
@@ -284,7 +285,7 @@ func Matches(want, got string) bool {
 var Kinds = []string{
 	"feature:", "file:", "dir:", "path:", "service:", "service-command:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
-	"process:", "output:", "events:",
+	"process:", "output:", "events:", "registry:",
 }
 
 // WorldKinds are the kinds of world facts.
