@@ -463,6 +463,20 @@ func (j *joinRun) defenderParams() ([]Param, string, error) {
 	return []Param{{"Paths", strings.Join(paths, "|")}, {"Processes", strings.Join(processes, "|")}}, "", nil
 }
 
+// CloudMetadataAddress is the instance metadata service of the clouds
+// (Azure's IMDS, AWS's, GCE's metadata server).
+const CloudMetadataAddress = "169.254.169.254"
+
+// metadataRouteParams gives a machine in a cloud (the inventory's
+// cloudMetadataRoute) the host's persistent route to the metadata service;
+// a lab machine has none to reach.
+func (j *joinRun) metadataRouteParams() ([]Param, string, error) {
+	if !j.m.CloudMetadataRoute {
+		return nil, "the inventory does not ask for the cloud metadata route (cloudMetadataRoute)", nil
+	}
+	return []Param{{"Destination", CloudMetadataAddress + "/32"}}, "", nil
+}
+
 func (j *joinRun) probeParams() ([]Param, string, error) {
 	src := j.m.Binaries["probe"]
 	if src == "" {

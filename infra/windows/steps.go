@@ -16,6 +16,7 @@ const (
 	StepKubelet           = "kubelet"
 	StepCrictl            = "crictl"
 	StepCompartmentNS     = "compartment-namespace"
+	StepMetadataRoute     = "metadata-route"
 	StepKubeProxy         = "kube-proxy"
 	StepCNI               = "cni"
 	StepFirewall          = "firewall"
@@ -96,6 +97,7 @@ var joinTable = []step{
 	{name: StepCNI, script: true, timeout: 5 * time.Minute, component: ComponentCNI, run: scripted((*joinRun).cniParams),
 		needs: []need{{StepKubeProxy, "kube-proxy.exe in place: kube-proxy comes before the CNI"}}},
 	{name: StepFirewall, script: true, timeout: time.Minute, run: scripted((*joinRun).firewallParams)},
+	{name: StepMetadataRoute, script: true, timeout: time.Minute, run: scripted((*joinRun).metadataRouteParams)},
 	{name: StepDefender, script: true, timeout: 2 * time.Minute, run: scripted((*joinRun).defenderParams)},
 	{name: StepProbe, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).probeParams)},
 	{name: StepKubeadmJoin, script: true, timeout: 6 * time.Minute, run: (*joinRun).kubeadmJoin,

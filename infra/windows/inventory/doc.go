@@ -29,6 +29,7 @@
 //	    containerd: https://example.com/containerd.zip
 //	    kubelet: 'C:\install\kubelet.exe'
 //	  defenderExclusions: true   # default false
+//	  cloudMetadataRoute: true   # a cloud VM: the host's route to 169.254.169.254; default false
 //
 // Defaults apply field by field: within winrm each field on its own, labels
 // and binaries key by key (the machine's value wins), every other field

@@ -48,6 +48,9 @@ type Machine struct {
 	// DefenderExclusions asks for Microsoft Defender exclusions for the
 	// node's directories and processes.
 	DefenderExclusions bool `json:"defenderExclusions"`
+	// CloudMetadataRoute asks for the host's route to the cloud's instance
+	// metadata service, 169.254.169.254, for a machine in a cloud.
+	CloudMetadataRoute bool `json:"cloudMetadataRoute"`
 }
 
 // Auth is a WinRM authentication method.

@@ -133,6 +133,7 @@ func New(cfg Config) *Machine {
 			"env:freeBytes":        "107374182400",
 			"env:sizeBytes":        "136365211648",
 			"hns:module":           "yes",
+			defaultRouteKey:        defaultRoute,
 		},
 		params:   map[string]map[string]string{},
 		calls:    map[string]int{},
@@ -666,10 +667,14 @@ func (m *Machine) Exclusions() []string {
 	return out
 }
 
-// AddHNSNetwork adds an HNS network, as flannel does on a joined node.
+// AddHNSNetwork adds an HNS network, as flannel does on a joined node; the
+// first, External, puts HNS's virtual switch on the adapter (routes.go).
 func (m *Machine) AddHNSNetwork(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if name == "External" && !slices.Contains(splitList(m.fact("hns:networks")), name) {
+		m.putVirtualSwitch()
+	}
 	m.setFact("hns:networks", strings.Join(append(splitList(m.fact("hns:networks")), name), "|"))
 }
 

@@ -101,6 +101,7 @@ function New-FakeMachine {
         Hns         = @{ Module = $false; Networks = (New-Object 'Collections.Generic.List[string]'); Endpoints = (New-Object 'Collections.Generic.List[string]') }
         MachinePath = (New-Object 'Collections.Generic.List[string]')
         Registry    = @{}
+        Routes      = @{}
         Env         = @{}
         Web         = @{}
         World       = @{}
@@ -151,6 +152,7 @@ function Get-Placeholder {
         'hns:module' { return 'yes' }
         'defender:available' { return 'yes' }
         'process:*' { return 'pod' }
+        'route:*' { return 'Ethernet 2 via 10.1.0.1 persistent' }
         'events:*' { return '2025-01-01T00:00:00.0000000Z 7034 The kubelet service terminated unexpectedly. It has done this 1 time(s).' }
     }
     'present'
@@ -268,6 +270,7 @@ function Set-FakeFact {
         'web' { $Machine.Web[$name] = $Value }
         'process' { Set-FakeProcessFact $Machine $name $Value }
         'registry' { if ($Value -eq '') { $Machine.Registry.Remove($name) } else { $Machine.Registry[$name] = $Value } }
+        'route' { if ($Value -eq '') { $Machine.Routes.Remove($name) } else { $Machine.Routes[$name] = $Value } }
         default { $Machine.World[$Key] = $Value }
     }
 }
@@ -331,6 +334,7 @@ function Get-FakeFact {
         'env' { return [string]$Machine.Env[$name] }
         'process' { return (Get-FakeProcessFact $Machine $name) }
         'registry' { return [string]$Machine.Registry[$name] }
+        'route' { return [string]$Machine.Routes[$name] }
         { $_ -in 'output', 'events' } { return [string]$Machine.World[$Key] }
     }
     throw "no fact $Key"
@@ -350,6 +354,7 @@ function Get-TableFacts {
     foreach ($p in $Machine.MachinePath) { $facts['path:' + $p] = 'present' }
     foreach ($p in $Machine.Processes) { $facts['process:' + $p.Path] = [string]$p.Owner }
     foreach ($k in $Machine.Registry.Keys) { $facts['registry:' + $k] = [string]$Machine.Registry[$k] }
+    foreach ($k in $Machine.Routes.Keys) { $facts['route:' + $k] = [string]$Machine.Routes[$k] }
     $facts
 }
 
@@ -689,6 +694,23 @@ function Get-HnsEndpoint {
     foreach ($e in @($WcFake.Hns.Endpoints)) { [pscustomobject]@{ Name = $e } }
 }
 
+# Get-NetRoute answers from the route: facts (ALIAS via NEXTHOP, persistent
+# when Windows keeps it): the active routes, or with -PolicyStore
+# PersistentStore the persistent ones; nothing when none is there, as with
+# -ErrorAction SilentlyContinue.
+function Get-NetRoute {
+    [CmdletBinding()]
+    param([string] $DestinationPrefix, [string] $PolicyStore = 'ActiveStore', [string] $AddressFamily)
+    foreach ($k in @($WcFake.Routes.Keys)) {
+        if ($DestinationPrefix -and $k -ne $DestinationPrefix) { continue }
+        $v = [string]$WcFake.Routes[$k]
+        $persistent = $v.EndsWith(' persistent')
+        if ($PolicyStore -eq 'PersistentStore' -and -not $persistent) { continue }
+        $alias, $hop = ($v -replace ' persistent$', '') -split ' via ', 2
+        [pscustomobject]@{ DestinationPrefix = $k; InterfaceAlias = $alias; NextHop = $hop; RouteMetric = 0; InterfaceMetric = 0; Store = $PolicyStore }
+    }
+}
+
 function Invoke-WebRequest {
     [CmdletBinding()]
     param([switch] $UseBasicParsing, [string] $Uri, [string] $OutFile)
@@ -751,6 +773,26 @@ function Invoke-Native {
             }
         }
         'tar.exe' { Expand-FakeArchive $ArgumentList[1] $ArgumentList[3] }
+        'ROUTE.EXE' {
+            # route delete DEST, route -p add DEST mask 255.255.255.255 GATEWAY metric N: a
+            # persistent route, on the adapter that reaches the gateway (the default route's).
+            if ($first -eq 'delete') {
+                Add-FakeAction "route delete $($ArgumentList[1])"
+                $WcFake.Routes.Remove($ArgumentList[1] + '/32')
+                $out = @(' OK!')
+                break
+            }
+            if ($first -eq '-p' -and $ArgumentList[1] -eq 'add' -and $ArgumentList[4] -eq '255.255.255.255') {
+                $gateway = $ArgumentList[5]
+                $via = $null
+                foreach ($v in $WcFake.Routes.Values) { if ($v -match (' via ' + [regex]::Escape($gateway) + '( persistent)?$')) { $via = ($v -replace ' persistent$', ''); break } }
+                if ($null -eq $via) { $out = @('The route addition failed: the gateway is not reachable'); $code = 1; break }
+                Add-FakeAction "route -p add $($ArgumentList[2]) $gateway"
+                $WcFake.Routes[$ArgumentList[2] + '/32'] = $via + ' persistent'
+                $out = @(' OK!')
+                break
+            }
+        }
         'reg.exe' {
             # reg add KEY /v NAME /t TYPE /d DATA /f: makes the key when it is not there.
             if ($first -ne 'add') { throw "the test fakes no $program" }

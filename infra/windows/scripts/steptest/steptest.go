@@ -32,6 +32,8 @@
 //	hns:module              the HNS cmdlets exist: yes
 //	hns:networks            the HNS networks' names, separated by |
 //	registry:KEY\NAME       a registry value (HKLM\...), its data: a DWORD in decimal
+//	route:DEST              an IPv4 route (route:0.0.0.0/0 the default): ALIAS via NEXTHOP, and
+//	                        persistent when Windows keeps it in the registry (route -p)
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
 //	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
 //	                        separated by |), freeBytes and sizeBytes (of the system drive), utcNow
@@ -285,7 +287,7 @@ func Matches(want, got string) bool {
 var Kinds = []string{
 	"feature:", "file:", "dir:", "path:", "service:", "service-command:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
-	"process:", "output:", "events:", "registry:",
+	"process:", "output:", "events:", "registry:", "route:",
 }
 
 // WorldKinds are the kinds of world facts.
