@@ -17,6 +17,7 @@ const (
 	StepCrictl            = "crictl"
 	StepCompartmentNS     = "compartment-namespace"
 	StepMetadataRoute     = "metadata-route"
+	StepImages            = "images"
 	StepKubeProxy         = "kube-proxy"
 	StepCNI               = "cni"
 	StepFirewall          = "firewall"
@@ -92,6 +93,8 @@ var joinTable = []step{
 		needs: []need{{StepContainerd, "the containerd service, which the kubelet service depends on"}}},
 	{name: StepCrictl, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).crictlParams),
 		needs: []need{{StepContainerd, "containerd's pipe, which crictl.yaml names"}, {StepKubelet, `C:\k, on the machine's PATH`}}},
+	{name: StepImages, script: true, timeout: 20 * time.Minute, run: (*joinRun).nodeImages,
+		needs: []need{{StepContainerd, "containerd running, and its ctr.exe"}}},
 	{name: StepKubeProxy, script: true, timeout: 5 * time.Minute, component: ComponentKubeProxy, run: scripted((*joinRun).kubeProxyParams),
 		needs: []need{{StepKubelet, "kubelet.exe in place: the kubelet comes before kube-proxy"}}},
 	{name: StepCNI, script: true, timeout: 5 * time.Minute, component: ComponentCNI, run: scripted((*joinRun).cniParams),

@@ -41,3 +41,25 @@ machines:
 		t.Errorf("err = %v, want one problem naming cloudMetadataRoute", err)
 	}
 }
+
+// prepullImages is off unless asked for, and binaries.images is a source
+// like any other: a URL or an absolute path on the machine.
+func TestPrepullImages(t *testing.T) {
+	f := newFixture(t)
+	inv, err := f.load(machineYAML("  prepullImages: true\n  binaries: {images: 'C:\\install\\node-images.tar'}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := inv.Machines[0]; !m.PrepullImages || m.Binaries["images"] != `C:\install\node-images.tar` {
+		t.Errorf("prepullImages %t, binaries.images %q", m.PrepullImages, m.Binaries["images"])
+	}
+	inv, err = f.load(validMachineYML, nil)
+	if err != nil || inv.Machines[0].PrepullImages {
+		t.Errorf("a machine that does not ask pulls images: %v, %v", inv, err)
+	}
+	_, err = f.load(machineYAML("  binaries: {images: ./node-images.tar}\n"), nil)
+	var ie *Error
+	if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Field != "binaries.images" {
+		t.Errorf("err = %v, want one problem naming binaries.images", err)
+	}
+}

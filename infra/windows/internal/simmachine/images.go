@@ -129,3 +129,34 @@ func (m *Machine) runs(osVersion string) error {
 	}
 	return fmt.Errorf("failed to create containerd task: failed to create shim task: hcs::System::Start: The virtual machine or container exited unexpectedly. (0xc0370106): unknown (the image is %s, the host %s)", osVersion, m.cfg.Build)
 }
+
+// What containerd holds: the images in its k8s.io namespace (the CRI's),
+// facts image:REF. The kubelet's pulls (IfNotPresent, the default for a
+// tagged image) and containerd's pull of the sandbox image skip an image
+// already there; any other comes from its registry, which a machine that
+// reaches none (Config.NoRegistry: an air-gapped lab) cannot.
+
+// pulled makes sure image is in containerd's images, pulling it when the
+// machine reaches registries. m.mu must be held.
+func (m *Machine) pulled(image string) error {
+	key := "image:" + image
+	if m.fact(key) != "" {
+		return nil
+	}
+	if m.cfg.NoRegistry {
+		host := registryHost(image)
+		return fmt.Errorf("failed to pull and unpack image %q: failed to resolve reference %q: failed to do request: Head \"https://%s/v2/\": dial tcp: lookup %s: no such host", image, image, host, host)
+	}
+	m.facts[key] = "present"
+	return nil
+}
+
+// registryHost is the registry an image reference names (docker.io when
+// its first part is no host).
+func registryHost(image string) string {
+	first, _, ok := strings.Cut(image, "/")
+	if !ok || !strings.ContainsAny(first, ".:") && first != "localhost" {
+		return "registry-1.docker.io"
+	}
+	return first
+}

@@ -58,6 +58,9 @@ type Config struct {
 	// ClockOffset is how far the machine's clock is ahead of true time
 	// (behind when negative); see clock.go.
 	ClockOffset time.Duration
+	// NoRegistry makes the machine reach no image registry (an air-gapped
+	// lab): its containerd has only the images it was given (images.go).
+	NoRegistry bool
 }
 
 // JoinRequest is what kubeadm join got.

@@ -63,6 +63,9 @@ func (m *Machine) StartPod(images ...string) error {
 		return &PodError{Reason: "FailedCreatePodSandBox", Message: "containerd's configuration names no sandbox image"}
 	}
 	v, err := m.variant(sandbox)
+	if err == nil {
+		err = m.pulled(sandbox)
+	}
 	if err != nil {
 		return &PodError{Reason: "FailedCreatePodSandBox", Message: fmt.Sprintf("Failed to create pod sandbox: rpc error: code = NotFound desc = failed to get sandbox image %q: %v", sandbox, err)}
 	}
@@ -71,6 +74,9 @@ func (m *Machine) StartPod(images ...string) error {
 	}
 	for _, image := range images {
 		v, err := m.variant(image)
+		if err == nil {
+			err = m.pulled(image)
+		}
 		if err != nil {
 			return &PodError{Reason: "Failed", Message: fmt.Sprintf("Failed to pull image %q: %v", image, err)}
 		}

@@ -102,6 +102,7 @@ function New-FakeMachine {
         MachinePath = (New-Object 'Collections.Generic.List[string]')
         Registry    = @{}
         Routes      = @{}
+        Images      = (New-Object 'Collections.Generic.List[string]')
         Env         = @{}
         Web         = @{}
         World       = @{}
@@ -271,6 +272,7 @@ function Set-FakeFact {
         'process' { Set-FakeProcessFact $Machine $name $Value }
         'registry' { if ($Value -eq '') { $Machine.Registry.Remove($name) } else { $Machine.Registry[$name] = $Value } }
         'route' { if ($Value -eq '') { $Machine.Routes.Remove($name) } else { $Machine.Routes[$name] = $Value } }
+        'image' { [void] $Machine.Images.Remove($name); if ($Value -ne '') { $Machine.Images.Add($name) } }
         default { $Machine.World[$Key] = $Value }
     }
 }
@@ -335,6 +337,7 @@ function Get-FakeFact {
         'process' { return (Get-FakeProcessFact $Machine $name) }
         'registry' { return [string]$Machine.Registry[$name] }
         'route' { return [string]$Machine.Routes[$name] }
+        'image' { if ($Machine.Images -contains $name) { return 'present' }; return '' }
         { $_ -in 'output', 'events' } { return [string]$Machine.World[$Key] }
     }
     throw "no fact $Key"
@@ -355,6 +358,7 @@ function Get-TableFacts {
     foreach ($p in $Machine.Processes) { $facts['process:' + $p.Path] = [string]$p.Owner }
     foreach ($k in $Machine.Registry.Keys) { $facts['registry:' + $k] = [string]$Machine.Registry[$k] }
     foreach ($k in $Machine.Routes.Keys) { $facts['route:' + $k] = [string]$Machine.Routes[$k] }
+    foreach ($i in $Machine.Images) { $facts['image:' + $i] = 'present' }
     $facts
 }
 
@@ -773,6 +777,32 @@ function Invoke-Native {
             }
         }
         'tar.exe' { Expand-FakeArchive $ArgumentList[1] $ArgumentList[3] }
+        'ctr.exe' {
+            # ctr -n k8s.io images ls -q | import FILE | pull REF, on the
+            # images table; an archive's content lists the images it holds.
+            switch ($ArgumentList[3]) {
+                'ls' { $out = @($WcFake.Images) }
+                'import' {
+                    Add-FakeAction 'ctr images import'
+                    foreach ($ref in (Split-List ([IO.File]::ReadAllText($ArgumentList[4])))) {
+                        if ($WcFake.Images -notcontains $ref) { $WcFake.Images.Add($ref) }
+                    }
+                    $out = @('unpacking done')
+                }
+                'pull' {
+                    $ref = $ArgumentList[4]
+                    Add-FakeAction "ctr images pull $ref"
+                    if ($WcFake.World['pull:' + $ref] -eq 'fails') {
+                        $out = @("ctr: failed to resolve reference `"$ref`": failed to do request: dial tcp: lookup registry: no such host")
+                        $code = 1
+                    } else {
+                        $WcFake.Images.Add($ref)
+                        $out = @("$($ref): resolved", 'done')
+                    }
+                }
+                default { throw "the test fakes no ctr $($ArgumentList -join ' ')" }
+            }
+        }
         'ROUTE.EXE' {
             # route delete DEST, route -p add DEST mask 255.255.255.255 GATEWAY metric N: a
             # persistent route, on the adapter that reaches the gateway (the default route's).

@@ -32,6 +32,7 @@
 //	hns:module              the HNS cmdlets exist: yes
 //	hns:networks            the HNS networks' names, separated by |
 //	registry:KEY\NAME       a registry value (HKLM\...), its data: a DWORD in decimal
+//	image:REF               an image in containerd's k8s.io namespace (the CRI's): present
 //	route:DEST              an IPv4 route (route:0.0.0.0/0 the default): ALIAS via NEXTHOP, and
 //	                        persistent when Windows keeps it in the registry (route -p)
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
@@ -48,8 +49,10 @@
 //
 // A case's given facts are what the step checks; its world facts are what
 // the machine reaches or runs but does not keep (web:URL, the content served
-// at URL; file: sources; kubeadm:join and kubeadm:reset, ok or fails;
-// feature-install:NAME, fails). In given, "*" is any present value; in sets,
+// at URL; file: sources (an image archive's content: the images it holds,
+// separated by |); kubeadm:join and kubeadm:reset, ok or fails;
+// feature-install:NAME, fails; pull:REF, fails when the registry is out of
+// reach). In given, "*" is any present value; in sets,
 // "*" is a value the case does not state (written by a program).
 //
 // # Templates
@@ -287,11 +290,11 @@ func Matches(want, got string) bool {
 var Kinds = []string{
 	"feature:", "file:", "dir:", "path:", "service:", "service-command:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
-	"process:", "output:", "events:", "registry:", "route:",
+	"process:", "output:", "events:", "registry:", "route:", "image:",
 }
 
 // WorldKinds are the kinds of world facts.
-var WorldKinds = []string{"web:", "file:", "kubeadm:", "feature-install:"}
+var WorldKinds = []string{"web:", "file:", "kubeadm:", "feature-install:", "pull:"}
 
 // KindOf returns the kind of a fact key, "" for none of kinds.
 func KindOf(key string, kinds []string) string {
