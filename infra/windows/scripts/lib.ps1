@@ -265,7 +265,7 @@ function Set-KubeletService {
         New-Service -Name kubelet -DisplayName 'kubelet' -BinaryPathName $CommandLine -StartupType Manual -DependsOn containerd | Out-Null
         return $true
     }
-    if ($service.PathName -eq $CommandLine) { return $false }
+    if ($service.PathName -ceq $CommandLine) { return $false }
     $r = Invoke-CimMethod -InputObject $service -MethodName Change -Arguments @{ PathName = $CommandLine; ServiceDependencies = [string[]]@('containerd') }
     if ($r.ReturnValue -ne 0) { throw "Win32_Service.Change of the kubelet service returned $($r.ReturnValue)" }
     if ((Get-Service -Name kubelet).Status -ne 'Stopped') { Restart-Service -Name kubelet -Force }
@@ -282,6 +282,7 @@ function Remove-Tree {
     param([Parameter(Mandatory = $true)][string] $Path)
     $reparse = [IO.FileAttributes]::ReparsePoint
     $root = New-Object IO.DirectoryInfo($Path)
+    if (-not $root.Exists) { return }
     if (($root.Attributes -band $reparse) -ne 0) { $root.Delete(); return }
     $dirs = New-Object 'Collections.Generic.Stack[IO.DirectoryInfo]'
     $dirs.Push($root)
