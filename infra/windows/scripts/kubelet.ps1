@@ -48,14 +48,12 @@ if (-not (Test-Path -LiteralPath $runner) -or (Get-StateValue $state 'source') -
 }
 if (Add-MachinePath $InstallDir) { $changed = $true }
 
-foreach ($dir in @('C:\var\log\kubelet', 'C:\var\lib\kubelet\etc\kubernetes', 'C:\etc\kubernetes\pki', 'C:\etc\kubernetes\manifests')) {
+# No pki link under C:\var\lib\kubelet: since v1.23 the kubelet takes a path
+# such as /etc/kubernetes/pki/ca.crt as absolute on Windows (its config
+# loader's IsAbs, k8s.io/kubernetes pkg/util/filesystem/util_windows.go;
+# image-builder makes the link for kubelets older than v1.23 only).
+foreach ($dir in @('C:\var\log\kubelet', 'C:\etc\kubernetes\pki', 'C:\etc\kubernetes\manifests')) {
     if (-not (Test-Path -LiteralPath $dir)) { New-Item -ItemType Directory -Force -Path $dir | Out-Null; $changed = $true }
-}
-# The kubelet looks for the cluster CA under its root directory too.
-$link = 'C:\var\lib\kubelet\etc\kubernetes\pki'
-if (-not (Test-Path -LiteralPath $link)) {
-    New-Item -ItemType SymbolicLink -Path $link -Value 'C:\etc\kubernetes\pki' | Out-Null
-    $changed = $true
 }
 
 # The command line, through the service control manager (a running kubelet
