@@ -207,6 +207,13 @@ func (f *fakeCluster) onJoin(req simmachine.JoinRequest) error {
 		}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}},
 	}
+	// The kubelet reports the address --node-ip gives it (the one of its
+	// own choice otherwise, which the fake cluster leaves out).
+	for _, f := range strings.Fields(req.KubeletCommand) {
+		if ip, ok := strings.CutPrefix(f, "--node-ip="); ok {
+			node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+		}
+	}
 	_, err = f.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		_, err = f.cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})

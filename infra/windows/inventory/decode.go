@@ -26,10 +26,12 @@ type (
 		Machines yaml.Node            `yaml:"machines"`
 		Unknown  map[string]yaml.Node `yaml:",inline"`
 	}
-	// machineDoc is a machine, or the defaults (which cannot set name or address).
+	// machineDoc is a machine, or the defaults (which cannot set name,
+	// address or nodeIP: the first three fields).
 	machineDoc struct {
 		Name               yaml.Node            `yaml:"name"`
 		Address            yaml.Node            `yaml:"address"`
+		NodeIP             yaml.Node            `yaml:"nodeIP"`
 		WinRM              yaml.Node            `yaml:"winrm"`
 		User               yaml.Node            `yaml:"user"`
 		PasswordFrom       yaml.Node            `yaml:"passwordFrom"`
@@ -131,6 +133,7 @@ type spec struct {
 	mapping       bool // the node is a mapping (a machine that is not is reported once, then skipped)
 	name          opt[string]
 	address       opt[string]
+	nodeIP        opt[string]
 	user          opt[string]
 	winrm         winrmSpec
 	passwordFrom  opt[passwordFrom]
@@ -346,14 +349,14 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	}
 	known := strictyaml.Fields(&doc)
 	if isDefaults {
-		known = known[2:] // all but name and address
+		known = known[3:] // all but name, address and nodeIP
 	}
 	d.refuse(p, unknown, what, known)
 	if isDefaults {
 		for _, f := range []struct {
 			key  string
 			node *yaml.Node
-		}{{"name", &doc.Name}, {"address", &doc.Address}} {
+		}{{"name", &doc.Name}, {"address", &doc.Address}, {"nodeIP", &doc.NodeIP}} {
 			if f.node.Kind != 0 {
 				d.Report(p.Child(f.key), f.node.Line, "cannot have a default: each machine has its own", "set "+f.key+" on each machine")
 			}
@@ -361,6 +364,7 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	} else {
 		sp.name = d.name(p.Child("name"), &doc.Name)
 		sp.address = d.address(p.Child("address"), &doc.Address)
+		sp.nodeIP = d.checked(p.Child("nodeIP"), &doc.NodeIP, checkNodeIP)
 	}
 	sp.winrm = d.winrm(p.Child("winrm"), &doc.WinRM)
 	sp.user = d.str(p.Child("user"), &doc.User)
@@ -744,6 +748,7 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 		out := Machine{
 			Name:    m.name.v,
 			Address: m.address.v,
+			NodeIP:  m.nodeIP.v,
 			User:    m.user.v,
 			WinRM: WinRM{
 				Port:          port,

@@ -11,6 +11,7 @@
 //	machines:                    # at least one
 //	- name: win-2022-a           # unique node name: a lower-case DNS label (at most 63)
 //	  address: 192.168.56.20     # IP address or DNS name, no scheme, no port
+//	  nodeIP: 10.0.0.20          # optional: the node's address on the cluster's network (several NICs)
 //	  winrm:
 //	    port: 5986               # 1..65535; default 5986 with HTTPS, 5985 without
 //	    https: true              # default true
@@ -35,7 +36,8 @@
 // whole. A field written empty on a machine drops the default for the
 // built-in one: port: ~ takes the port that goes with https, and caBundle: ""
 // leaves the machine without the defaults' CA bundle (and so free to set
-// insecure: true or https: false). Defaults cannot set name or address.
+// insecure: true or https: false). Defaults cannot set name, address or
+// nodeIP.
 //
 // Relative paths (caBundle, passwordFrom.file) are relative to the
 // inventory file's directory. Paths in binaries are on the Windows machine.

@@ -26,6 +26,13 @@ type Machine struct {
 	Name string `json:"name"`
 	// Address is the machine's IP address or DNS name.
 	Address string `json:"address"`
+	// NodeIP is the node's address on the cluster's network, "" for the
+	// kubelet's own choice (the interface of the default route). On a
+	// machine with several network interfaces it says which one the node
+	// uses: the kubelet gets it as --node-ip (through kubeadm, which writes
+	// it into kubeadm-flags.env), and flannel takes the interface that holds
+	// it.
+	NodeIP string `json:"nodeIP,omitempty"`
 	// WinRM is how to reach the machine.
 	WinRM WinRM `json:"winrm"`
 	// User is the account WinRM logs in as.

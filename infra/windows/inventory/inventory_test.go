@@ -267,3 +267,17 @@ machines:
 		t.Errorf("win-b: %+v", b)
 	}
 }
+
+// The node's address on the cluster's network, for a machine with several
+// network interfaces, is the machine's own: it is read as written, and a
+// machine without one leaves the choice to the kubelet.
+func TestNodeIP(t *testing.T) {
+	f := newFixture(t)
+	inv, err := f.load(validMachineYML+"- name: win-b\n  address: win-b.lab\n  nodeIP: 10.0.0.21\n  user: Administrator\n  passwordFrom: {env: WIN_A_PASSWORD}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := inv.Machines[0].NodeIP, inv.Machines[1].NodeIP; a != "" || b != "10.0.0.21" {
+		t.Errorf("nodeIP: win-a %q, win-b %q; want none and 10.0.0.21", a, b)
+	}
+}
