@@ -9,10 +9,23 @@
 // (stdout and stderr, base64, split over several responses when large; a
 // long poll that ends in a w:TimedOut fault after the request's
 // OperationTimeout), Signal (terminate, ctrl_c) and Delete. It serves HTTP or
-// HTTPS (with its own CA), checks basic authentication (HTTP 401 with no body
-// on a wrong password, as WinRM answers), keeps state per shell and per
-// command, and answers requests for unknown shells with the fault a real
-// server sends.
+// HTTPS (with its own CA), keeps state per shell and per command, and
+// answers requests for unknown shells with the fault a real server sends.
+//
+// # Authentication and encryption
+//
+// By default the server is a stock Windows Server's WinRM service
+// (Auth\Basic=false, AllowUnencrypted=false, Negotiate on): it
+// authenticates with NTLMv2 through the Negotiate scheme, the context bound
+// to the TCP connection, checks the NTProofStr, the MIC and, over HTTPS, the
+// channel bindings, and over HTTP it wants every message sealed with the
+// connection's NTLM session (MS-WSMV 2.2.9.1.1 encrypted messages, and
+// answers them sealed). Basic requests, and plain messages over HTTP, get
+// 401, as on Windows. WithBasicAuth and WithAllowUnencrypted make it a
+// server configured the insecure way, for clients that speak Basic. Its
+// NTLM and sealing are checked against clients written elsewhere:
+// masterzen/winrm's Encryption (bodgit/ntlmssp) and pywinrm (ntlm-auth),
+// in auth_test.go. See auth.go for the sources.
 //
 // # Scripting a machine
 //

@@ -13,6 +13,15 @@ import (
 	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
+// newBasic is a server configured the way masterzen/winrm's default
+// client needs: Basic authentication on, and plain messages allowed over
+// HTTP (a stock server has neither: see auth_test.go). The protocol tests
+// use that client, the one the harness's transport replaces.
+func newBasic(t *testing.T, opts ...wsmantest.Option) *wsmantest.Server {
+	t.Helper()
+	return wsmantest.New(t, append([]wsmantest.Option{wsmantest.WithBasicAuth(), wsmantest.WithAllowUnencrypted()}, opts...)...)
+}
+
 // stockClient is masterzen/winrm's client, with its own HTTP transport,
 // pointed at s: what proves the fake against the real client.
 func stockClient(t *testing.T, s *wsmantest.Server, password string, opTimeout string) *winrm.Client {

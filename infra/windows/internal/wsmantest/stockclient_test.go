@@ -2,6 +2,7 @@ package wsmantest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"strings"
 	"sync/atomic"
@@ -13,7 +14,7 @@ import (
 )
 
 func TestStockClientRunsPowerShell(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		if !c.PowerShell || c.Script != "Get-Service kubelet" {
 			return wsmantest.Reply{Stderr: "unexpected: " + c.CommandLine(), ExitCode: 99}
 		}
@@ -21,9 +22,9 @@ func TestStockClientRunsPowerShell(t *testing.T) {
 	}))
 	client := stockClient(t, srv, srv.Password(), "")
 
-	stdout, stderr, code, err := client.RunPSWithString("Get-Service kubelet", "")
+	stdout, stderr, code, err := client.RunPSWithContext(context.Background(), "Get-Service kubelet")
 	if err != nil {
-		t.Fatalf("RunPSWithString: %v", err)
+		t.Fatalf("RunPSWithContext: %v", err)
 	}
 	if stdout != "Running\r\n" || stderr != "a warning\r\n" || code != 3 {
 		t.Errorf("got stdout %q stderr %q code %d", stdout, stderr, code)
@@ -48,7 +49,7 @@ func TestStockClientRunsPowerShell(t *testing.T) {
 }
 
 func TestStockClientRunsRawCommand(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: c.Command + "|" + strings.Join(c.Arguments, ",")}
 	}))
 	client := stockClient(t, srv, srv.Password(), "")
@@ -78,11 +79,11 @@ func TestStockClientRunsRawCommand(t *testing.T) {
 func TestLargeOutputIsSplitOverReceives(t *testing.T) {
 	big := strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz\u00e9\r\n", 200*1024/40)
 	bigErr := strings.Repeat("E", 50*1024)
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: big, Stderr: bigErr, ExitCode: 0}
 	}))
 	client := stockClient(t, srv, srv.Password(), "")
-	stdout, stderr, code, err := client.RunPSWithString("big", "")
+	stdout, stderr, code, err := client.RunPSWithContext(context.Background(), "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +107,10 @@ func TestLargeOutputIsSplitOverReceives(t *testing.T) {
 
 func TestMaxOutputPerReceive(t *testing.T) {
 	out := strings.Repeat("x", 10000)
-	srv := wsmantest.New(t, wsmantest.WithMaxOutputPerReceive(1000), wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithMaxOutputPerReceive(1000), wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: out}
 	}))
-	stdout, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithString("x", "")
+	stdout, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithContext(context.Background(), "x")
 	if err != nil || stdout != out {
 		t.Fatalf("err %v, %d bytes", err, len(stdout))
 	}
@@ -120,7 +121,7 @@ func TestMaxOutputPerReceive(t *testing.T) {
 
 func TestScriptOnStdinWithDashCommand(t *testing.T) {
 	script := "Write-Output 'from stdin'\r\nexit 4\r\n"
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		if !c.ViaStdin || c.Script != script {
 			return wsmantest.Reply{Stderr: "script not seen: " + c.Script, ExitCode: 1}
 		}
@@ -140,7 +141,7 @@ func TestScriptOnStdinWithDashCommand(t *testing.T) {
 func TestStdinBootstrap(t *testing.T) {
 	script := strings.Repeat("Write-Output 'a long line of a long script'\n", 500)
 	bootstrap := wsmantest.StdinBootstrapMarker + "\n$s = $input | Out-String\n& ([ScriptBlock]::Create($s))\n"
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		if !c.ViaStdin || c.Script != script || c.Bootstrap != bootstrap {
 			return wsmantest.Reply{Stderr: "bootstrap not understood", ExitCode: 1}
 		}
@@ -163,7 +164,7 @@ func TestStdinBootstrap(t *testing.T) {
 
 func TestStdinBootstrapWithBadStdinFailsLikePowerShell(t *testing.T) {
 	var called atomic.Bool
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		called.Store(true)
 		return wsmantest.Reply{}
 	}))
@@ -179,7 +180,7 @@ func TestStdinBootstrapWithBadStdinFailsLikePowerShell(t *testing.T) {
 }
 
 func TestWaitForStdin(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithWaitForStdin(), wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithWaitForStdin(), wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: strings.ToUpper(string(c.Stdin))}
 	}))
 	client := stockClient(t, srv, srv.Password(), "")
@@ -193,11 +194,11 @@ func TestWaitForStdin(t *testing.T) {
 }
 
 func TestLongPollTimesOutAndClientPollsAgain(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: "late", Delay: 350 * time.Millisecond}
 	}))
 	client := stockClient(t, srv, srv.Password(), "PT0.1S")
-	stdout, _, code, err := client.RunPSWithString("slow", "")
+	stdout, _, code, err := client.RunPSWithContext(context.Background(), "slow")
 	if err != nil || stdout != "late" || code != 0 {
 		t.Fatalf("err %v stdout %q code %d", err, stdout, code)
 	}
