@@ -151,14 +151,17 @@ func (s *Server) connState(c net.Conn, state http.ConnState) {
 
 // CloseIdleConnections closes the keep-alive connections waiting for a
 // request, as HTTP.sys does after its idle connection timeout (120 s by
-// default): their NTLM contexts go with them.
-func (s *Server) CloseIdleConnections() {
+// default): their NTLM contexts go with them. It returns how many it
+// closed.
+func (s *Server) CloseIdleConnections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := len(s.idle)
 	for c := range s.idle {
 		_ = c.Close()
 		delete(s.idle, c)
 	}
+	return n
 }
 
 // URL is the endpoint's URL, such as http://127.0.0.1:40123/wsman.
