@@ -68,6 +68,23 @@ var operations = map[string]string{
 
 var actionRE = regexp.MustCompile(`<a:Action[^>]*>\s*([^<\s]+)\s*</a:Action>`)
 
+// consoleModeRE is the console-mode stdin option masterzen/winrm puts in
+// every Command.
+var consoleModeRE = regexp.MustCompile(`(<w:Option\s+Name="WINRS_CONSOLEMODE_STDIN"\s*>)\s*TRUE\s*(</w:Option>)`)
+
+// pipeMode turns the console-mode stdin of a Command message off: masterzen
+// always asks for console mode, in which the end of the stdin stream does
+// not reach the process as the end of its input, and the stdin bootstrap
+// reads stdin to its end. Ansible's WinRM connection turns it off whenever
+// it streams stdin (ansible/ansible lib/ansible/plugins/connection/winrm.py,
+// _winrm_exec). It reports false when msg holds no such option.
+func pipeMode(msg string) (string, bool) {
+	if !consoleModeRE.MatchString(msg) {
+		return msg, false
+	}
+	return consoleModeRE.ReplaceAllString(msg, "${1}FALSE${2}"), true
+}
+
 // actionOf returns the short action of a message winrm built: Create,
 // Command, Send, Receive, Signal or Delete.
 func actionOf(msg string) string {
@@ -86,6 +103,9 @@ func actionOf(msg string) string {
 type runTransport struct {
 	w   *WinRM
 	ctx context.Context
+	// pipeStdin: the run sends stdin, so its Command asks for pipe-mode
+	// stdin (WINRS_CONSOLEMODE_STDIN=FALSE).
+	pipeStdin bool
 
 	mu            sync.Mutex
 	cleanupCtx    context.Context
@@ -107,6 +127,12 @@ func (t *runTransport) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, err
 	ctx := t.ctx
 	if action == "Signal" || action == "Delete" {
 		ctx = t.cleanup()
+	}
+	if action == "Command" && t.pipeStdin {
+		var ok bool
+		if body, ok = pipeMode(body); !ok {
+			return "", &Error{Op: operations[action], Kind: ErrRemote, Detail: "the Command message holds no WINRS_CONSOLEMODE_STDIN option to turn off"}
+		}
 	}
 	answer, err := t.w.post(ctx, body)
 	if err != nil {

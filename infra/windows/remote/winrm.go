@@ -139,7 +139,7 @@ func (w *WinRM) run(ctx context.Context, step, script string) (out runOutput, cl
 	// output of a command that will never get its script.
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	rt := &runTransport{w: w, ctx: runCtx}
+	rt := &runTransport{w: w, ctx: runCtx, pipeStdin: len(stdin) > 0}
 	defer rt.close()
 	params := winrm.NewParameters(wsmanDuration(w.cfg.OperationTimeout), "en-US", envelopeSize)
 	params.TransportDecorator = func() winrm.Transporter { return rt }
@@ -158,7 +158,9 @@ func (w *WinRM) run(ctx context.Context, step, script string) (out runOutput, cl
 		}
 	}()
 
-	cmd, err := shell.Execute(cmdline)
+	// The command's own context is not the run's: the run's transport
+	// bounds every request, and stops the command itself.
+	cmd, err := shell.ExecuteWithContext(context.Background(), cmdline)
 	if err != nil {
 		return out, nil, w.wrap(step, operations["Command"], err)
 	}

@@ -63,6 +63,20 @@
 // when its stdin is closed (a Send with End="true"); any other command runs
 // at its first Receive.
 //
+// Stdin is a pipe only when the Command asks for it: WINRS_CONSOLEMODE_STDIN
+// is "the client-side mode for standard input", console if TRUE, pipe if
+// FALSE or absent (MS-WSMV 3.1.4.11). With console-mode stdin, the end of the
+// stream does not reach the process as the end of its input: a command that
+// reads stdin to its end (the two forms above, or any under
+// WithWaitForStdin) never runs, and waits until it is signalled or its
+// shell deleted. That is why Ansible's WinRM connection turns console mode
+// off whenever it streams stdin (ansible/ansible
+// lib/ansible/plugins/connection/winrm.py, _winrm_exec:
+// console_mode_stdin=(stdin_iterator is None)), and why MetricsHub/winrm-java
+// switches a command fed stdin to pipe mode so that "closing the writer
+// actually delivers EOF" (src/site/markdown/commands.md). masterzen/winrm
+// always sends TRUE.
+//
 // # Faults
 //
 // Reply.Delay, Reply.Fault and Reply.Drop make one command answer slowly,

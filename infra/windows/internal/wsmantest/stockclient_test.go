@@ -127,14 +127,9 @@ func TestScriptOnStdinWithDashCommand(t *testing.T) {
 		}
 		return wsmantest.Reply{Stdout: "from stdin", ExitCode: 4}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
-	var stdout, stderr bytes.Buffer
-	code, err := client.RunWithInput("powershell.exe -NoProfile -NonInteractive -Command -", &stdout, &stderr, strings.NewReader(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code != 4 || stdout.String() != "from stdin" {
-		t.Errorf("code %d stdout %q stderr %q", code, stdout.String(), stderr.String())
+	stdout, stderr, code := rawRun(t, srv, "powershell.exe -NoProfile -NonInteractive -Command -", []byte(script), true)
+	if code != 4 || stdout != "from stdin" {
+		t.Errorf("code %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
 
@@ -147,7 +142,6 @@ func TestStdinBootstrap(t *testing.T) {
 		}
 		return wsmantest.Reply{Stdout: "ok"}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
 	var stdin bytes.Buffer
 	b64 := base64.StdEncoding.EncodeToString([]byte(script))
 	for len(b64) > 76 {
@@ -155,10 +149,9 @@ func TestStdinBootstrap(t *testing.T) {
 		b64 = b64[76:]
 	}
 	stdin.WriteString(b64)
-	var stdout, stderr bytes.Buffer
-	code, err := client.RunWithInput(winrm.Powershell(bootstrap), &stdout, &stderr, &stdin)
-	if err != nil || code != 0 || stdout.String() != "ok" {
-		t.Fatalf("err %v code %d stdout %q stderr %q", err, code, stdout.String(), stderr.String())
+	stdout, stderr, code := rawRun(t, srv, winrm.Powershell(bootstrap), stdin.Bytes(), true)
+	if code != 0 || stdout != "ok" {
+		t.Fatalf("code %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
 
@@ -168,14 +161,9 @@ func TestStdinBootstrapWithBadStdinFailsLikePowerShell(t *testing.T) {
 		called.Store(true)
 		return wsmantest.Reply{}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
-	var stdout, stderr bytes.Buffer
-	code, err := client.RunWithInput(winrm.Powershell(wsmantest.StdinBootstrapMarker+"\n"), &stdout, &stderr, strings.NewReader("not base64!"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code != 1 || !strings.Contains(stderr.String(), "FromBase64String") || called.Load() {
-		t.Errorf("code %d stderr %q handler called %v", code, stderr.String(), called.Load())
+	_, stderr, code := rawRun(t, srv, winrm.Powershell(wsmantest.StdinBootstrapMarker+"\n"), []byte("not base64!"), true)
+	if code != 1 || !strings.Contains(stderr, "FromBase64String") || called.Load() {
+		t.Errorf("code %d stderr %q handler called %v", code, stderr, called.Load())
 	}
 }
 
@@ -183,13 +171,39 @@ func TestWaitForStdin(t *testing.T) {
 	srv := newBasic(t, wsmantest.WithWaitForStdin(), wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: strings.ToUpper(string(c.Stdin))}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
-	var stdout, stderr bytes.Buffer
-	if _, err := client.RunWithInput("findstr .", &stdout, &stderr, strings.NewReader("some input")); err != nil {
-		t.Fatal(err)
+	if stdout, _, _ := rawRun(t, srv, "findstr .", []byte("some input"), true); stdout != "SOME INPUT" {
+		t.Errorf("stdout %q", stdout)
 	}
-	if stdout.String() != "SOME INPUT" {
-		t.Errorf("stdout %q", stdout.String())
+}
+
+// masterzen/winrm's client asks for console-mode stdin whatever it sends
+// (WINRS_CONSOLEMODE_STDIN=TRUE): the end of the stream it sends is not the
+// end of a console's input, and a process that reads stdin to its end never
+// runs (see doc.go, "When a command runs", for the sources).
+func TestConsoleModeStdinNeverEndsTheInput(t *testing.T) {
+	var called atomic.Bool
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		called.Store(true)
+		return wsmantest.Reply{Stdout: "ran"}
+	}))
+	client := stockClient(t, srv, srv.Password(), "PT0.2S")
+	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	_, _ = client.RunWithContextWithInput(ctx, "powershell.exe -NoProfile -NonInteractive -Command -", &stdout, &stderr, strings.NewReader("Write-Output 1\r\n"))
+	if called.Load() || stdout.String() != "" {
+		t.Errorf("a -Command - process ran on console-mode stdin (stdout %q)", stdout.String())
+	}
+	var sawEnd, sawConsole bool
+	for _, r := range srv.Requests() {
+		sawEnd = sawEnd || (r.Action == wsmantest.ActionSend && r.End)
+		sawConsole = sawConsole || (r.Action == wsmantest.ActionCommand && r.Options["WINRS_CONSOLEMODE_STDIN"] == "TRUE")
+	}
+	if !sawEnd || !sawConsole {
+		t.Fatalf("the test's premise failed: stdin closed %v, console mode asked %v", sawEnd, sawConsole)
+	}
+	if open := srv.OpenShells(); len(open) != 0 {
+		t.Errorf("shells left open: %v", open)
 	}
 }
 
