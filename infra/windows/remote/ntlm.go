@@ -167,7 +167,10 @@ func (p *ntlmPool) roundTrip(ctx context.Context, c *sealedConn, body []byte) (a
 		}
 		if !isEncrypted(resp.contentType) {
 			// Windows seals its faults too; a plain answer is a refusal
-			// from before WinRM read the message (401, 400...).
+			// from before WinRM read the message (401, 400...). The message
+			// was sealed but not unsealed: the two sides' RC4 states and
+			// sequence numbers no longer agree, and the context is done.
+			c.broken = true
 			return resp, nil
 		}
 		msg, origType, err := unsealAnswer(c.session, resp.contentType, resp.body)
