@@ -190,14 +190,14 @@ var problemCases = []problemCase{
 	},
 	{
 		name:    "caBundle missing",
-		yaml:    machineYAML("  winrm: {caBundle: ./certs/absent.pem}\n"),
+		yaml:    machineYAML("  winrm: {https: true, caBundle: ./certs/absent.pem}\n"),
 		machine: defaultMachine,
 		field:   "winrm.caBundle",
 		want:    []string{`"./certs/absent.pem"`, "does not exist"},
 	},
 	{
 		name:    "caBundle not PEM",
-		yaml:    machineYAML("  winrm: {caBundle: ca.cer}\n"),
+		yaml:    machineYAML("  winrm: {https: true, caBundle: ca.cer}\n"),
 		setup:   func(f *fixture) { f.write("ca.cer", "\x30\x82\x01\x0a not PEM at all") },
 		machine: defaultMachine,
 		field:   "winrm.caBundle",
@@ -205,7 +205,7 @@ var problemCases = []problemCase{
 	},
 	{
 		name: "caBundle with a private key",
-		yaml: machineYAML("  winrm: {caBundle: ca-and-key.pem}\n"),
+		yaml: machineYAML("  winrm: {https: true, caBundle: ca-and-key.pem}\n"),
 		setup: func(f *fixture) {
 			f.write("ca-and-key.pem", string(f.ca)+"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n")
 		},
@@ -215,7 +215,7 @@ var problemCases = []problemCase{
 	},
 	{
 		name:    "caBundle with insecure",
-		yaml:    machineYAML("  winrm: {caBundle: ./ca.pem, insecure: true}\n"),
+		yaml:    machineYAML("  winrm: {https: true, caBundle: ./ca.pem, insecure: true}\n"),
 		machine: defaultMachine,
 		field:   "winrm.insecure",
 		want:    []string{"are exclusive", "drop insecure", "drop caBundle"},
@@ -240,6 +240,29 @@ var problemCases = []problemCase{
 		machine: defaultMachine,
 		field:   "winrm.port",
 		want:    []string{"5986 (from defaults) is WinRM's HTTPS port", "set port: 5985"},
+	},
+	{
+		name:    "caBundle with the default, HTTP",
+		yaml:    machineYAML("  winrm: {caBundle: ./ca.pem}\n"),
+		machine: defaultMachine,
+		field:   "winrm.caBundle",
+		want:    []string{"HTTP (https is false unless set)", "only applies to HTTPS", "set https: true"},
+	},
+	{
+		// A stock WinRM refuses Basic over HTTP (AllowUnencrypted=false),
+		// and Basic would send the password in clear.
+		name:    "basic over HTTP",
+		yaml:    machineYAML("  winrm: {auth: basic}\n"),
+		machine: defaultMachine,
+		field:   "winrm.auth",
+		want:    []string{"auth: basic over HTTP (https is false unless set) is refused", "use auth: ntlm", "https: true", "caBundle"},
+	},
+	{
+		name:    "basic from defaults on an HTTP machine",
+		yaml:    "defaults:\n  winrm: {https: true, auth: basic}\n" + machineYAML("  winrm: {https: false}\n"),
+		machine: defaultMachine,
+		field:   "winrm.auth",
+		want:    []string{"auth: basic (from defaults) over https: false is refused", "use auth: ntlm"},
 	},
 	{
 		name:    "auth not basic or ntlm",
@@ -267,7 +290,7 @@ var problemCases = []problemCase{
 		yaml:    validMachineYML + "- {name: win-b, address: 192.168.56.20, user: Administrator, passwordFrom: {env: WIN_A_PASSWORD}}\n",
 		machine: `machine "win-b" (#2)`,
 		field:   "address",
-		want:    []string{`"192.168.56.20" port 5986 is also machine #1`},
+		want:    []string{`"192.168.56.20" port 5985 is also machine #1`},
 	},
 	{
 		name:    "name not a DNS label",
@@ -504,7 +527,7 @@ func TestDefaultsProblemReportedOnce(t *testing.T) {
 defaults:
   user: Administrator
   passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
-  winrm: {caBundle: ./absent.pem}
+  winrm: {https: true, caBundle: ./absent.pem}
 machines:
 - {name: win-a, address: 192.168.56.20}
 - {name: win-b, address: 192.168.56.21}

@@ -1,5 +1,8 @@
 # winconform-library: common
-# Helpers every step uses; the harness puts them after the step's parameters.
+# Helpers for the steps; the harness puts them after the step's parameters,
+# all but the functions the step does not call (directly or through another
+# function). A function runs from its "function Name {" line, with the comment
+# lines right above it, to the next line that is "}" alone.
 Set-StrictMode -Version Latest
 $ErrorActionPreference = 'Stop'
 $ProgressPreference = 'SilentlyContinue'
