@@ -214,6 +214,13 @@ func (f *fakeCluster) onJoin(req simmachine.JoinRequest) error {
 		}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}},
 	}
+	// The kubelet reports the address --node-ip gives it (the one of its
+	// own choice otherwise, which the fake cluster leaves out).
+	for _, f := range strings.Fields(req.KubeletCommand) {
+		if ip, ok := strings.CutPrefix(f, "--node-ip="); ok {
+			node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+		}
+	}
 	_, err = f.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		_, err = f.cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
@@ -263,7 +270,7 @@ func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*inventory.Machi
 		wsmantest.WithHandler(sim.Handler()), wsmantest.WithIntercept(sim.Intercept()))
 	m := inventory.Machine{
 		Name: "win-2022-a", Address: srv.Host(),
-		WinRM: inventory.WinRM{Port: srv.Port(), HTTPS: false, Auth: inventory.AuthBasic},
+		WinRM: inventory.WinRM{Port: srv.Port(), HTTPS: false, Auth: inventory.AuthNTLM},
 		User:  "Administrator", Password: inventory.Secret(testPassword),
 		Labels:             map[string]string{"topology.kubernetes.io/zone": "lab-1"},
 		Taints:             []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
@@ -275,7 +282,21 @@ func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*inventory.Machi
 	}
 	r := &rig{t: t, sim: sim, srv: srv, cluster: cluster, machine: m}
 	r.exec = r.connect(m)
+	t.Cleanup(func() { assertStockTraffic(t, srv) })
 	return r
+}
+
+// assertStockTraffic checks that the harness spoke to the simulated machine
+// as a stock Windows Server's WinRM wants (wsmantest's default: HTTP on
+// the listener, Basic off, AllowUnencrypted=false): every message sealed
+// with NTLM, none with Basic credentials.
+func assertStockTraffic(t *testing.T, srv *wsmantest.Server) {
+	t.Helper()
+	for _, r := range srv.Requests() {
+		if !r.Sealed || r.Auth == "Basic" {
+			t.Errorf("request #%d %s to the simulated machine: sealed %v, Authorization %q; a stock server wants every message sealed, and no Basic", r.Seq, r.Action, r.Sealed, r.Auth)
+		}
+	}
 }
 
 // connect makes the WinRM client the CLI makes, with short timeouts.

@@ -34,7 +34,30 @@ const (
 	CRISocket           = "npipe:////./pipe/containerd-containerd"
 	KubeletFirewallRule = "winconform-kubelet"
 	KubeletPort         = 10250
+	KubeletLogFile      = `C:\var\log\kubelet\kubelet.log`
 )
+
+// KubeletCommand is the kubelet service's command line on a machine before
+// the node's name and address (--hostname-override, --node-ip) and the
+// flags kubeadm join writes into kubeadm-flags.env join it: the kubelet
+// itself as a Windows service (--windows-service), under kube-log-runner
+// for its log file, and what a Windows node needs (no QoS cgroups, no node
+// allocatable enforcement, no resolv.conf).
+func KubeletCommand() string {
+	flags := []string{
+		"--windows-service",
+		`--cert-dir=C:\var\lib\kubelet\pki`,
+		`--config=C:\var\lib\kubelet\config.yaml`,
+		`--bootstrap-kubeconfig=C:\etc\kubernetes\bootstrap-kubelet.conf`,
+		`--kubeconfig=C:\etc\kubernetes\kubelet.conf`,
+		"--container-runtime-endpoint=" + CRISocket,
+		"--cgroups-per-qos=false",
+		`--enforce-node-allocatable=""`,
+		`--resolv-conf=""`,
+		"--v=2",
+	}
+	return fmt.Sprintf(`"%s\kube-log-runner.exe" --log-file=%s "%s\kubelet.exe" %s`, InstallDir, KubeletLogFile, InstallDir, strings.Join(flags, " "))
+}
 
 // Default versions of what a machine installs when its inventory names no
 // source (binaries). Machines without Internet access take sources from
@@ -417,7 +440,9 @@ func (j *joinRun) kubeletParams() ([]Param, string, error) {
 		{"KubeadmSource", j.kubernetesSource("kubeadm")},
 		{"KubeLogRunnerSource", j.kubernetesSource("kube-log-runner")},
 		{"InstallDir", InstallDir},
+		{"KubeletCommand", KubeletCommand()},
 		{"NodeName", j.m.Name},
+		{"NodeIP", j.m.NodeIP},
 	}, "", nil
 }
 
@@ -485,8 +510,11 @@ func (j *joinRun) probeParams() ([]Param, string, error) {
 	return []Param{{"Source", src}, {"Destination", ProbePath}}, "", nil
 }
 
-// kubeadmJoin asks the machine whether it has joined; if not, it makes a
-// bootstrap token and runs kubeadm join, then deletes the token.
+// kubeadmJoin asks the machine whether it has joined; if not, it removes
+// what an earlier join left (kubeadm's files and the node services' state,
+// then flannel's HNS networks, whose removal may drop the connection for a
+// moment), makes a bootstrap token and runs kubeadm join, then deletes the
+// token.
 func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool, error) {
 	cs := j.cp.Clientset()
 	nodeExists := false
@@ -497,13 +525,25 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 	}
 	params := func(mode, token, discovery string) []Param {
 		return []Param{
-			{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeExists", strconv.FormatBool(nodeExists)}, {"Token", token},
-			{"DiscoveryConfig", discovery}, {"KubeadmPath", InstallDir + `\kubeadm.exe`}, {"CRISocket", CRISocket},
+			{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeIP", j.m.NodeIP}, {"NodeExists", strconv.FormatBool(nodeExists)}, {"Token", token},
+			{"DiscoveryConfig", discovery}, {"InstallDir", InstallDir}, {"CRISocket", CRISocket}, {"CNIConfDir", CNIConfDir},
+			{"KubeletCommand", KubeletCommand()},
 		}
 	}
 	st, err := j.runScript(ctx, s, sr, params("check", "", ""))
 	if err != nil || !st.flag("needsJoin") {
 		return st.Changed, err
+	}
+	if left := st.list("leftovers"); len(left) > 0 {
+		j.logf("%s: an earlier join left %s: removing it", StepKubeadmJoin, strings.Join(left, ", "))
+		if _, err := j.runScript(ctx, s, sr, params("clean", "", "")); err != nil {
+			return true, err
+		}
+		// Reset's step; its timeout is the table's (Timeouts.Steps).
+		networks, _, _ := hnsCleanupParams(j)
+		if _, err := j.runScript(ctx, step{name: StepHNSCleanup, script: true}, sr, networks); err != nil {
+			return true, err
+		}
 	}
 
 	jc, err := j.cp.JoinCommand(ctx)

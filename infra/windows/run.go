@@ -152,6 +152,18 @@ func (s status) str(key string) string {
 	return ""
 }
 
+// list returns a list of strings of the status ("" for an item that is
+// none).
+func (s status) list(key string) []string {
+	items, _ := s.fields[key].([]any)
+	out := make([]string, 0, len(items))
+	for _, v := range items {
+		str, _ := v.(string)
+		out = append(out, str)
+	}
+	return out
+}
+
 func (s status) flag(key string) bool {
 	v, _ := s.fields[key].(bool)
 	return v

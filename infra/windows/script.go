@@ -15,9 +15,16 @@ import (
 // parameters it takes, "# parameters: A, B" (or "none"). The harness runs a
 // script as: the marker, a generated prelude that assigns the parameters
 // ($StepName and the listed ones) as single-quoted strings, lib.ps1 (strict
-// mode, $ErrorActionPreference = 'Stop', the helpers), then the rest of the
-// script. Every step prints a one-line JSON status as its last line of
-// stdout, which the harness parses.
+// mode, $ErrorActionPreference = 'Stop', and the helpers the step uses),
+// then the rest of the script. Every step prints a one-line JSON status as
+// its last line of stdout, which the harness parses.
+//
+// lib.ps1 goes in whole but for its functions the step does not use, directly
+// or through another function: a function runs from its "function Name {"
+// line (and the comment lines right above it) to the next line that is "}"
+// alone. That keeps short steps under the 8191 characters of a Windows
+// command line (remote.FitsCommandLine), where they go whole, without the
+// stdin bootstrap.
 //
 //go:embed scripts/*.ps1
 var scriptFS embed.FS
@@ -74,14 +81,137 @@ func loadScript(name string) (scriptSource, error) {
 	return scriptSource{name: name, params: params, body: lines[2]}, nil
 }
 
-// library is lib.ps1 without its header line.
-func library() (string, error) {
+// libraryPart is a piece of lib.ps1: a function, with the comment lines
+// right above it, or the lines between functions.
+type libraryPart struct {
+	// function is the function's name, "" for lines between functions.
+	function string
+	text     string
+}
+
+var functionStart = regexp.MustCompile(`^function\s+([A-Za-z][A-Za-z0-9_-]*)\s*\{\s*$`)
+
+// libraryParts reads lib.ps1 into its parts, in order.
+func libraryParts() ([]libraryPart, error) {
 	data, err := scriptFS.ReadFile("scripts/" + libraryFile)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.SplitAfter(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	var parts []libraryPart
+	var other []string
+	for i := 0; i < len(lines); i++ {
+		m := functionStart.FindStringSubmatch(strings.TrimRight(lines[i], "\n"))
+		if m == nil {
+			other = append(other, lines[i])
+			continue
+		}
+		// The comment lines right above the function are its own.
+		start := len(other)
+		for start > 0 && strings.HasPrefix(other[start-1], "#") {
+			start--
+		}
+		end := i + 1
+		for end < len(lines) && strings.TrimRight(lines[end], " \t\n") != "}" {
+			end++
+		}
+		if end == len(lines) {
+			return nil, fmt.Errorf("windows: %s: function %s has no closing \"}\" alone on a line", libraryFile, m[1])
+		}
+		if start > 0 {
+			parts = append(parts, libraryPart{text: strings.Join(other[:start], "")})
+		}
+		fn := strings.Join(other[start:], "") + strings.Join(lines[i:end+1], "")
+		parts = append(parts, libraryPart{function: m[1], text: fn})
+		other = nil
+		i = end
+	}
+	if len(other) > 0 {
+		parts = append(parts, libraryPart{text: strings.Join(other, "")})
+	}
+	return parts, nil
+}
+
+// library is lib.ps1 for a step whose body is body: the lines between
+// functions, and the functions that body or those lines use, directly or
+// through one another.
+func library(body string) (string, error) {
+	parts, err := libraryParts()
 	if err != nil {
 		return "", err
 	}
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	return text, nil
+	funcs := map[string]string{}
+	queue := []string{body}
+	for _, p := range parts {
+		if p.function == "" {
+			queue = append(queue, p.text)
+		} else {
+			funcs[p.function] = p.text
+		}
+	}
+	used := map[string]bool{}
+	for len(queue) > 0 {
+		code := withoutComments(queue[0])
+		queue = queue[1:]
+		for name, text := range funcs {
+			if !used[name] && mentions(code, name) {
+				used[name] = true
+				queue = append(queue, text)
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.function == "" || used[p.function] {
+			b.WriteString(p.text)
+		}
+	}
+	return b.String(), nil
+}
+
+// LibraryFunctions lists the lib.ps1 functions a step's script holds.
+func LibraryFunctions(script string) []string {
+	parts, _ := libraryParts()
+	var names []string
+	for _, p := range parts {
+		if p.function != "" && strings.Contains(script, p.text) {
+			names = append(names, p.function)
+		}
+	}
+	return names
+}
+
+// withoutComments drops the comment lines of PowerShell code, so that a
+// function named in a comment is not taken for one called.
+func withoutComments(code string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(code, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// mentions reports whether code names the command name as a word (a
+// PowerShell command name is case-insensitive; letters, digits, '-' and
+// '_' make words).
+func mentions(code, name string) bool {
+	code, name = strings.ToLower(code), strings.ToLower(name)
+	word := func(b byte) bool {
+		return b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z'
+	}
+	for i := 0; ; {
+		j := strings.Index(code[i:], name)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(name)
+		if (at == 0 || !word(code[at-1])) && (end == len(code) || !word(code[end])) {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 // RenderScript returns the script of step name with its parameters: exactly
@@ -102,7 +232,7 @@ func RenderScript(name string, params []Param) (string, error) {
 	if !slices.Equal(want, sortedGiven) {
 		return "", fmt.Errorf("windows: step %s takes parameters [%s], given [%s]", name, strings.Join(src.params, ", "), strings.Join(given, ", "))
 	}
-	lib, err := library()
+	lib, err := library(src.body)
 	if err != nil {
 		return "", err
 	}

@@ -2,10 +2,12 @@ package windows
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/infra/windows/remote"
 )
 
 func TestQuotePS(t *testing.T) {
@@ -123,7 +125,7 @@ func TestScriptsArePowerShell51(t *testing.T) {
 			t.Errorf("%s: %d unclosed brackets", name, len(stack))
 		}
 	}
-	lib, _ := library()
+	lib, _ := library("")
 	for _, want := range []string{"Set-StrictMode -Version Latest", "$ErrorActionPreference = 'Stop'"} {
 		if !strings.Contains(lib, want) {
 			t.Errorf("lib.ps1 lacks %q", want)
@@ -270,5 +272,147 @@ func TestParseFullBuild(t *testing.T) {
 	}
 	if _, err := parseFullBuild("Windows 10"); err == nil {
 		t.Error("accepted junk")
+	}
+}
+
+// A Windows command line holds 8191 characters (cmd.exe runs WinRM's
+// commands): with all of lib.ps1 (8 KB) in front of it, even ping went on
+// stdin behind the bootstrap. A step takes only the functions it uses, so
+// that the short ones go whole on the command line.
+func TestShortStepsFitOnTheCommandLine(t *testing.T) {
+	fits := map[string]bool{}
+	for _, name := range ScriptNames() {
+		src, err := loadScript(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var params []Param
+		for _, p := range src.params {
+			// Parameters as long as a URL or a path of a lab's inventory.
+			params = append(params, Param{Name: p, Value: strings.Repeat("v", 60)})
+		}
+		script, err := RenderScript(name, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fits[name] = remote.FitsCommandLine(script)
+		t.Logf("%-20s %5d characters, on the command line: %v, lib.ps1 functions: %v", name, len(script), fits[name], LibraryFunctions(script))
+	}
+	// ping is what the harness polls a rebooting machine with; reboot is
+	// the command whose connection drops.
+	for _, name := range []string{StepPing, StepReboot} {
+		if !fits[name] {
+			t.Errorf("step %s does not fit on a Windows command line", name)
+		}
+	}
+}
+
+// A step's library holds every lib.ps1 function its script calls, directly
+// or through another function, and no other.
+func TestStepLibraryHoldsWhatTheStepCalls(t *testing.T) {
+	parts, err := libraryParts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range parts {
+		if p.function != "" {
+			names = append(names, p.function)
+		}
+	}
+	for _, step := range ScriptNames() {
+		src, _ := loadScript(step)
+		var params []Param
+		for _, p := range src.params {
+			params = append(params, Param{Name: p, Value: "x"})
+		}
+		script, err := RenderScript(step, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := LibraryFunctions(script)
+		code := withoutComments(script)
+		for _, name := range names {
+			if slices.Contains(held, name) {
+				continue
+			}
+			if mentions(code, name) {
+				t.Errorf("step %s calls %s, which its library lacks", step, name)
+			}
+		}
+		for _, name := range held {
+			// Without the function's own definition, something else must
+			// call it.
+			lib, _ := library(src.body)
+			rest := strings.Replace(withoutComments(lib)+withoutComments(src.body), "function "+name+" {", "", 1)
+			if !mentions(rest, name) {
+				t.Errorf("step %s holds %s, which nothing calls", step, name)
+			}
+		}
+	}
+	// The functions a step calls through others come too: Find-SourceFile
+	// calls Expand-Source, which calls Get-SourceFile and Invoke-Native.
+	lib, err := library("Find-SourceFile -Source $s -Name x -Work $w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"function Find-SourceFile {", "function Expand-Source {", "function Get-SourceFile {", "function Invoke-Native {", "function Test-Archive {"} {
+		if !strings.Contains(lib, want) {
+			t.Errorf("the library of a Find-SourceFile call lacks %q", want)
+		}
+	}
+	if strings.Contains(lib, "function Write-Status {") || !strings.Contains(lib, "Set-StrictMode -Version Latest") {
+		t.Error("the library holds a function nothing calls, or lacks what runs before the functions")
+	}
+}
+
+// lib.ps1 splits into its functions and the lines between them with nothing
+// lost, each function whole (its braces balance).
+func TestLibraryParts(t *testing.T) {
+	data, err := scriptFS.ReadFile("scripts/" + libraryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := libraryParts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole strings.Builder
+	seen := map[string]bool{}
+	for _, p := range parts {
+		whole.WriteString(p.text)
+		if p.function == "" {
+			continue
+		}
+		if seen[strings.ToLower(p.function)] {
+			t.Errorf("lib.ps1 defines %s twice", p.function)
+		}
+		seen[strings.ToLower(p.function)] = true
+		code := stripStringsAndComments(t, p.function, p.text)
+		if strings.Count(code, "{") != strings.Count(code, "}") {
+			t.Errorf("function %s: its braces do not balance: a line that is \"}\" alone ends it early", p.function)
+		}
+	}
+	if whole.String() != strings.ReplaceAll(string(data), "\r\n", "\n") {
+		t.Error("lib.ps1's parts do not make lib.ps1")
+	}
+	if len(seen) < 10 {
+		t.Errorf("%d functions found in lib.ps1", len(seen))
+	}
+}
+
+func TestMentions(t *testing.T) {
+	for code, want := range map[string]bool{
+		"Get-State -Name x":            true,
+		"$s = get-state -Name x":       true,
+		"Get-StateValue $s 'k'":        false,
+		"(Get-State x)":                true,
+		"My-Get-State":                 false,
+		"& Get-State":                  true,
+		"Wait-Condition { Get-State }": true,
+	} {
+		if got := mentions(code, "Get-State"); got != want {
+			t.Errorf("mentions(%q, Get-State) = %v", code, got)
+		}
 	}
 }

@@ -65,6 +65,26 @@ func checkAddress(a string) (msg, fix string) {
 	return "", ""
 }
 
+// checkNodeIP checks a node's address: one unicast IP address, which the
+// machine holds (--node-ip takes no name and no list here).
+func checkNodeIP(v string) (msg, fix string) {
+	const fixIP = "write the IP address the machine has on the cluster's network, such as 192.168.56.20 (ipconfig on the machine lists them)"
+	a, err := netip.ParseAddr(v)
+	switch {
+	case err != nil && strings.Contains(v, ","):
+		return quote(v) + " is a list", "write one IP address: dual-stack node addresses are not supported"
+	case err != nil && isDNSName(v):
+		return quote(v) + " is a name, not an IP address", fixIP
+	case err != nil:
+		return quote(v) + " is not an IP address", fixIP
+	case a.Zone() != "":
+		return quote(v) + " has a zone", "write the address without %" + a.Zone()
+	case a.IsUnspecified(), a.IsLoopback(), a.IsMulticast(), a.IsLinkLocalUnicast():
+		return quote(v) + " is not an address another node can reach (unspecified, loopback, multicast or link-local)", fixIP
+	}
+	return "", ""
+}
+
 // isHostName reports whether v is an IP address or DNS name.
 func isHostName(v string) bool {
 	_, err := netip.ParseAddr(v)

@@ -26,10 +26,12 @@ type (
 		Machines yaml.Node            `yaml:"machines"`
 		Unknown  map[string]yaml.Node `yaml:",inline"`
 	}
-	// machineDoc is a machine, or the defaults (which cannot set name or address).
+	// machineDoc is a machine, or the defaults (which cannot set name,
+	// address or nodeIP: the first three fields).
 	machineDoc struct {
 		Name               yaml.Node            `yaml:"name"`
 		Address            yaml.Node            `yaml:"address"`
+		NodeIP             yaml.Node            `yaml:"nodeIP"`
 		WinRM              yaml.Node            `yaml:"winrm"`
 		User               yaml.Node            `yaml:"user"`
 		PasswordFrom       yaml.Node            `yaml:"passwordFrom"`
@@ -62,7 +64,11 @@ type (
 const (
 	defaultHTTPSPort = 5986
 	defaultHTTPPort  = 5985
-	defaultAuth      = AuthBasic
+	// The defaults reach a stock Windows Server: its only listener is HTTP
+	// on 5985, with Basic off and AllowUnencrypted=false, which NTLM with
+	// message encryption gets through.
+	defaultHTTPS = false
+	defaultAuth  = AuthNTLM
 )
 
 const (
@@ -133,6 +139,7 @@ type spec struct {
 	mapping       bool // the node is a mapping (a machine that is not is reported once, then skipped)
 	name          opt[string]
 	address       opt[string]
+	nodeIP        opt[string]
 	user          opt[string]
 	winrm         winrmSpec
 	passwordFrom  opt[passwordFrom]
@@ -352,14 +359,14 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	}
 	known := strictyaml.Fields(&doc)
 	if isDefaults {
-		known = known[2:] // all but name and address
+		known = known[3:] // all but name, address and nodeIP
 	}
 	d.refuse(p, unknown, what, known)
 	if isDefaults {
 		for _, f := range []struct {
 			key  string
 			node *yaml.Node
-		}{{"name", &doc.Name}, {"address", &doc.Address}} {
+		}{{"name", &doc.Name}, {"address", &doc.Address}, {"nodeIP", &doc.NodeIP}} {
 			if f.node.Kind != 0 {
 				d.Report(p.Child(f.key), f.node.Line, "cannot have a default: each machine has its own", "set "+f.key+" on each machine")
 			}
@@ -367,6 +374,7 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	} else {
 		sp.name = d.name(p.Child("name"), &doc.Name)
 		sp.address = d.address(p.Child("address"), &doc.Address)
+		sp.nodeIP = d.checked(p.Child("nodeIP"), &doc.NodeIP, checkNodeIP)
 	}
 	sp.winrm = d.winrm(p.Child("winrm"), &doc.WinRM)
 	sp.user = d.str(p.Child("user"), &doc.User)
@@ -385,7 +393,7 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 func (d *decoder) winrm(p *field.Path, n *yaml.Node) winrmSpec {
 	var w winrmSpec
 	var doc winrmDoc
-	unknown, ok := d.Mapping(p, n, &doc, "write a mapping such as {port: 5986, https: true, auth: basic}")
+	unknown, ok := d.Mapping(p, n, &doc, "write a mapping such as {port: 5985, auth: ntlm} or {https: true, caBundle: ./winrm-ca.pem}")
 	if !ok {
 		return w
 	}
@@ -409,7 +417,7 @@ func (d *decoder) winrm(p *field.Path, n *yaml.Node) winrmSpec {
 	if a := d.str(p.Child("auth"), &doc.Auth); a.set {
 		w.auth = opt[Auth]{v: Auth(a.v), set: true, bad: a.bad, line: a.line}
 		if a.ok() && w.auth.v != AuthBasic && w.auth.v != AuthNTLM {
-			fix := "use basic (local accounts) or ntlm (local or domain accounts)"
+			fix := "use ntlm (local or domain accounts, sealed over HTTP) or basic (local accounts, HTTPS only)"
 			if l := Auth(strings.ToLower(a.v)); l == AuthBasic || l == AuthNTLM {
 				fix = fmt.Sprintf("write it in lower case: %s", l)
 			}
@@ -651,11 +659,14 @@ func (m spec) port() (int, bool) {
 	return defaultHTTPPort, true
 }
 
-// https reports whether the machine uses HTTPS (the default; a wrong https
-// value counts as the default so as not to report more than it).
+// https reports whether the machine uses HTTPS (not the default; a wrong
+// https value counts as the default so as not to report more than it).
 func (m spec) https() bool {
 	h := m.winrm.https
-	return !h.ok() || h.empty || h.v
+	if !h.ok() || h.empty {
+		return defaultHTTPS
+	}
+	return h.v
 }
 
 // check reports missing required fields and fields that conflict, once
@@ -702,6 +713,14 @@ func (d *decoder) check(p *field.Path, m spec) {
 		return
 	}
 	httpsFalse := "https: false" + w.https.from()
+	if !w.https.ok() || w.https.empty {
+		httpsFalse = "HTTP (https is false unless set)"
+	}
+	if a := w.auth; a.ok() && a.v == AuthBasic {
+		d.Report(wp.Child("auth"), a.line,
+			fmt.Sprintf("auth: basic%s over %s is refused: Basic sends the password in clear text with every message, and a stock WinRM refuses it (AllowUnencrypted=false)", a.from(), httpsFalse),
+			"use auth: ntlm (the default), which seals every message over HTTP, or set https: true with the machine's CA in caBundle (infra/windows/setup/Prepare-WinRM.ps1 makes an HTTPS listener and prints it)")
+	}
 	if insecure {
 		d.Report(wp.Child("insecure"), w.insecure.line,
 			fmt.Sprintf("insecure: true%s with %s: insecure only applies to HTTPS", w.insecure.from(), httpsFalse),
@@ -752,6 +771,7 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 		out := Machine{
 			Name:    m.name.v,
 			Address: m.address.v,
+			NodeIP:  m.nodeIP.v,
 			User:    m.user.v,
 			WinRM: WinRM{
 				Port:          port,

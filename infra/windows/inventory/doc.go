@@ -5,19 +5,20 @@
 // # Format
 //
 //	defaults:                    # optional: applies to every machine that does not set the field
-//	  winrm: {port: 5986, https: true, auth: basic, caBundle: ./ca.pem}
+//	  winrm: {https: true, caBundle: ./ca.pem}
 //	  user: Administrator
 //	  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
 //	machines:                    # at least one
 //	- name: win-2022-a           # unique node name: a lower-case DNS label (at most 63)
 //	  address: 192.168.56.20     # IP address or DNS name, no scheme, no port
+//	  nodeIP: 10.0.0.20          # optional: the node's address on the cluster's network (several NICs)
 //	  winrm:
-//	    port: 5986               # 1..65535; default 5986 with HTTPS, 5985 without
-//	    https: true              # default true
+//	    port: 5986               # 1..65535; default 5985 without HTTPS, 5986 with
+//	    https: true              # default false: a stock Windows Server listens for HTTP only
 //	    caBundle: ./ca.pem       # PEM certificates trusted for the machine's certificate
 //	    insecure: false          # skip the certificate check (HTTPS only; not with caBundle)
 //	    tlsServerName: win-2022-a.lab  # name to verify in the certificate
-//	    auth: basic              # basic (default) or ntlm
+//	    auth: ntlm               # ntlm (default; every message sealed, also over HTTP) or basic (HTTPS only)
 //	  user: Administrator        # required, here or in defaults
 //	  passwordFrom:              # required, here or in defaults: exactly one of
 //	    env: WIN_A_PASSWORD      #   a variable, set and non-empty when the file is loaded
@@ -38,7 +39,12 @@
 // whole. A field written empty on a machine drops the default for the
 // built-in one: port: ~ takes the port that goes with https, and caBundle: ""
 // leaves the machine without the defaults' CA bundle (and so free to set
-// insecure: true or https: false). Defaults cannot set name or address.
+// insecure: true or https: false). Defaults cannot set name, address or
+// nodeIP.
+//
+// With nothing set, a machine is reached as a stock Windows Server can be:
+// HTTP on 5985, NTLM, every message sealed. Basic over HTTP is refused
+// (its password would travel in clear, and a stock server refuses it).
 //
 // Relative paths (caBundle, passwordFrom.file) are relative to the
 // inventory file's directory. Paths in binaries are on the Windows machine.

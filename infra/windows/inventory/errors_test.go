@@ -45,7 +45,34 @@ var problemCases = []problemCase{
 		yaml:    machineYAML("  colour: blue\n"),
 		machine: defaultMachine,
 		field:   "colour",
-		want:    []string{"unknown field", "(line 6)", "a machine accepts name, address, winrm"},
+		want:    []string{"unknown field", "(line 6)", "a machine accepts name, address, nodeIP, winrm"},
+	},
+	{
+		name:    "node address a name",
+		yaml:    machineYAML("  nodeIP: win-a.lab\n"),
+		machine: defaultMachine,
+		field:   "nodeIP",
+		want:    []string{`"win-a.lab" is a name, not an IP address`, "(line 6)", "the IP address the machine has on the cluster's network"},
+	},
+	{
+		name:    "node address loopback",
+		yaml:    machineYAML("  nodeIP: 127.0.0.1\n"),
+		machine: defaultMachine,
+		field:   "nodeIP",
+		want:    []string{`"127.0.0.1" is not an address another node can reach`},
+	},
+	{
+		name:    "node addresses listed",
+		yaml:    machineYAML("  nodeIP: 10.0.0.20,fd00::20\n"),
+		machine: defaultMachine,
+		field:   "nodeIP",
+		want:    []string{"is a list", "write one IP address"},
+	},
+	{
+		name:  "node address in defaults",
+		yaml:  "defaults: {nodeIP: 10.0.0.20}\n" + validMachineYML,
+		field: "defaults.nodeIP",
+		want:  []string{"cannot have a default: each machine has its own", "set nodeIP on each machine"},
 	},
 	{
 		name:    "misspelt winrm field",
@@ -163,14 +190,14 @@ var problemCases = []problemCase{
 	},
 	{
 		name:    "caBundle missing",
-		yaml:    machineYAML("  winrm: {caBundle: ./certs/absent.pem}\n"),
+		yaml:    machineYAML("  winrm: {https: true, caBundle: ./certs/absent.pem}\n"),
 		machine: defaultMachine,
 		field:   "winrm.caBundle",
 		want:    []string{`"./certs/absent.pem"`, "does not exist"},
 	},
 	{
 		name:    "caBundle not PEM",
-		yaml:    machineYAML("  winrm: {caBundle: ca.cer}\n"),
+		yaml:    machineYAML("  winrm: {https: true, caBundle: ca.cer}\n"),
 		setup:   func(f *fixture) { f.write("ca.cer", "\x30\x82\x01\x0a not PEM at all") },
 		machine: defaultMachine,
 		field:   "winrm.caBundle",
@@ -178,7 +205,7 @@ var problemCases = []problemCase{
 	},
 	{
 		name: "caBundle with a private key",
-		yaml: machineYAML("  winrm: {caBundle: ca-and-key.pem}\n"),
+		yaml: machineYAML("  winrm: {https: true, caBundle: ca-and-key.pem}\n"),
 		setup: func(f *fixture) {
 			f.write("ca-and-key.pem", string(f.ca)+"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n")
 		},
@@ -188,7 +215,7 @@ var problemCases = []problemCase{
 	},
 	{
 		name:    "caBundle with insecure",
-		yaml:    machineYAML("  winrm: {caBundle: ./ca.pem, insecure: true}\n"),
+		yaml:    machineYAML("  winrm: {https: true, caBundle: ./ca.pem, insecure: true}\n"),
 		machine: defaultMachine,
 		field:   "winrm.insecure",
 		want:    []string{"are exclusive", "drop insecure", "drop caBundle"},
@@ -213,6 +240,29 @@ var problemCases = []problemCase{
 		machine: defaultMachine,
 		field:   "winrm.port",
 		want:    []string{"5986 (from defaults) is WinRM's HTTPS port", "set port: 5985"},
+	},
+	{
+		name:    "caBundle with the default, HTTP",
+		yaml:    machineYAML("  winrm: {caBundle: ./ca.pem}\n"),
+		machine: defaultMachine,
+		field:   "winrm.caBundle",
+		want:    []string{"HTTP (https is false unless set)", "only applies to HTTPS", "set https: true"},
+	},
+	{
+		// A stock WinRM refuses Basic over HTTP (AllowUnencrypted=false),
+		// and Basic would send the password in clear.
+		name:    "basic over HTTP",
+		yaml:    machineYAML("  winrm: {auth: basic}\n"),
+		machine: defaultMachine,
+		field:   "winrm.auth",
+		want:    []string{"auth: basic over HTTP (https is false unless set) is refused", "use auth: ntlm", "https: true", "caBundle"},
+	},
+	{
+		name:    "basic from defaults on an HTTP machine",
+		yaml:    "defaults:\n  winrm: {https: true, auth: basic}\n" + machineYAML("  winrm: {https: false}\n"),
+		machine: defaultMachine,
+		field:   "winrm.auth",
+		want:    []string{"auth: basic (from defaults) over https: false is refused", "use auth: ntlm"},
 	},
 	{
 		name:    "auth not basic or ntlm",
@@ -240,7 +290,7 @@ var problemCases = []problemCase{
 		yaml:    validMachineYML + "- {name: win-b, address: 192.168.56.20, user: Administrator, passwordFrom: {env: WIN_A_PASSWORD}}\n",
 		machine: `machine "win-b" (#2)`,
 		field:   "address",
-		want:    []string{`"192.168.56.20" port 5986 is also machine #1`},
+		want:    []string{`"192.168.56.20" port 5985 is also machine #1`},
 	},
 	{
 		name:    "name not a DNS label",
@@ -477,7 +527,7 @@ func TestDefaultsProblemReportedOnce(t *testing.T) {
 defaults:
   user: Administrator
   passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
-  winrm: {caBundle: ./absent.pem}
+  winrm: {https: true, caBundle: ./absent.pem}
 machines:
 - {name: win-a, address: 192.168.56.20}
 - {name: win-b, address: 192.168.56.21}

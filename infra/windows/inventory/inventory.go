@@ -26,6 +26,13 @@ type Machine struct {
 	Name string `json:"name"`
 	// Address is the machine's IP address or DNS name.
 	Address string `json:"address"`
+	// NodeIP is the node's address on the cluster's network, "" for the
+	// kubelet's own choice (the interface of the default route). On a
+	// machine with several network interfaces it says which one the node
+	// uses: the kubelet gets it as --node-ip (through kubeadm, which writes
+	// it into kubeadm-flags.env), and flannel takes the interface that holds
+	// it.
+	NodeIP string `json:"nodeIP,omitempty"`
 	// WinRM is how to reach the machine.
 	WinRM WinRM `json:"winrm"`
 	// User is the account WinRM logs in as.
@@ -62,17 +69,20 @@ type Auth string
 
 // The WinRM authentication methods.
 const (
-	// AuthBasic is HTTP basic authentication: local accounts only.
-	AuthBasic Auth = "basic"
-	// AuthNTLM is NTLM: local or domain accounts.
+	// AuthNTLM is NTLM: local or domain accounts, every message sealed
+	// (what a stock Windows Server accepts over HTTP). The default.
 	AuthNTLM Auth = "ntlm"
+	// AuthBasic is HTTP basic authentication: local accounts only, over
+	// HTTPS only, to a listener that enables it.
+	AuthBasic Auth = "basic"
 )
 
 // WinRM is how the harness reaches a machine's WinRM service.
 type WinRM struct {
-	// Port is the WinRM listener's port (5986 for HTTPS, 5985 for HTTP unless set).
+	// Port is the WinRM listener's port (5985 for HTTP, 5986 for HTTPS unless set).
 	Port int `json:"port"`
-	// HTTPS is true unless the inventory sets https: false.
+	// HTTPS is false unless the inventory sets https: true: a stock
+	// Windows Server listens only for HTTP.
 	HTTPS bool `json:"https"`
 	// CABundlePath is the absolute path of the PEM file trusted for the
 	// machine's certificate, or "" to trust the system's roots.
@@ -84,7 +94,7 @@ type WinRM struct {
 	// TLSServerName is the name to verify in the machine's certificate, or
 	// "" for the address.
 	TLSServerName string `json:"tlsServerName,omitempty"`
-	// Auth is basic unless set.
+	// Auth is ntlm unless set; basic only over HTTPS.
 	Auth Auth `json:"auth"`
 }
 

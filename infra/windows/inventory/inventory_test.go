@@ -62,7 +62,7 @@ func TestFullInventory(t *testing.T) {
 	}, {
 		Name:               "win-2019-b",
 		Address:            "win-2019-b.lab.example",
-		WinRM:              WinRM{Port: 5985, HTTPS: false, Auth: AuthBasic},
+		WinRM:              WinRM{Port: 5985, HTTPS: false, Auth: AuthNTLM},
 		User:               "Administrator",
 		Password:           passwordFileB,
 		PasswordFrom:       PasswordSource{File: f.path("secrets/win-2019-b")},
@@ -210,7 +210,8 @@ func TestParseUsesTheEnvironment(t *testing.T) {
 	if got := m.PasswordFrom.String(); got != "file "+f.path("secrets/win-b") {
 		t.Errorf("PasswordFrom.String() = %q", got)
 	}
-	if !reflect.DeepEqual(m.WinRM, WinRM{Port: 5986, HTTPS: true, Auth: AuthBasic}) {
+	// The built-in defaults reach a stock Windows Server: HTTP on 5985, NTLM.
+	if !reflect.DeepEqual(m.WinRM, WinRM{Port: 5985, HTTPS: false, Auth: AuthNTLM}) {
 		t.Errorf("built-in defaults: %+v", m.WinRM)
 	}
 }
@@ -222,7 +223,7 @@ machines:
 - &a
   name: win-a
   address: 192.168.56.20
-  winrm: &lab {port: 15986, auth: ntlm, caBundle: ca.pem}
+  winrm: &lab {port: 15986, https: true, auth: ntlm, caBundle: ca.pem}
   user: Administrator
   passwordFrom: &pw {env: WIN_A_PASSWORD}
 - {name: win-b, address: 192.168.56.21, winrm: *lab, user: Administrator, passwordFrom: *pw}
@@ -248,7 +249,7 @@ func TestDroppingDefaults(t *testing.T) {
 	f := newFixture(t)
 	inv, err := f.load(`
 defaults:
-  winrm: {caBundle: ca.pem, tlsServerName: lab.example, port: 15986}
+  winrm: {https: true, caBundle: ca.pem, tlsServerName: lab.example, port: 15986}
   user: Administrator
   passwordFrom: {env: WIN_A_PASSWORD}
   taints: ["os=windows:NoSchedule"]
@@ -260,10 +261,24 @@ machines:
 		t.Fatal(err)
 	}
 	a, b := inv.Machines[0], inv.Machines[1]
-	if !reflect.DeepEqual(a.WinRM, WinRM{Port: 15986, HTTPS: true, Insecure: true, TLSServerName: "lab.example", Auth: AuthBasic}) || len(a.Taints) != 1 {
+	if !reflect.DeepEqual(a.WinRM, WinRM{Port: 15986, HTTPS: true, Insecure: true, TLSServerName: "lab.example", Auth: AuthNTLM}) || len(a.Taints) != 1 {
 		t.Errorf("win-a: %+v", a)
 	}
-	if !reflect.DeepEqual(b.WinRM, WinRM{Port: 5985, Auth: AuthBasic}) || b.Taints != nil {
+	if !reflect.DeepEqual(b.WinRM, WinRM{Port: 5985, Auth: AuthNTLM}) || b.Taints != nil {
 		t.Errorf("win-b: %+v", b)
+	}
+}
+
+// The node's address on the cluster's network, for a machine with several
+// network interfaces, is the machine's own: it is read as written, and a
+// machine without one leaves the choice to the kubelet.
+func TestNodeIP(t *testing.T) {
+	f := newFixture(t)
+	inv, err := f.load(validMachineYML+"- name: win-b\n  address: win-b.lab\n  nodeIP: 10.0.0.21\n  user: Administrator\n  passwordFrom: {env: WIN_A_PASSWORD}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := inv.Machines[0].NodeIP, inv.Machines[1].NodeIP; a != "" || b != "10.0.0.21" {
+		t.Errorf("nodeIP: win-a %q, win-b %q; want none and 10.0.0.21", a, b)
 	}
 }

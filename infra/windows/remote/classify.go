@@ -26,6 +26,8 @@ func (w *WinRM) classify(ctx context.Context, err error) *Error {
 	var (
 		fault      *FaultError
 		herr       *httpError
+		schemeErr  *schemeError
+		sealErr    *sealError
 		unknownCA  x509.UnknownAuthorityError
 		hostErr    x509.HostnameError
 		invalid    x509.CertificateInvalidError
@@ -54,14 +56,21 @@ func (w *WinRM) classify(ctx context.Context, err error) *Error {
 		redacted.Message = w.redactor.redact(fault.Message)
 		return w.errorf(kind, &redacted, "the machine answered with a fault: %s", redacted.Error())
 
+	case errors.As(err, &schemeErr):
+		return w.errorf(ErrAuth, schemeErr, "machine %s does not offer NTLM (the Negotiate scheme) on %s: %s; Negotiate is on by default (winrm/config/service/auth Negotiate=true): turn it back on, or use auth basic over HTTPS if the listener offers Basic",
+			w.cfg.Name, addr, schemeErr.Error())
+
+	case errors.As(err, &sealErr):
+		return w.errorf(ErrRemote, sealErr, "the message encryption with %s failed: %s", addr, sealErr.Error())
+
 	case errors.As(err, &herr):
 		if herr.status == http.StatusUnauthorized {
-			hint := ""
-			if !w.cfg.HTTPS {
-				hint = " (over HTTP, WinRM also needs AllowUnencrypted=true)"
+			if w.cfg.Auth == AuthBasic {
+				return w.errorf(ErrAuth, herr, "authentication failed for user %q on machine %s (HTTP 401 Unauthorized, basic auth): check the user name and the password (a local account: Basic takes no domain), and that the listener accepts Basic, which a stock server does not (winrm set winrm/config/service/auth @{Basic=\"true\"}); or use auth ntlm",
+					w.cfg.User, w.cfg.Name)
 			}
-			return w.errorf(ErrAuth, herr, "authentication failed for user %q on machine %s (HTTP 401 Unauthorized, %s auth): check the user name and the password, that the account may use WinRM, and that the listener accepts %s authentication%s",
-				w.cfg.User, w.cfg.Name, w.cfg.Auth, w.cfg.Auth, hint)
+			return w.errorf(ErrAuth, herr, "authentication failed for user %q on machine %s (HTTP 401 Unauthorized, ntlm auth): check the user name (DOMAIN\\user for a domain account) and the password, and that the account is an administrator there; a local administrator other than the built-in Administrator also needs LocalAccountTokenFilterPolicy=1 (infra/windows/setup/Prepare-WinRM.ps1 sets it)",
+				w.cfg.User, w.cfg.Name)
 		}
 		if herr.status == http.StatusBadRequest && strings.Contains(herr.body, "HTTPS") {
 			return w.errorf(ErrTLS, herr, "%s wants HTTPS: set HTTPS (WinRM listens for HTTP on 5985 and HTTPS on 5986)", addr)
@@ -90,6 +99,9 @@ func (w *WinRM) classify(ctx context.Context, err error) *Error {
 
 	case errors.As(err, &dnsErr):
 		return w.errorf(ErrUnreachable, err, "cannot resolve %q: %v", w.cfg.Address, dnsErr.Err)
+
+	case errors.Is(err, syscall.ECONNREFUSED) && (w.cfg.HTTPS || w.cfg.Port == DefaultHTTPSPort):
+		return w.errorf(ErrUnreachable, err, "connection to %s refused: nothing listens there; a stock Windows Server listens only for HTTP on 5985: run infra/windows/setup/Prepare-WinRM.ps1 on the machine (an HTTPS listener on %d with a certificate, and its firewall rule), or reach it over HTTP on 5985 with auth ntlm", addr, w.cfg.Port)
 
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return w.errorf(ErrUnreachable, err, "connection to %s refused: nothing listens there; is WinRM enabled (winrm quickconfig) with a listener on port %d, and does the firewall let it through?", addr, w.cfg.Port)

@@ -12,11 +12,14 @@ import (
 
 // The authentication methods.
 const (
-	// AuthBasic is HTTP basic authentication (local accounts).
-	AuthBasic = "basic"
-	// AuthNTLM is NTLM (local or domain accounts); against a server that
-	// offers only basic, it falls back to basic.
+	// AuthNTLM is NTLMv2 through the Negotiate scheme (local or domain
+	// accounts), every message sealed (MS-WSMV encrypted messages): what a
+	// stock Windows Server accepts, over HTTP on 5985 as over HTTPS. The
+	// default.
 	AuthNTLM = "ntlm"
+	// AuthBasic is HTTP Basic authentication (local accounts), over HTTPS
+	// only: off on a stock server (winrm/config/service/auth Basic).
+	AuthBasic = "basic"
 )
 
 // Defaults for the zero values of Config.
@@ -52,7 +55,7 @@ type Config struct {
 	// TLSServerName is the name the certificate must have; Address when
 	// empty.
 	TLSServerName string
-	// Auth is AuthBasic (the default) or AuthNTLM.
+	// Auth is AuthNTLM (the default) or AuthBasic (HTTPS only).
 	Auth string
 	// User and Password are the account WinRM logs in as.
 	User, Password string
@@ -110,7 +113,7 @@ func (c Config) port() int {
 
 func (c Config) auth() string {
 	if c.Auth == "" {
-		return AuthBasic
+		return AuthNTLM
 	}
 	return strings.ToLower(c.Auth)
 }
@@ -128,9 +131,13 @@ func (c Config) withDefaults() (Config, error) {
 		problems = append(problems, "the user is empty")
 	}
 	switch c.auth() {
-	case AuthBasic, AuthNTLM:
+	case AuthNTLM:
+	case AuthBasic:
+		if !c.HTTPS {
+			problems = append(problems, "auth basic over HTTP is refused: Basic sends the password in clear text with every message, and a stock WinRM refuses it (AllowUnencrypted=false); use auth ntlm, which seals every message over HTTP, or HTTPS with the machine's CA bundle")
+		}
 	default:
-		problems = append(problems, fmt.Sprintf("auth %q is not %q or %q", c.Auth, AuthBasic, AuthNTLM))
+		problems = append(problems, fmt.Sprintf("auth %q is not %q or %q", c.Auth, AuthNTLM, AuthBasic))
 	}
 	if len(c.CABundle) > 0 && !x509.NewCertPool().AppendCertsFromPEM(c.CABundle) {
 		problems = append(problems, "the CA bundle holds no PEM certificate")

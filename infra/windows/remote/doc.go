@@ -13,12 +13,25 @@
 // # Long scripts
 //
 // A Windows command line holds at most 8191 characters, and
-// "powershell.exe -EncodedCommand" needs about 2.7 characters per script
-// character. A script whose command line would be longer travels on stdin
-// instead: the command line runs a short bootstrap (its first line is
+// "powershell.exe -NoProfile -NonInteractive -EncodedCommand" needs about
+// 2.7 characters per script character: about 3000 characters of script fit
+// (FitsCommandLine). A script whose command line would be longer travels on
+// stdin instead: the command line runs a short bootstrap (its first line is
 // "# stdin-script: base64-utf8") that reads the base64 of the script's UTF-8
-// text from stdin, decodes it and runs it. The wsmantest fake understands the
-// bootstrap and hands its handler the real script.
+// text from stdin, decodes it and runs it. Such a Command asks WinRM for
+// pipe-mode stdin (WINRS_CONSOLEMODE_STDIN=FALSE, which masterzen/winrm
+// never sends): with console-mode stdin the end of the stream does not
+// reach the process as the end of its input, and the bootstrap would wait
+// forever. The wsmantest fake understands the bootstrap, models
+// console-mode stdin, and hands its handler the real script.
+//
+// # Authentication
+//
+// NTLM (the default) seals every message with the NTLM session (MS-WSMV
+// encrypted messages), over HTTP as over HTTPS, on a small pool of
+// keep-alive connections, each holding its own NTLM context: what a stock
+// Windows Server, with Basic off and AllowUnencrypted=false, accepts on its
+// HTTP listener (5985). Basic goes over HTTPS only.
 //
 // # Errors
 //

@@ -3,7 +3,11 @@ package remote_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,6 +60,11 @@ func TestConnectionRefusedIsErrUnreachable(t *testing.T) {
 	if errors.Is(err, remote.ErrTimeout) {
 		t.Error("a refusal is not a timeout")
 	}
+	// A stock Windows Server has no HTTPS listener: the error names the
+	// script that makes one.
+	w = newWinRM(t, remote.Config{Name: "win-test", Address: "127.0.0.1", Port: closedPort(t), HTTPS: true, User: "u", Password: "Unused-Pa55", ConnectTimeout: testConnectTimeout})
+	_, err = run(t, w, "ping", "hostname")
+	assertKind(t, err, remote.ErrUnreachable, "ping", "refused", "only for HTTP on 5985", "Prepare-WinRM.ps1")
 }
 
 func TestUnroutableAddressTimesOutWithinConnectTimeout(t *testing.T) {
@@ -215,24 +224,65 @@ func TestStdinFailureStopsTheRun(t *testing.T) {
 	assertShellsDeleted(t, srv)
 }
 
-func TestNTLMFallsBackToBasic(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(reply(wsmantest.Reply{Stdout: "hi"})))
-	w := execFor(t, srv, func(c *remote.Config) { c.Auth = "NTLM" })
+// NTLM never falls back to Basic (a stock server offers none, and Basic
+// would send the password in clear over HTTP): a listener that does not
+// offer Negotiate is an ErrAuth that says so.
+func TestNTLMAgainstAListenerWithoutNegotiate(t *testing.T) {
+	var sawBasic atomic.Bool
+	basicOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, ok := r.BasicAuth(); ok {
+			sawBasic.Store(true)
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="WSMAN"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer basicOnly.Close()
+	addr := basicOnly.Listener.Addr().(*net.TCPAddr)
+	w := newWinRM(t, remote.Config{Name: "win-test", Address: "127.0.0.1", Port: addr.Port, Auth: "NTLM", User: "u", Password: "Pa55-word", ConnectTimeout: fakeConnectTimeout})
+	_, err := run(t, w, "ping", "x")
+	assertKind(t, err, remote.ErrAuth, "ping", "does not offer NTLM", `Basic realm="WSMAN"`)
+	if sawBasic.Load() {
+		t.Error("the NTLM client sent Basic credentials")
+	}
+}
+
+// Basic goes only over HTTPS, to a listener that enables it.
+func TestBasicOverHTTPS(t *testing.T) {
+	srv := wsmantest.New(t, wsmantest.WithTLS(), wsmantest.WithBasicAuth(), wsmantest.WithHandler(reply(wsmantest.Reply{Stdout: "hi"})))
+	w := execFor(t, srv, func(c *remote.Config) { c.Auth = remote.AuthBasic })
+	if res, err := run(t, w, "basic", "x"); err != nil || res.Stdout != "hi" {
+		t.Fatalf("err %v result %+v", err, res)
+	}
+	for _, r := range srv.Requests() {
+		if r.Auth != "Basic" || r.Sealed {
+			t.Errorf("request #%d %s: Authorization %q, sealed %v", r.Seq, r.Action, r.Auth, r.Sealed)
+		}
+	}
+	// A stock listener over HTTPS does not take Basic.
+	stock := wsmantest.New(t, wsmantest.WithTLS())
+	_, err := run(t, execFor(t, stock, func(c *remote.Config) { c.Auth = remote.AuthBasic }), "basic", "x")
+	assertKind(t, err, remote.ErrAuth, "basic", "basic auth", "Basic=")
+}
+
+// NTLM over HTTPS seals too, and binds the context to the machine's
+// certificate (channel bindings, which the stand-in checks).
+func TestNTLMOverHTTPS(t *testing.T) {
+	srv := wsmantest.New(t, wsmantest.WithTLS(), wsmantest.WithHandler(reply(wsmantest.Reply{Stdout: "hi"})))
+	w := execFor(t, srv)
 	if res, err := run(t, w, "ntlm", "x"); err != nil || res.Stdout != "hi" {
 		t.Fatalf("err %v result %+v", err, res)
 	}
-	bad := execFor(t, srv, func(c *remote.Config) { c.Auth, c.Password = "ntlm", "wrong" })
-	_, err := run(t, bad, "ntlm", "x")
-	assertKind(t, err, remote.ErrAuth, "ntlm", "ntlm auth")
+	assertSealed(t, srv)
 }
 
 func TestConfigIsChecked(t *testing.T) {
 	tests := map[string]remote.Config{
-		"no address": {User: "u"},
-		"no user":    {Address: "h"},
-		"bad auth":   {Address: "h", User: "u", Auth: "kerberos"},
-		"bad port":   {Address: "h", User: "u", Port: 70000},
-		"bad CA":     {Address: "h", User: "u", CABundle: []byte("not PEM")},
+		"no address":      {User: "u"},
+		"no user":         {Address: "h"},
+		"bad auth":        {Address: "h", User: "u", Auth: "kerberos"},
+		"basic over HTTP": {Address: "h", User: "u", Auth: "basic"},
+		"bad port":        {Address: "h", User: "u", Port: 70000},
+		"bad CA":          {Address: "h", User: "u", CABundle: []byte("not PEM")},
 	}
 	for name, cfg := range tests {
 		cfg.Password = "Secret-123"

@@ -12,9 +12,10 @@ import (
 )
 
 // Local runs PowerShell on this machine the way WinRM runs it on a remote
-// one: the same command line (powershell.exe -EncodedCommand with the
-// script, or with the stdin bootstrap and the script on stdin), run by
-// cmd.exe as WinRM's shell runs it, with pipes for stdin, stdout and stderr
+// one: the same command line (powershell.exe -NoProfile -NonInteractive
+// -EncodedCommand with the script, or with the stdin bootstrap and the
+// script on stdin), run by cmd.exe as WinRM's shell runs it, with pipes for
+// stdin (as the harness asks WinRM for pipe-mode stdin), stdout and stderr
 // and no console. It exists for the Windows runners, whose tests put the
 // harness's command lines and scripts through the real powershell.exe
 // without WinRM; the harness itself always uses WinRM.

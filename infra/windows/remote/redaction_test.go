@@ -105,7 +105,7 @@ func TestPasswordNeverLeaks(t *testing.T) {
 
 func TestConfigString(t *testing.T) {
 	cfg := remote.Config{Name: "win-1", Address: "10.0.0.5", HTTPS: true, User: "Administrator", Password: password}
-	want := "winrm win-1 (https://Administrator@10.0.0.5:5986, auth basic, password ********)"
+	want := "winrm win-1 (https://Administrator@10.0.0.5:5986, auth ntlm, password ********)"
 	if got := cfg.String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}

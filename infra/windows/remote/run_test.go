@@ -116,9 +116,16 @@ func TestLongScriptTravelsOnStdin(t *testing.T) {
 	var ended bool
 	for _, r := range srv.Requests() {
 		ended = ended || (r.Action == wsmantest.ActionSend && r.End)
+		// Console-mode stdin would never end the bootstrap's input.
+		if r.Action == wsmantest.ActionCommand && r.Options["WINRS_CONSOLEMODE_STDIN"] != "FALSE" {
+			t.Errorf("the Command of a script on stdin asks for WINRS_CONSOLEMODE_STDIN=%q, want FALSE (a pipe)", r.Options["WINRS_CONSOLEMODE_STDIN"])
+		}
 	}
 	if !ended {
 		t.Error("stdin was never closed")
+	}
+	if c := calls[0].CommandLine(); !strings.HasPrefix(c, "powershell.exe -NoProfile -NonInteractive -EncodedCommand ") {
+		t.Errorf("command line %.60q..., want powershell.exe without profile, non-interactive", c)
 	}
 }
 
@@ -127,9 +134,10 @@ func TestScriptAtTheCommandLineLimit(t *testing.T) {
 		return wsmantest.Reply{Stdout: c.Script}
 	}))
 	w := execFor(t, srv)
-	// "powershell.exe -EncodedCommand " is 31 characters, the preamble
-	// winrm adds 41; base64 of UTF-16 is 8/3 characters a character.
-	fits := strings.Repeat("a", (remote.MaxCommandLine-31)/8*3-41)
+	// "powershell.exe -NoProfile -NonInteractive -EncodedCommand " is 58
+	// characters, the preamble 41; base64 of UTF-16 is 8/3 characters a
+	// character.
+	fits := strings.Repeat("a", (remote.MaxCommandLine-58)/8*3-41)
 	over := fits + strings.Repeat("b", 10)
 	for _, script := range []string{fits, over} {
 		res, err := run(t, w, "edge", script)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/masterzen/winrm"
@@ -32,6 +33,28 @@ const stdinLine = 76
 // stay under its envelope size).
 const stdinChunk = 32 << 10
 
+// powershellPrefix starts every command line: no profile scripts (a
+// profile on the machine must not change, slow or break a step) and no
+// prompts (a step that would ask fails instead of waiting), as Ansible
+// runs PowerShell over WinRM.
+const powershellPrefix = "powershell.exe -NoProfile -NonInteractive -EncodedCommand "
+
+// progressPreamble goes in front of every script, as masterzen/winrm's
+// Powershell puts it: progress records would come back as CLIXML on
+// stderr. The wsmantest fake takes it off again.
+const progressPreamble = "$ProgressPreference = 'SilentlyContinue';"
+
+// powershellCommand is the command line that runs script:
+// -EncodedCommand takes the base64 of the script's UTF-16LE text.
+func powershellCommand(script string) string {
+	units := utf16.Encode([]rune(progressPreamble + script))
+	raw := make([]byte, 2*len(units))
+	for i, u := range units {
+		raw[2*i], raw[2*i+1] = byte(u), byte(u>>8)
+	}
+	return powershellPrefix + base64.StdEncoding.EncodeToString(raw)
+}
+
 // commandFor returns the command line that runs script and what to send on
 // its stdin: the encoded script itself when the command line is short
 // enough, else the stdin bootstrap with the script on stdin.
@@ -39,14 +62,17 @@ func commandFor(script string, maxCommandLine int) (cmdline string, stdin []byte
 	if !utf8.ValidString(script) {
 		return "", nil, errors.New("the script is not valid UTF-8")
 	}
-	cmdline = winrm.Powershell(script)
-	if cmdline == "" {
-		return "", nil, errors.New("the script cannot be encoded as UTF-16")
-	}
-	if len(cmdline) <= maxCommandLine {
+	if cmdline = powershellCommand(script); len(cmdline) <= maxCommandLine {
 		return cmdline, nil, nil
 	}
-	return winrm.Powershell(stdinBootstrap), encodeStdinScript(script), nil
+	return powershellCommand(stdinBootstrap), encodeStdinScript(script), nil
+}
+
+// FitsCommandLine reports whether script goes on the command line whole
+// (MaxCommandLine characters at most), rather than on stdin behind the
+// bootstrap.
+func FitsCommandLine(script string) bool {
+	return utf8.ValidString(script) && len(powershellCommand(script)) <= MaxCommandLine
 }
 
 // encodeStdinScript is what the bootstrap reads: the base64 of the script's

@@ -17,7 +17,7 @@ func TestBootstrapCarriesTheFakesMarker(t *testing.T) {
 
 func TestCommandFor(t *testing.T) {
 	cmd, stdin, err := commandFor("Get-Date", MaxCommandLine)
-	if err != nil || stdin != nil || !strings.HasPrefix(cmd, "powershell.exe -EncodedCommand ") {
+	if err != nil || stdin != nil || !strings.HasPrefix(cmd, "powershell.exe -NoProfile -NonInteractive -EncodedCommand ") {
 		t.Errorf("short script: %q %q %v", cmd, stdin, err)
 	}
 	long := strings.Repeat("x", 4000)
@@ -37,6 +37,17 @@ func TestCommandFor(t *testing.T) {
 	}
 	if _, _, err := commandFor("bad \xff utf-8", MaxCommandLine); err == nil {
 		t.Error("invalid UTF-8 accepted")
+	}
+}
+
+func TestPipeMode(t *testing.T) {
+	msg := `<w:OptionSet><w:Option Name="WINRS_CONSOLEMODE_STDIN">TRUE</w:Option><w:Option Name="WINRS_SKIP_CMD_SHELL">FALSE</w:Option></w:OptionSet>`
+	got, ok := pipeMode(msg)
+	if !ok || got != `<w:OptionSet><w:Option Name="WINRS_CONSOLEMODE_STDIN">FALSE</w:Option><w:Option Name="WINRS_SKIP_CMD_SHELL">FALSE</w:Option></w:OptionSet>` {
+		t.Errorf("pipeMode = %q, %v", got, ok)
+	}
+	if _, ok := pipeMode("<w:OptionSet/>"); ok {
+		t.Error("pipeMode found an option in a message without one")
 	}
 }
 

@@ -1,6 +1,7 @@
 # Pester tests of stdin-bootstrap.ps1, the command the harness sends over
 # WinRM when a script is too long for a command line: run here by the real
-# powershell.exe, as the harness runs it (-EncodedCommand, with winrm's
+# powershell.exe, as the harness runs it (-NoProfile -NonInteractive
+# -EncodedCommand, stdin a pipe, with winrm's
 # preamble), the script on its stdin as base64 lines, as the harness sends it.
 Describe 'stdin-bootstrap.ps1' {
     BeforeAll {
@@ -13,7 +14,7 @@ Describe 'stdin-bootstrap.ps1' {
             $command = [Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes("`$ProgressPreference = 'SilentlyContinue';" + $bootstrap))
             $psi = New-Object Diagnostics.ProcessStartInfo
             $psi.FileName = Join-Path $env:SystemRoot 'System32\WindowsPowerShell\v1.0\powershell.exe'
-            $psi.Arguments = '-EncodedCommand ' + $command
+            $psi.Arguments = '-NoProfile -NonInteractive -EncodedCommand ' + $command
             $psi.UseShellExecute = $false
             $psi.RedirectStandardInput = $true
             $psi.RedirectStandardOutput = $true

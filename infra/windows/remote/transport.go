@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"regexp"
@@ -15,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/Azure/go-ntlmssp"
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
 )
@@ -28,8 +26,8 @@ const responseGrace = 15 * time.Second
 // maxResponse caps the size of an answer read.
 const maxResponse = 64 << 20
 
-// newRoundTripper makes the HTTP transport all runs on a machine share.
-func newRoundTripper(cfg Config) http.RoundTripper {
+// tlsConfig is how the machine's certificate is checked.
+func tlsConfig(cfg Config) *tls.Config {
 	tlsConf := &tls.Config{
 		InsecureSkipVerify: cfg.Insecure, // the caller's explicit choice
 		ServerName:         cfg.TLSServerName,
@@ -40,8 +38,14 @@ func newRoundTripper(cfg Config) http.RoundTripper {
 		pool.AppendCertsFromPEM(cfg.CABundle) // checked by withDefaults
 		tlsConf.RootCAs = pool
 	}
+	return tlsConf
+}
+
+// basicTransport is the HTTP transport all runs on a machine share with
+// Basic authentication (over HTTPS only: see Config.withDefaults).
+func basicTransport(cfg Config, tlsConf *tls.Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
-	var rt http.RoundTripper = &http.Transport{
+	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           dialer.DialContext,
 		TLSClientConfig:       tlsConf,
@@ -50,10 +54,6 @@ func newRoundTripper(cfg Config) http.RoundTripper {
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       90 * time.Second,
 	}
-	if cfg.Auth == AuthNTLM {
-		rt = ntlmssp.Negotiator{RoundTripper: rt}
-	}
-	return rt
 }
 
 // operations names what each WS-Management action does, for errors.
@@ -67,6 +67,23 @@ var operations = map[string]string{
 }
 
 var actionRE = regexp.MustCompile(`<a:Action[^>]*>\s*([^<\s]+)\s*</a:Action>`)
+
+// consoleModeRE is the console-mode stdin option masterzen/winrm puts in
+// every Command.
+var consoleModeRE = regexp.MustCompile(`(<w:Option\s+Name="WINRS_CONSOLEMODE_STDIN"\s*>)\s*TRUE\s*(</w:Option>)`)
+
+// pipeMode turns the console-mode stdin of a Command message off: masterzen
+// always asks for console mode, in which the end of the stdin stream does
+// not reach the process as the end of its input, and the stdin bootstrap
+// reads stdin to its end. Ansible's WinRM connection turns it off whenever
+// it streams stdin (ansible/ansible lib/ansible/plugins/connection/winrm.py,
+// _winrm_exec). It reports false when msg holds no such option.
+func pipeMode(msg string) (string, bool) {
+	if !consoleModeRE.MatchString(msg) {
+		return msg, false
+	}
+	return consoleModeRE.ReplaceAllString(msg, "${1}FALSE${2}"), true
+}
 
 // actionOf returns the short action of a message winrm built: Create,
 // Command, Send, Receive, Signal or Delete.
@@ -86,6 +103,9 @@ func actionOf(msg string) string {
 type runTransport struct {
 	w   *WinRM
 	ctx context.Context
+	// pipeStdin: the run sends stdin, so its Command asks for pipe-mode
+	// stdin (WINRS_CONSOLEMODE_STDIN=FALSE).
+	pipeStdin bool
 
 	mu            sync.Mutex
 	cleanupCtx    context.Context
@@ -107,6 +127,12 @@ func (t *runTransport) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, err
 	ctx := t.ctx
 	if action == "Signal" || action == "Delete" {
 		ctx = t.cleanup()
+	}
+	if action == "Command" && t.pipeStdin {
+		var ok bool
+		if body, ok = pipeMode(body); !ok {
+			return "", &Error{Op: operations[action], Kind: ErrRemote, Detail: "the Command message holds no WINRS_CONSOLEMODE_STDIN option to turn off"}
+		}
 	}
 	answer, err := t.w.post(ctx, body)
 	if err != nil {
@@ -176,34 +202,43 @@ func (e *httpError) Error() string {
 }
 
 // post sends a SOAP message and returns the answer of a 200, or an error:
-// a transport error, an *httpError, or a *FaultError.
+// a transport error, an *httpError, a *schemeError, a *sealError, or a
+// *FaultError. With NTLM the message goes sealed, and never with Basic
+// credentials; Basic sends the credentials with every message.
 func (w *WinRM) post(ctx context.Context, body string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, strings.NewReader(body))
+	var a answer
+	var err error
+	if w.ntlm != nil {
+		a, err = w.ntlm.post(ctx, []byte(body))
+	} else {
+		a, err = w.postBasic(ctx, body)
+	}
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", "application/soap+xml;charset=UTF-8")
-	req.SetBasicAuth(w.cfg.User, w.cfg.Password)
-	resp, err := w.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return "", err
-	}
-	soapAnswer := strings.Contains(resp.Header.Get("Content-Type"), "application/soap+xml")
+	soapAnswer := strings.Contains(a.contentType, "application/soap+xml")
 	switch {
-	case resp.StatusCode == http.StatusOK && soapAnswer:
-		return string(data), nil
+	case a.status == http.StatusOK && soapAnswer:
+		return string(a.body), nil
 	case soapAnswer:
-		if f := parseFault(data); f != nil {
-			f.Status = resp.StatusCode
+		if f := parseFault(a.body); f != nil {
+			f.Status = a.status
 			return "", f
 		}
 	}
-	return "", &httpError{status: resp.StatusCode, body: snippet(data)}
+	return "", &httpError{status: a.status, body: snippet(a.body)}
+}
+
+// postBasic sends a SOAP message with Basic credentials.
+func (w *WinRM) postBasic(ctx context.Context, body string) (answer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Content-Type", soapType)
+	req.SetBasicAuth(w.cfg.User, w.cfg.Password)
+	a, _, err := send(req, w.http)
+	return a, err
 }
 
 // snippet is the start of an HTTP body, on one line.

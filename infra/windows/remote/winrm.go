@@ -21,8 +21,11 @@ const envelopeSize = 153600
 // WinRM runs PowerShell on a machine over WinRM. It is safe for concurrent
 // use: each RunPS has its own shell.
 type WinRM struct {
-	cfg        Config
-	url        string
+	cfg Config
+	url string
+	// ntlm are the sealed connections of NTLM; http is the client of
+	// Basic.
+	ntlm       *ntlmPool
 	http       *http.Client
 	endpoint   *winrm.Endpoint
 	redactor   *redactor
@@ -46,14 +49,19 @@ func NewWinRM(cfg Config) (*WinRM, error) {
 		host = "[" + strings.Trim(host, "[]") + "]"
 	}
 	w := &WinRM{
-		cfg:  cfg,
-		url:  scheme + "://" + net.JoinHostPort(strings.Trim(cfg.Address, "[]"), strconv.Itoa(cfg.Port)) + "/wsman",
-		http: &http.Client{Transport: newRoundTripper(cfg)},
+		cfg: cfg,
+		url: scheme + "://" + net.JoinHostPort(strings.Trim(cfg.Address, "[]"), strconv.Itoa(cfg.Port)) + "/wsman",
 		// Only the URL of the endpoint is used (for the messages' To
 		// header): the transport is runTransport.
 		endpoint:   &winrm.Endpoint{Host: host, Port: cfg.Port, HTTPS: cfg.HTTPS},
 		redactor:   newRedactor(cfg.Password),
 		transcript: NewTranscript(cfg.Name, cfg.Password),
+	}
+	tlsConf := tlsConfig(cfg)
+	if cfg.Auth == AuthNTLM {
+		w.ntlm = newNTLMPool(cfg, w.url, sealedTransport(cfg, tlsConf))
+	} else {
+		w.http = &http.Client{Transport: basicTransport(cfg, tlsConf)}
 	}
 	return w, nil
 }
@@ -82,7 +90,11 @@ func (w *WinRM) WriteTranscript(dir string) error { return w.transcript.Write(di
 
 // Close closes idle connections to the machine.
 func (w *WinRM) Close() error {
-	w.http.CloseIdleConnections()
+	if w.ntlm != nil {
+		w.ntlm.close()
+	} else {
+		w.http.CloseIdleConnections()
+	}
 	return nil
 }
 
@@ -127,7 +139,7 @@ func (w *WinRM) run(ctx context.Context, step, script string) (out runOutput, cl
 	// output of a command that will never get its script.
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	rt := &runTransport{w: w, ctx: runCtx}
+	rt := &runTransport{w: w, ctx: runCtx, pipeStdin: len(stdin) > 0}
 	defer rt.close()
 	params := winrm.NewParameters(wsmanDuration(w.cfg.OperationTimeout), "en-US", envelopeSize)
 	params.TransportDecorator = func() winrm.Transporter { return rt }
@@ -146,7 +158,9 @@ func (w *WinRM) run(ctx context.Context, step, script string) (out runOutput, cl
 		}
 	}()
 
-	cmd, err := shell.Execute(cmdline)
+	// The command's own context is not the run's: the run's transport
+	// bounds every request, and stops the command itself.
+	cmd, err := shell.ExecuteWithContext(context.Background(), cmdline)
 	if err != nil {
 		return out, nil, w.wrap(step, operations["Command"], err)
 	}

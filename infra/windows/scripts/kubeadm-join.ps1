@@ -1,11 +1,20 @@
 # winconform-step: kubeadm-join
-# parameters: Mode, NodeName, NodeExists, Token, DiscoveryConfig, KubeadmPath, CRISocket
+# parameters: Mode, NodeName, NodeIP, NodeExists, Token, DiscoveryConfig, InstallDir, CRISocket, CNIConfDir, KubeletCommand
 # Joins the machine with kubeadm join, unless it has joined already (its
-# kubelet.conf exists and the cluster has its Node). With $Mode 'check' it
-# only says whether a join is needed. Discovery uses a kubeconfig that names
-# the API server address the machine can reach ($DiscoveryConfig: the
-# cluster's CA, no credentials) and the bootstrap token $Token.
+# kubelet.conf exists and the cluster has its Node). $Mode 'check' only says
+# whether a join is needed, and what an earlier join left (its leftovers);
+# 'clean' removes those: kubeadm reset, then the state the node's services
+# kept (host-local's addresses, flannel's subnet, kube-proxy's and
+# flannel's state, the CNI configuration), which would carry the old
+# cluster's addresses into the new one; 'join' joins. Discovery uses a
+# kubeconfig that names the API server address the machine can reach
+# ($DiscoveryConfig: the cluster's CA, no credentials) and the bootstrap
+# token $Token. $NodeIP, when set, goes to the kubelet through kubeadm
+# (kubeadm-flags.env), and the kubelet service then runs with what kubeadm
+# wrote there.
 $kubeletConf = 'C:\etc\kubernetes\kubelet.conf'
+$flagsFile = 'C:\var\lib\kubelet\kubeadm-flags.env'
+$kubeadm = Join-Path $InstallDir 'kubeadm.exe'
 $joined = (Test-Path -LiteralPath $kubeletConf) -and ($NodeExists -eq 'true')
 if ($joined) {
     $changed = $false
@@ -15,34 +24,73 @@ if ($joined) {
     Write-Status ([ordered]@{ changed = $changed; joined = $true; needsJoin = $false })
     return
 }
+
+# What an earlier join left: kubeadm's files fail its preflight checks, and
+# the state of the node's services names the old cluster's addresses.
+$kubeadmFiles = @($kubeletConf, 'C:\etc\kubernetes\bootstrap-kubelet.conf', 'C:\etc\kubernetes\pki\ca.crt', $flagsFile)
+$stateDirs = @('C:\var\lib\cni', 'C:\run\flannel', 'C:\winconform\node')
+$confFiles = @()
+if (Test-Path -LiteralPath $CNIConfDir) { $confFiles = @(Get-ChildItem -LiteralPath $CNIConfDir -File | ForEach-Object { $_.FullName }) }
+$leftovers = @(@($kubeadmFiles + $stateDirs | Where-Object { Test-Path -LiteralPath $_ }) + $confFiles)
+
 if ($Mode -eq 'check') {
-    Write-Status ([ordered]@{ changed = $false; joined = $false; needsJoin = $true })
+    Write-Status ([ordered]@{ changed = $false; joined = $false; needsJoin = $true; leftovers = $leftovers })
     return
 }
+if ($Mode -eq 'clean') {
+    if ($leftovers.Count -eq 0) {
+        Write-Status ([ordered]@{ changed = $false; removed = @() })
+        return
+    }
+    Write-Output "removing what an earlier join left: $($leftovers -join ', ')"
+    if (@($kubeadmFiles | Where-Object { Test-Path -LiteralPath $_ }).Count -gt 0) {
+        $reset = Invoke-Native -FilePath $kubeadm -ArgumentList @('reset', '-f', '--cri-socket', $CRISocket)
+        $reset.Output | ForEach-Object { Write-Output $_ }
+        if ($reset.ExitCode -ne 0) { throw "kubeadm reset exited with code $($reset.ExitCode)" }
+    }
+    foreach ($dir in $stateDirs) {
+        if (Test-Path -LiteralPath $dir) { Remove-Tree -Path $dir }
+    }
+    foreach ($file in $confFiles) { Remove-Item -LiteralPath $file -Force }
+    Write-Status ([ordered]@{ changed = $true; removed = $leftovers })
+    return
+}
+if ($Mode -ne 'join') { throw "unknown mode $Mode" }
+if ($leftovers.Count -gt 0) { throw "an earlier join left $($leftovers -join ', '): the clean mode comes first" }
 if (-not (Get-Service -Name kubelet -ErrorAction SilentlyContinue)) { throw 'the kubelet service is missing' }
 if ((Get-Service -Name containerd).Status -ne 'Running') { throw 'containerd is not running' }
 
-# What an earlier join left (a kubelet.conf whose node is gone, or a join that
-# failed half-way) fails kubeadm's preflight checks: reset it first.
-$leftovers = @($kubeletConf, 'C:\etc\kubernetes\bootstrap-kubelet.conf', 'C:\etc\kubernetes\pki\ca.crt') | Where-Object { Test-Path -LiteralPath $_ }
-if (@($leftovers).Count -gt 0) {
-    Write-Output "resetting what an earlier join left: $($leftovers -join ', ')"
-    $reset = Invoke-Native -FilePath $KubeadmPath -ArgumentList @('reset', '-f', '--cri-socket', $CRISocket)
-    $reset.Output | ForEach-Object { Write-Output $_ }
-}
+# kubeadm's preflight runs kubelet --version by name: the PATH the kubelet
+# step set is the machine's, which this shell did not inherit.
+Update-SessionPath
 
 $dir = Join-Path $WinconformDir 'join'
 New-Item -ItemType Directory -Force -Path $dir | Out-Null
 $discovery = Join-Path $dir 'discovery.conf'
-[IO.File]::WriteAllText($discovery, $DiscoveryConfig, (New-Object Text.UTF8Encoding($false)))
-$joinArgs = @('join', '--discovery-file', $discovery, '--tls-bootstrap-token', $Token, '--cri-socket', $CRISocket, '--node-name', $NodeName, '--v=2')
-$r = Invoke-Native -FilePath $KubeadmPath -ArgumentList $joinArgs
+$config = Join-Path $dir 'join.json'
+$registration = [ordered]@{ name = $NodeName; criSocket = $CRISocket }
+if ($NodeIP -ne '') { $registration.kubeletExtraArgs = @([ordered]@{ name = 'node-ip'; value = $NodeIP }) }
+$joinConfig = [ordered]@{
+    apiVersion       = 'kubeadm.k8s.io/v1beta4'
+    kind             = 'JoinConfiguration'
+    discovery        = [ordered]@{ file = [ordered]@{ kubeConfigPath = $discovery }; tlsBootstrapToken = $Token }
+    nodeRegistration = $registration
+}
+$utf8 = New-Object Text.UTF8Encoding($false)
+[IO.File]::WriteAllText($discovery, $DiscoveryConfig, $utf8)
+[IO.File]::WriteAllText($config, (ConvertTo-Json -InputObject $joinConfig -Depth 6), $utf8)
+$r = Invoke-Native -FilePath $kubeadm -ArgumentList @('join', '--config', $config, '--v=2')
 $r.Output | ForEach-Object { Write-Output $_ }
-Remove-Item -LiteralPath $discovery -Force
+# The configuration holds the token.
+Remove-Item -LiteralPath $discovery, $config -Force
 if ($r.ExitCode -ne 0) {
     Write-Status ([ordered]@{ changed = $true; joined = $false; needsJoin = $true; exitCode = $r.ExitCode })
     exit 1
 }
+# kubeadm started the kubelet with the command line it had; the flags
+# kubeadm wrote (kubeadm-flags.env) join it now.
+$binPath = Get-KubeletCommandLine -Command $KubeletCommand -NodeName $NodeName -NodeIP $NodeIP -FlagsFile $flagsFile
+[void] (Set-KubeletService -CommandLine $binPath)
 Set-Service -Name kubelet -StartupType Automatic
 if ((Get-Service -Name kubelet).Status -ne 'Running') { Start-Service -Name kubelet }
-Write-Status ([ordered]@{ changed = $true; joined = $true; needsJoin = $false })
+Write-Status ([ordered]@{ changed = $true; joined = $true; needsJoin = $false; binPath = $binPath })

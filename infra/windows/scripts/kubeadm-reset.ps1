@@ -1,9 +1,11 @@
 # winconform-step: kubeadm-reset
 # parameters: KubeadmPath, CRISocket, CNIConfDir
 # Undoes a join: kubeadm reset -f, the kubelet service stopped and deleted,
-# C:\etc\kubernetes and C:\var\lib\kubelet removed, the CNI configuration and
-# the IP allocations of host-local removed. The runtime and the binaries stay,
-# so that the machine can join again.
+# C:\etc\kubernetes and C:\var\lib\kubelet removed (a directory link in them,
+# such as the kubelet's pki link, as a link), and the state the node's
+# services kept: the CNI configuration, host-local's addresses, flannel's
+# subnet, kube-proxy's and flannel's state (C:\winconform\node). The runtime
+# and the binaries stay, so that the machine can join again.
 $changed = $false
 $joinedFiles = @('C:\etc\kubernetes\kubelet.conf', 'C:\etc\kubernetes\bootstrap-kubelet.conf', 'C:\etc\kubernetes\pki\ca.crt') | Where-Object { Test-Path -LiteralPath $_ }
 if (@($joinedFiles).Count -gt 0 -and (Test-Path -LiteralPath $KubeadmPath)) {
@@ -20,10 +22,10 @@ if ($null -ne $service) {
     Wait-Condition -Seconds 60 -What 'the kubelet service to be deleted' -Test { $null -eq (Get-Service -Name kubelet -ErrorAction SilentlyContinue) }
     $changed = $true
 }
-$paths = @('C:\etc\kubernetes', 'C:\var\lib\kubelet', 'C:\var\lib\cni', 'C:\var\lib\kube-proxy-windows', 'C:\run\flannel', (Join-Path $WinconformDir 'join'))
+$paths = @('C:\etc\kubernetes', 'C:\var\lib\kubelet', 'C:\var\lib\cni', 'C:\run\flannel', (Join-Path $WinconformDir 'node'), (Join-Path $WinconformDir 'join'))
 foreach ($path in $paths) {
     if (Test-Path -LiteralPath $path) {
-        Remove-Item -LiteralPath $path -Recurse -Force
+        Remove-Tree -Path $path
         $changed = $true
     }
 }

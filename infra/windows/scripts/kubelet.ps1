@@ -1,9 +1,11 @@
 # winconform-step: kubelet
-# parameters: KubernetesVersion, KubeletSource, KubeadmSource, KubeLogRunnerSource, InstallDir, NodeName
+# parameters: KubernetesVersion, KubeletSource, KubeadmSource, KubeLogRunnerSource, InstallDir, KubeletCommand, NodeName, NodeIP
 # Installs kubelet.exe, kubeadm.exe and kube-log-runner.exe of the cluster's
 # Kubernetes version into $InstallDir and registers the kubelet service:
 # kubelet itself as a Windows service (--windows-service), under
-# kube-log-runner for its log file, depending on containerd. The service
+# kube-log-runner for its log file, depending on containerd. Its command
+# line is $KubeletCommand, the node's name and address ($NodeIP, when set),
+# and the flags kubeadm join wrote into kubeadm-flags.env. The service
 # starts on demand until kubeadm join has configured the kubelet.
 $changed = $false
 if (-not (Get-Service -Name containerd -ErrorAction SilentlyContinue)) {
@@ -46,49 +48,18 @@ if (-not (Test-Path -LiteralPath $runner) -or (Get-StateValue $state 'source') -
 }
 if (Add-MachinePath $InstallDir) { $changed = $true }
 
-foreach ($dir in @('C:\var\log\kubelet', 'C:\var\lib\kubelet\etc\kubernetes', 'C:\etc\kubernetes\pki', 'C:\etc\kubernetes\manifests')) {
+# No pki link under C:\var\lib\kubelet: since v1.23 the kubelet takes a path
+# such as /etc/kubernetes/pki/ca.crt as absolute on Windows (its config
+# loader's IsAbs, k8s.io/kubernetes pkg/util/filesystem/util_windows.go;
+# image-builder makes the link for kubelets older than v1.23 only).
+foreach ($dir in @('C:\var\log\kubelet', 'C:\etc\kubernetes\pki', 'C:\etc\kubernetes\manifests')) {
     if (-not (Test-Path -LiteralPath $dir)) { New-Item -ItemType Directory -Force -Path $dir | Out-Null; $changed = $true }
 }
-# The kubelet looks for the cluster CA under its root directory too.
-$link = 'C:\var\lib\kubelet\etc\kubernetes\pki'
-if (-not (Test-Path -LiteralPath $link)) {
-    New-Item -ItemType SymbolicLink -Path $link -Value 'C:\etc\kubernetes\pki' | Out-Null
-    $changed = $true
-}
 
-# The command line: the flags kubeadm would put in kubeadm-flags.env (the CRI
-# endpoint, the node name) and what Windows needs (no QoS cgroups, no node
-# allocatable enforcement, no resolv.conf).
-$kubeletArgs = @(
-    '--windows-service',
-    '--cert-dir=C:\var\lib\kubelet\pki',
-    '--config=C:\var\lib\kubelet\config.yaml',
-    '--bootstrap-kubeconfig=C:\etc\kubernetes\bootstrap-kubelet.conf',
-    '--kubeconfig=C:\etc\kubernetes\kubelet.conf',
-    "--hostname-override=$NodeName",
-    '--container-runtime-endpoint=npipe:////./pipe/containerd-containerd',
-    '--cgroups-per-qos=false',
-    '--enforce-node-allocatable=""',
-    '--resolv-conf=""',
-    '--v=2'
-)
-$binPath = '"{0}" --log-file=C:\var\log\kubelet\kubelet.log "{1}" {2}' -f $runner, $kubelet, ($kubeletArgs -join ' ')
-
-if ($null -eq $service) {
-    New-Service -Name kubelet -DisplayName 'kubelet' -BinaryPathName $binPath -StartupType Manual -DependsOn containerd | Out-Null
-    $changed = $true
-} else {
-    $current = (Get-CimInstance -ClassName Win32_Service -Filter "Name='kubelet'").PathName
-    if ($current -ne $binPath) {
-        # The registry, not sc.exe: Windows PowerShell 5.1 does not escape the
-        # quotes inside an argument it passes to a program.
-        $key = 'HKLM:\SYSTEM\CurrentControlSet\Services\kubelet'
-        Set-ItemProperty -LiteralPath $key -Name ImagePath -Value $binPath
-        Set-ItemProperty -LiteralPath $key -Name DependOnService -Type MultiString -Value @('containerd')
-        if ($service.Status -ne 'Stopped') { Restart-Service -Name kubelet -Force }
-        $changed = $true
-    }
-}
+# The command line, through the service control manager (a running kubelet
+# restarts with it).
+$binPath = Get-KubeletCommandLine -Command $KubeletCommand -NodeName $NodeName -NodeIP $NodeIP -FlagsFile 'C:\var\lib\kubelet\kubeadm-flags.env'
+if (Set-KubeletService -CommandLine $binPath) { $changed = $true }
 # Restart the kubelet when it fails.
 $r = Invoke-Native -FilePath "$env:SystemRoot\System32\sc.exe" -ArgumentList @('failure', 'kubelet', 'reset=', '0', 'actions=', 'restart/10000/restart/10000/restart/10000')
 if ($r.ExitCode -ne 0) { throw "sc.exe failure kubelet failed: $($r.Output -join '; ')" }

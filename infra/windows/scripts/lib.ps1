@@ -1,5 +1,8 @@
 # winconform-library: common
-# Helpers every step uses; the harness puts them after the step's parameters.
+# Helpers for the steps; the harness puts them after the step's parameters,
+# all but the functions the step does not call (directly or through another
+# function). A function runs from its "function Name {" line, with the comment
+# lines right above it, to the next line that is "}" alone.
 Set-StrictMode -Version Latest
 $ErrorActionPreference = 'Stop'
 $ProgressPreference = 'SilentlyContinue'
@@ -251,4 +254,99 @@ function Get-PendingReboot {
         $reasons += 'Session Manager\PendingFileRenameOperations'
     }
     $reasons
+}
+
+# Update-SessionPath sets this session's PATH, and so the PATH of the
+# programs it runs, to the machine's and the user's, as a new logon would
+# have it. A WinRM shell inherits the environment the WinRM service started
+# with (at boot): what an earlier step put on the machine's PATH is not on
+# it, and kubeadm join's preflight runs kubelet --version by name.
+function Update-SessionPath {
+    $parts = foreach ($scope in 'Machine', 'User') {
+        [Environment]::GetEnvironmentVariable('Path', $scope) -split ';' | Where-Object { $_ -ne '' }
+    }
+    $env:Path = @($parts | Select-Object -Unique) -join ';'
+}
+
+# Get-KubeletCommandLine returns the kubelet service's command line: the
+# harness's ($Command), the node's name and address, and the flags kubeadm
+# join wrote into $FlagsFile (kubeadm-flags.env, KUBELET_KUBEADM_ARGS="..."),
+# which a kubelet run as a Windows service cannot read itself. A flag of
+# kubeadm's takes the place of the same flag; the others go at the end. A
+# node joined with another address than $NodeIP must join again: kubeadm's
+# file is what flannel reads the node's address from.
+function Get-KubeletCommandLine {
+    param(
+        [Parameter(Mandatory = $true)][string] $Command,
+        [Parameter(Mandatory = $true)][string] $NodeName,
+        [AllowEmptyString()][string] $NodeIP = '',
+        [Parameter(Mandatory = $true)][string] $FlagsFile
+    )
+    $line = "$Command --hostname-override=$NodeName"
+    if ($NodeIP -ne '') { $line += " --node-ip=$NodeIP" }
+    if (-not (Test-Path -LiteralPath $FlagsFile)) { return $line }
+    $text = ([IO.File]::ReadAllText($FlagsFile)).Trim()
+    $prefix = 'KUBELET_KUBEADM_ARGS='
+    if (-not $text.StartsWith($prefix)) { throw "$FlagsFile does not set $prefix" }
+    $tokens = @($text.Substring($prefix.Length).Trim('"') -split '\s+' | Where-Object { $_ -ne '' })
+    for ($i = 0; $i -lt $tokens.Count; $i++) {
+        $flag = $tokens[$i]
+        if (-not $flag.StartsWith('--')) { throw "${FlagsFile}: $flag is no flag" }
+        if (-not $flag.Contains('=') -and $i + 1 -lt $tokens.Count -and -not $tokens[$i + 1].StartsWith('--')) {
+            $i++
+            $flag += '=' + $tokens[$i]
+        }
+        $name, $value = $flag.Substring(2) -split '=', 2
+        if ($name -eq 'node-ip' -and $NodeIP -ne '' -and $value -ne $NodeIP) {
+            throw "the node joined with $flag ($FlagsFile), but its address is now ${NodeIP}: reset the machine and join it again"
+        }
+        $pattern = New-Object regex ('(?<=\s)--' + [regex]::Escape($name) + '(=\S*)?(?=\s|$)')
+        if ($pattern.IsMatch($line)) {
+            $line = $pattern.Replace($line, $flag.Replace('$', '$$'), 1)
+        } else {
+            $line += ' ' + $flag
+        }
+    }
+    $line
+}
+
+# Set-KubeletService makes the kubelet service run $CommandLine, depending on
+# containerd, through the service control manager: Windows reads a
+# service's registry key (ImagePath) at boot only, and a start runs the
+# manager's own copy. A running kubelet restarts to take the change. It
+# returns whether it changed anything.
+function Set-KubeletService {
+    param([Parameter(Mandatory = $true)][string] $CommandLine)
+    $service = Get-CimInstance -ClassName Win32_Service -Filter "Name='kubelet'"
+    if ($null -eq $service) {
+        New-Service -Name kubelet -DisplayName 'kubelet' -BinaryPathName $CommandLine -StartupType Manual -DependsOn containerd | Out-Null
+        return $true
+    }
+    if ($service.PathName -ceq $CommandLine) { return $false }
+    $r = Invoke-CimMethod -InputObject $service -MethodName Change -Arguments @{ PathName = $CommandLine; ServiceDependencies = [string[]]@('containerd') }
+    if ($r.ReturnValue -ne 0) { throw "Win32_Service.Change of the kubelet service returned $($r.ReturnValue)" }
+    if ((Get-Service -Name kubelet).Status -ne 'Stopped') { Restart-Service -Name kubelet -Force }
+    $true
+}
+
+# Remove-Tree removes a directory and what it holds. A directory link in it
+# (a symbolic link, a junction) is removed as a link, its target left as it
+# is: Windows PowerShell 5.1's Remove-Item -Recurse stops at one ("There is
+# a mismatch between the tag specified in the request and the tag present
+# in the reparse point", PowerShell issue #621), where .NET removes a link
+# with RemoveDirectory, whatever its target holds.
+function Remove-Tree {
+    param([Parameter(Mandatory = $true)][string] $Path)
+    $reparse = [IO.FileAttributes]::ReparsePoint
+    $root = New-Object IO.DirectoryInfo($Path)
+    if (-not $root.Exists) { return }
+    if (($root.Attributes -band $reparse) -ne 0) { $root.Delete(); return }
+    $dirs = New-Object 'Collections.Generic.Stack[IO.DirectoryInfo]'
+    $dirs.Push($root)
+    while ($dirs.Count -gt 0) {
+        foreach ($child in $dirs.Pop().GetDirectories()) {
+            if (($child.Attributes -band $reparse) -ne 0) { $child.Delete() } else { $dirs.Push($child) }
+        }
+    }
+    Remove-Item -LiteralPath $Path -Recurse -Force
 }

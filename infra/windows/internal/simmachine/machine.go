@@ -9,7 +9,10 @@
 //   - what Windows does on its own: a reboot completes a pending feature
 //     install, stops the running services and starts the automatic ones,
 //     and changes the boot time; containerd cannot run without the
-//     Containers feature;
+//     Containers feature; the service control manager keeps its own copy
+//     of the services' configuration (scm.go); a WinRM shell inherits the
+//     PATH the WinRM service started with (path.go); Windows PowerShell 5.1
+//     cannot remove a tree holding a directory link (link.go);
 //   - the world it reaches: kubeadm join asks the cluster (OnJoin, FailJoin);
 //   - the harness's contract: a script it cannot read, parameters other
 //     than the script's, the password in a script, a token given to the
@@ -63,14 +66,19 @@ type Config struct {
 	NoRegistry bool
 }
 
-// JoinRequest is what kubeadm join got.
+// JoinRequest is what kubeadm join got, and the command line of the
+// kubelet it starts (the service control manager's).
 type JoinRequest struct {
 	NodeName, Token, DiscoveryConfig, CRISocket string
+	KubeletCommand                              string
 }
 
-// Service is a Windows service.
+// Service is a Windows service: BinPath is its command line as the service
+// control manager holds it, ImagePath the registry's, Process the running
+// process's ("" when stopped).
 type Service struct {
 	Name, StartType, BinPath string
+	ImagePath, Process       string
 	Running                  bool
 	DependsOn                []string
 }
@@ -180,7 +188,7 @@ func bootTime(n int) string {
 // normKey makes the path of a file-system fact lower case: Windows paths
 // are case-insensitive.
 func normKey(key string) string {
-	switch steptest.KindOf(key, []string{"file:", "dir:", "path:", "containerd-config:", "process:"}) {
+	switch steptest.KindOf(key, []string{"file:", "dir:", "link:", "path:", "winrm-path:", "containerd-config:", "process:"}) {
 	case "":
 		return key
 	}
@@ -209,7 +217,7 @@ func (m *Machine) fact(key string) string {
 
 // under reports whether fact key k is a file or directory inside dir.
 func under(k, dir string) bool {
-	for _, kind := range []string{"file:", "dir:"} {
+	for _, kind := range []string{"file:", "dir:", "link:"} {
 		if p, ok := strings.CutPrefix(k, kind); ok && strings.HasPrefix(p, dir+`\`) {
 			return true
 		}
@@ -252,8 +260,9 @@ func (m *Machine) Intercept() wsmantest.Intercept {
 }
 
 // rebooting reports whether the machine is down, finishing a reboot whose
-// time is up: pending feature installs complete, automatic services start,
-// the boot time changes. m.mu must be held.
+// time is up: pending feature installs complete, the services' configuration
+// is read from the registry and the automatic ones start, the WinRM service
+// takes the machine's PATH, the boot time changes. m.mu must be held.
 func (m *Machine) rebooting() bool {
 	if m.downUntil.IsZero() {
 		return false
@@ -266,24 +275,19 @@ func (m *Machine) rebooting() bool {
 	m.facts["env:bootTime"] = bootTime(m.bootCount)
 	delete(m.facts, "env:pendingReboot") // the boot does what was pending
 	for k, v := range m.facts {
-		switch {
-		case strings.HasPrefix(k, "feature:") && v == "InstallPending":
+		if strings.HasPrefix(k, "feature:") && v == "InstallPending" {
 			m.facts[k] = "Installed"
-		case strings.HasPrefix(k, "service:") && strings.HasPrefix(v, "Automatic/"):
-			m.facts[k] = "Automatic/Running"
 		}
 	}
+	m.bootServices()
+	m.bootEnv()
 	return false
 }
 
 // startReboot takes the machine down: its services stop. m.mu must be held.
 func (m *Machine) startReboot() {
 	m.reboots++
-	for k, v := range m.facts {
-		if start, ok := strings.CutSuffix(v, "/Running"); ok && strings.HasPrefix(k, "service:") {
-			m.facts[k] = start + "/Stopped"
-		}
-	}
+	m.stopServices()
 	m.downUntil = time.Now().Add(max(m.cfg.RebootTime, time.Millisecond))
 }
 
@@ -364,12 +368,14 @@ func (m *Machine) handle(c *wsmantest.Call) wsmantest.Reply {
 	return wsmantest.Reply{Stdout: out.String(), Stderr: r.stderr, ExitCode: r.exitCode, Delay: hang}
 }
 
-// run is one run of a step: the world's answers are asked at most once.
+// run is one run of a step: the world's answers are asked at most once
+// (kubeadm join once per PATH it may run with).
 type run struct {
-	m      *Machine
-	s      Script
-	join   string // kubeadm join's result: ok or fails ("" not asked yet)
-	joined []string
+	m       *Machine
+	s       Script
+	example map[string]string // the data's example parameters
+	join    map[bool]string   // kubeadm join's result by refreshed PATH: ok or fails
+	joined  map[bool][]string
 }
 
 // step answers a step from its data; cut makes the connection drop when
@@ -393,7 +399,7 @@ func (m *Machine) step(s Script, cut bool) reply {
 		// Windows: containerd cannot run containers without the feature.
 		return fail("containerd cannot run: the Containers feature is %s", m.fact("feature:Containers"))
 	}
-	r := &run{m: m, s: s}
+	r := &run{m: m, s: s, example: data.Params, join: map[bool]string{}, joined: map[bool][]string{}}
 	for _, c := range data.Cases {
 		ok, err := r.fits(c)
 		if err != nil {
@@ -422,8 +428,8 @@ func (m *Machine) contract(s Script) {
 	if s.Step != "kubeadm-join" {
 		return
 	}
-	if s.Params["Mode"] == "check" && (s.Params["Token"] != "" || s.Params["DiscoveryConfig"] != "") {
-		m.problems = append(m.problems, "kubeadm-join in check mode was given a token")
+	if s.Params["Mode"] != "join" && (s.Params["Token"] != "" || s.Params["DiscoveryConfig"] != "") {
+		m.problems = append(m.problems, "kubeadm-join in "+s.Params["Mode"]+" mode was given a token")
 	}
 	if sock := s.Params["CRISocket"]; sock != "npipe:////./pipe/containerd-containerd" {
 		m.problems = append(m.problems, "kubeadm-join: CRISocket "+sock+" is not containerd's pipe")
@@ -455,6 +461,14 @@ func (r *run) fits(c steptest.Case) (bool, error) {
 			return false, nil
 		}
 	}
+	// A case is written for its parameters: one whose facts use a
+	// parameter its example sets does not describe a run that leaves it
+	// empty (a flag such as --node-ip= would be left with no value).
+	for p, v := range r.example {
+		if _, own := c.Params[p]; !own && v != "" && r.s.Params[p] == "" && c.Uses(p) {
+			return false, nil
+		}
+	}
 	given, err := steptest.ExpandMap(c.Given, r.s.Params, r.m.fact)
 	if err != nil {
 		return false, err
@@ -464,7 +478,7 @@ func (r *run) fits(c steptest.Case) (bool, error) {
 			return false, nil
 		}
 	}
-	if want, ok := c.World["kubeadm:join"]; ok && r.kubeadmJoin() != want {
+	if want, ok := c.World["kubeadm:join"]; ok && r.kubeadmJoin(c.RefreshesPath) != want {
 		return false, nil
 	}
 	if want, ok := c.World["kubeadm:reset"]; ok && want != "ok" {
@@ -473,28 +487,36 @@ func (r *run) fits(c steptest.Case) (bool, error) {
 	return true, nil
 }
 
-// kubeadmJoin runs the simulated kubeadm join once: the cluster says
+// kubeadmJoin runs the simulated kubeadm join once: its preflight finds
+// kubelet through the PATH the step gives it (refreshed from the
+// machine's, or the one the shell inherited), then the cluster says
 // whether it works.
-func (r *run) kubeadmJoin() string {
-	if r.join != "" {
-		return r.join
+func (r *run) kubeadmJoin(refreshed bool) string {
+	if res, ok := r.join[refreshed]; ok {
+		return res
 	}
 	p := r.s.Params
-	r.joined = []string{"[preflight] Running pre-flight checks"}
+	joined := []string{"[preflight] Running pre-flight checks"}
 	fails := r.m.FailJoin
-	if len(fails) == 0 && r.m.OnJoin != nil {
-		if err := r.m.OnJoin(JoinRequest{NodeName: p["NodeName"], Token: p["Token"], DiscoveryConfig: p["DiscoveryConfig"], CRISocket: p["CRISocket"]}); err != nil {
+	switch {
+	case r.m.lookPath("kubelet.exe", refreshed) == "":
+		fails = kubeletNotOnPath
+	case len(fails) == 0 && r.m.OnJoin != nil:
+		req := JoinRequest{NodeName: p["NodeName"], Token: p["Token"], DiscoveryConfig: p["DiscoveryConfig"], CRISocket: p["CRISocket"],
+			KubeletCommand: r.m.fact("service-command:kubelet")}
+		if err := r.m.OnJoin(req); err != nil {
 			fails = []string{"error execution phase kubelet-start: " + err.Error(), "To see the stack trace of this error execute with --v=5 or higher"}
 		}
 	}
+	res := "ok"
 	if len(fails) > 0 {
-		r.joined = append(r.joined, fails...)
-		r.join = "fails"
+		joined = append(joined, fails...)
+		res = "fails"
 	} else {
-		r.joined = append(r.joined, "[kubelet-start] Starting the kubelet", "This node has joined the cluster")
-		r.join = "ok"
+		joined = append(joined, "[kubelet-start] Starting the kubelet", "This node has joined the cluster")
 	}
-	return r.join
+	r.join[refreshed], r.joined[refreshed] = res, joined
+	return res
 }
 
 func (r *run) setAll(sets map[string]string) {
@@ -503,9 +525,11 @@ func (r *run) setAll(sets map[string]string) {
 		r.m.problems = append(r.m.problems, err.Error())
 		return
 	}
+	before := r.m.services()
 	for k, v := range e {
 		r.m.setFact(k, v)
 	}
+	r.m.settleServices(before, e)
 }
 
 // answer does what case c says, and prints what it says.
@@ -524,13 +548,18 @@ func (r *run) answer(c steptest.Case) reply {
 	if msg := r.refused(c); msg != "" {
 		return fail("%s", msg) // see refusals.go
 	}
+	if sets, err := steptest.ExpandMap(c.Sets, p, m.fact); err == nil {
+		if msg := m.linkInTheWay(sets); msg != "" {
+			return fail("%s", msg)
+		}
+	}
 	var out reply
 	for _, l := range c.Says {
 		out.lines = append(out.lines, strings.Split(expand(l), "\n")...)
 	}
 	switch c.Echoes {
 	case "kubeadm join":
-		out.lines = append(out.lines, r.joined...)
+		out.lines = append(out.lines, r.joined[c.RefreshesPath]...)
 	case "kubeadm reset":
 		out.lines = append(out.lines, "[reset] Stopping the kubelet service", "[reset] Deleting contents of directories: [C:\\etc\\kubernetes\\manifests C:\\var\\lib\\kubelet]")
 	}
@@ -640,8 +669,9 @@ func (m *Machine) Service(name string) (Service, bool) {
 		return Service{}, false
 	}
 	start, status, _ := strings.Cut(v, "/")
+	s := m.services()[name]
 	return Service{Name: name, StartType: start, Running: status == "Running",
-		BinPath: m.fact("service-command:" + name), DependsOn: splitList(m.fact("service-deps:" + name))}, true
+		BinPath: s.command, ImagePath: s.imagepath, Process: s.process, DependsOn: splitList(m.fact("service-deps:" + name))}, true
 }
 
 // File returns the content of a file: a program's version, or where it

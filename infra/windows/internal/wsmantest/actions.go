@@ -77,9 +77,11 @@ func (s *Server) command(env *envelope, rec *Request) outcome {
 		command: cl.Command,
 		args:    cl.Arguments,
 		inv:     interpret(cl.Command, cl.Arguments),
-		notify:  make(chan struct{}),
-		ctx:     ctx,
-		cancel:  cancel,
+		// Absent, the option means pipe (MS-WSMV 3.1.4.11).
+		consoleStdin: strings.EqualFold(env.Header.options()["WINRS_CONSOLEMODE_STDIN"], "TRUE"),
+		notify:       make(chan struct{}),
+		ctx:          ctx,
+		cancel:       cancel,
 	}
 	rec.CommandID = id
 	return outcome{action: ActionCommand.responseURI(), body: commandBody(id)}

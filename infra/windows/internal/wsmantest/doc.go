@@ -9,10 +9,23 @@
 // (stdout and stderr, base64, split over several responses when large; a
 // long poll that ends in a w:TimedOut fault after the request's
 // OperationTimeout), Signal (terminate, ctrl_c) and Delete. It serves HTTP or
-// HTTPS (with its own CA), checks basic authentication (HTTP 401 with no body
-// on a wrong password, as WinRM answers), keeps state per shell and per
-// command, and answers requests for unknown shells with the fault a real
-// server sends.
+// HTTPS (with its own CA), keeps state per shell and per command, and
+// answers requests for unknown shells with the fault a real server sends.
+//
+// # Authentication and encryption
+//
+// By default the server is a stock Windows Server's WinRM service
+// (Auth\Basic=false, AllowUnencrypted=false, Negotiate on): it
+// authenticates with NTLMv2 through the Negotiate scheme, the context bound
+// to the TCP connection, checks the NTProofStr, the MIC and, over HTTPS, the
+// channel bindings, and over HTTP it wants every message sealed with the
+// connection's NTLM session (MS-WSMV 2.2.9.1.1 encrypted messages, and
+// answers them sealed). Basic requests, and plain messages over HTTP, get
+// 401, as on Windows. WithBasicAuth and WithAllowUnencrypted make it a
+// server configured the insecure way, for clients that speak Basic. Its
+// NTLM and sealing are checked against clients written elsewhere:
+// masterzen/winrm's Encryption (bodgit/ntlmssp) and pywinrm (ntlm-auth),
+// in auth_test.go. See auth.go for the sources.
 //
 // # Scripting a machine
 //
@@ -49,6 +62,20 @@
 // before its first Receive, or every command under WithWaitForStdin) runs
 // when its stdin is closed (a Send with End="true"); any other command runs
 // at its first Receive.
+//
+// Stdin is a pipe only when the Command asks for it: WINRS_CONSOLEMODE_STDIN
+// is "the client-side mode for standard input", console if TRUE, pipe if
+// FALSE or absent (MS-WSMV 3.1.4.11). With console-mode stdin, the end of the
+// stream does not reach the process as the end of its input: a command that
+// reads stdin to its end (the two forms above, or any under
+// WithWaitForStdin) never runs, and waits until it is signalled or its
+// shell deleted. That is why Ansible's WinRM connection turns console mode
+// off whenever it streams stdin (ansible/ansible
+// lib/ansible/plugins/connection/winrm.py, _winrm_exec:
+// console_mode_stdin=(stdin_iterator is None)), and why MetricsHub/winrm-java
+// switches a command fed stdin to pipe mode so that "closing the writer
+// actually delivers EOF" (src/site/markdown/commands.md). masterzen/winrm
+// always sends TRUE.
 //
 // # Faults
 //

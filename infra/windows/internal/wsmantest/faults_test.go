@@ -1,6 +1,7 @@
 package wsmantest_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 func TestWrongPasswordIs401(t *testing.T) {
-	srv := wsmantest.New(t)
+	srv := newBasic(t)
 	_, err := stockClient(t, srv, "wrong", "").CreateShell()
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("err %v, want an HTTP 401", err)
@@ -26,7 +27,7 @@ func TestWrongPasswordIs401(t *testing.T) {
 }
 
 func TestUnknownShellIsAFault(t *testing.T) {
-	srv := wsmantest.New(t)
+	srv := newBasic(t)
 	const bogus = "0B5E55ED-0000-4000-8000-000000000000"
 	status, body := post(t, srv, winrm.NewExecuteCommandRequest(srv.URL(), bogus, "hostname", nil, nil))
 	if status != http.StatusInternalServerError || !strings.Contains(body, "w:InvalidSelectors") ||
@@ -56,7 +57,7 @@ func TestUnknownShellIsAFault(t *testing.T) {
 // comes back as a successful response. CreateShell then "succeeds" with an
 // empty shell ID. The remote package uses its own transport for that reason.
 func TestStockClientIgnoresFaults(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithIntercept(wsmantest.FaultAction(wsmantest.ActionCreate, wsmantest.ErrorFault("no more shells today"))))
+	srv := newBasic(t, wsmantest.WithIntercept(wsmantest.FaultAction(wsmantest.ActionCreate, wsmantest.ErrorFault("no more shells today"))))
 	shell, err := stockClient(t, srv, srv.Password(), "").CreateShell()
 	if err != nil {
 		t.Skipf("winrm now reports faults (%v): the workaround in remote may no longer be needed", err)
@@ -70,7 +71,7 @@ func TestStockClientIgnoresFaults(t *testing.T) {
 }
 
 func TestFaultOnCreate(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithIntercept(wsmantest.FaultAction(wsmantest.ActionCreate, wsmantest.ErrorFault("no more shells today"))))
+	srv := newBasic(t, wsmantest.WithIntercept(wsmantest.FaultAction(wsmantest.ActionCreate, wsmantest.ErrorFault("no more shells today"))))
 	status, body := post(t, srv, winrm.NewOpenShellRequest(srv.URL(), nil))
 	if status != http.StatusInternalServerError || !strings.Contains(body, "no more shells today") || !strings.Contains(body, "<s:Fault>") {
 		t.Fatalf("HTTP %d %s", status, body)
@@ -84,7 +85,7 @@ func TestFaultOnCreate(t *testing.T) {
 }
 
 func TestDropNthRequest(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithIntercept(wsmantest.DropRequest(1)))
+	srv := newBasic(t, wsmantest.WithIntercept(wsmantest.DropRequest(1)))
 	client := stockClient(t, srv, srv.Password(), "")
 	if _, err := client.CreateShell(); err == nil {
 		t.Fatal("a dropped Create succeeded")
@@ -100,7 +101,7 @@ func TestDropNthRequest(t *testing.T) {
 }
 
 func TestReplyFault(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Fault: wsmantest.ErrorFault("the disk is on fire"), Stdout: "after the fault"}
 	}))
 	_, body := post(t, srv, winrm.NewOpenShellRequest(srv.URL(), nil))
@@ -121,10 +122,10 @@ func TestReplyFault(t *testing.T) {
 }
 
 func TestReplyDrop(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Drop: true, Stdout: "never seen"}
 	}))
-	_, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithString("x", "")
+	_, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithContext(context.Background(), "x")
 	if err == nil {
 		t.Fatal("a dropped Receive succeeded")
 	}
@@ -144,7 +145,7 @@ func TestReplyDrop(t *testing.T) {
 
 func TestSignalEndsARunningCommand(t *testing.T) {
 	ended := make(chan error, 1)
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		<-c.Ctx.Done()
 		ended <- c.Ctx.Err()
 		return wsmantest.Reply{Stdout: "too late"}
@@ -178,12 +179,12 @@ func TestSignalEndsARunningCommand(t *testing.T) {
 }
 
 func TestDelayedInterceptAndSlowReceive(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithIntercept(wsmantest.Intercepts(
+	srv := newBasic(t, wsmantest.WithIntercept(wsmantest.Intercepts(
 		nil,
 		wsmantest.DelayAction(wsmantest.ActionCommand, 150*time.Millisecond),
 	)))
 	start := time.Now()
-	if _, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithString("x", ""); err != nil {
+	if _, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithContext(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d < 150*time.Millisecond {
@@ -192,7 +193,7 @@ func TestDelayedInterceptAndSlowReceive(t *testing.T) {
 }
 
 func TestCloseEndsLongPolls(t *testing.T) {
-	srv, err := wsmantest.Start(wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv, err := wsmantest.Start(wsmantest.WithBasicAuth(), wsmantest.WithAllowUnencrypted(), wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		<-c.Ctx.Done()
 		return wsmantest.Reply{}
 	}))
@@ -202,7 +203,7 @@ func TestCloseEndsLongPolls(t *testing.T) {
 	client := stockClient(t, srv, srv.Password(), "PT60S")
 	errs := make(chan error, 1)
 	go func() {
-		_, _, _, err := client.RunPSWithString("forever", "")
+		_, _, _, err := client.RunPSWithContext(context.Background(), "forever")
 		errs <- err
 	}()
 	for srv.Count(wsmantest.ActionReceive) == 0 {

@@ -1,6 +1,7 @@
 package wsmantest_test
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"slices"
@@ -12,6 +13,15 @@ import (
 	"github.com/masterzen/winrm/soap"
 	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
+
+// newBasic is a server configured the way masterzen/winrm's default
+// client needs: Basic authentication on, and plain messages allowed over
+// HTTP (a stock server has neither: see auth_test.go). The protocol tests
+// use that client, the one the harness's transport replaces.
+func newBasic(t *testing.T, opts ...wsmantest.Option) *wsmantest.Server {
+	t.Helper()
+	return wsmantest.New(t, append([]wsmantest.Option{wsmantest.WithBasicAuth(), wsmantest.WithAllowUnencrypted()}, opts...)...)
+}
 
 // stockClient is masterzen/winrm's client, with its own HTTP transport,
 // pointed at s: what proves the fake against the real client.
@@ -56,7 +66,13 @@ func assertConversation(t *testing.T, s *wsmantest.Server, shellID string, want 
 // the HTTP status and body.
 func post(t *testing.T, s *wsmantest.Server, msg *soap.SoapMessage) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.URL(), strings.NewReader(msg.String()))
+	return postText(t, s, msg.String())
+}
+
+// postText is post of a message's text.
+func postText(t *testing.T, s *wsmantest.Server, msg string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL(), strings.NewReader(msg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,4 +88,57 @@ func post(t *testing.T, s *wsmantest.Server, msg *soap.SoapMessage) (int, string
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(body)
+}
+
+// rawRun runs command on s with masterzen/winrm's request builders sent one
+// by one (Basic, plain), its stdin sent whole and closed, and returns its
+// output and exit code. With pipeStdin the Command asks for pipe-mode
+// stdin (WINRS_CONSOLEMODE_STDIN=FALSE, as Ansible's client does when it
+// streams stdin), which masterzen/winrm's own client never does.
+func rawRun(t *testing.T, s *wsmantest.Server, command string, stdin []byte, pipeStdin bool) (stdout, stderr string, code int) {
+	t.Helper()
+	params := winrm.NewParameters("PT1S", "en-US", 153600)
+	url := s.URL()
+	status, body := post(t, s, winrm.NewOpenShellRequest(url, params))
+	shellID, err := winrm.ParseOpenShellResponse(body)
+	if status != http.StatusOK || err != nil {
+		t.Fatalf("Create: %d %v", status, err)
+	}
+	msg := winrm.NewExecuteCommandRequest(url, shellID, command, nil, params).String()
+	if pipeStdin {
+		const console = `<w:Option Name="WINRS_CONSOLEMODE_STDIN">TRUE</w:Option>`
+		if !strings.Contains(msg, console) {
+			t.Fatal("masterzen/winrm's Command no longer asks for console-mode stdin as the test expects")
+		}
+		msg = strings.Replace(msg, console, `<w:Option Name="WINRS_CONSOLEMODE_STDIN">FALSE</w:Option>`, 1)
+	}
+	status, body = postText(t, s, msg)
+	commandID, err := winrm.ParseExecuteCommandResponse(body)
+	if status != http.StatusOK || err != nil {
+		t.Fatalf("Command: %d %v", status, err)
+	}
+	if status, _ = post(t, s, winrm.NewSendInputRequest(url, shellID, commandID, stdin, true, params)); status != http.StatusOK {
+		t.Fatalf("Send: %d", status)
+	}
+	var out, errOut bytes.Buffer
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not end within 10s")
+		}
+		status, body = post(t, s, winrm.NewGetOutputRequest(url, shellID, commandID, "stdout stderr", params))
+		if status != http.StatusOK {
+			continue // w:TimedOut: poll again
+		}
+		done, exit, err := winrm.ParseSlurpOutputErrResponse(body, &out, &errOut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			code = exit
+			break
+		}
+	}
+	post(t, s, winrm.NewSignalRequest(url, shellID, commandID, params))
+	post(t, s, winrm.NewDeleteShellRequest(url, shellID, params))
+	return out.String(), errOut.String(), code
 }

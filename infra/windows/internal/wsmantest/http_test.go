@@ -3,14 +3,13 @@ package wsmantest_test
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
-
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 )
 
 func TestHTTPLevelAnswers(t *testing.T) {
-	srv := wsmantest.New(t)
+	srv := newBasic(t)
 	do := func(method, path, contentType, user, password, body string) *http.Response {
 		t.Helper()
 		req, err := http.NewRequest(method, strings.TrimSuffix(srv.URL(), "/wsman")+path, strings.NewReader(body))
@@ -33,7 +32,7 @@ func TestHTTPLevelAnswers(t *testing.T) {
 	soapCT := "application/soap+xml;charset=UTF-8"
 
 	resp := do(http.MethodPost, "/wsman", soapCT, srv.User(), "not the password", "<x/>")
-	if resp.StatusCode != http.StatusUnauthorized || resp.ContentLength != 0 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "Basic") {
+	if resp.StatusCode != http.StatusUnauthorized || resp.ContentLength != 0 || !slices.Contains(resp.Header.Values("WWW-Authenticate"), `Basic realm="WSMAN"`) {
 		t.Errorf("wrong password: %d, length %d, %v", resp.StatusCode, resp.ContentLength, resp.Header)
 	}
 	if resp := do(http.MethodPost, "/wsman", soapCT, "", "", "<x/>"); resp.StatusCode != http.StatusUnauthorized {

@@ -10,16 +10,18 @@ const (
 
 // config is what the options set.
 type config struct {
-	addr            string
-	user, password  string
-	handler         Handler
-	intercept       Intercept
-	tls             bool
-	certNames       []string
-	maxReceiveWait  time.Duration
-	maxReceiveBytes int
-	waitForStdin    bool
-	logf            func(format string, args ...any)
+	addr             string
+	user, password   string
+	handler          Handler
+	intercept        Intercept
+	tls              bool
+	certNames        []string
+	maxReceiveWait   time.Duration
+	maxReceiveBytes  int
+	waitForStdin     bool
+	basic            bool
+	allowUnencrypted bool
+	logf             func(format string, args ...any)
 }
 
 func defaultConfig() config {
@@ -40,10 +42,21 @@ func WithHandler(h Handler) Option { return func(c *config) { c.handler = h } }
 // WithIntercept injects faults at the protocol level (see Intercept).
 func WithIntercept(i Intercept) Option { return func(c *config) { c.intercept = i } }
 
-// WithCredentials sets the user and password basic authentication accepts.
+// WithCredentials sets the account the server accepts: a local account
+// ("Administrator"), or a domain one ("LAB\\winconform"), for NTLM and,
+// when enabled, Basic.
 func WithCredentials(user, password string) Option {
 	return func(c *config) { c.user, c.password = user, password }
 }
+
+// WithBasicAuth enables Basic authentication (winrm/config/service/auth
+// Basic=true), off on a stock server. Over HTTP it also needs
+// WithAllowUnencrypted: Basic cannot be encrypted.
+func WithBasicAuth() Option { return func(c *config) { c.basic = true } }
+
+// WithAllowUnencrypted lets plain (unencrypted) messages through over HTTP
+// (winrm/config/service AllowUnencrypted=true), false on a stock server.
+func WithAllowUnencrypted() Option { return func(c *config) { c.allowUnencrypted = true } }
 
 // WithTLS serves HTTPS with a certificate, signed by the server's own CA
 // (Server.CACertPEM), for DefaultCertNames.

@@ -7,7 +7,9 @@ import (
 // Request is one request the server received, as recorded for assertions.
 type Request struct {
 	// Seq is the request's position in arrival order, from 1. Every POST to
-	// /wsman counts, rejected ones (401, 415, unreadable) too.
+	// /wsman with a body counts, rejected ones (401, 415, unreadable) too;
+	// the empty-bodied requests of an NTLM handshake do not (see
+	// Server.Handshakes).
 	Seq int
 	// Time is when the request arrived.
 	Time time.Time
@@ -33,8 +35,17 @@ type Request struct {
 	MaxEnvelopeSize  int
 	// Options are the request's w:OptionSet.
 	Options map[string]string
-	// User is the basic-auth user name the request carried.
+	// User is the user the request was authenticated as, or claimed to be:
+	// the Basic user name, or the NTLM user (DOMAIN\user when a domain was
+	// sent).
 	User string
+	// Auth is the scheme of the request's Authorization header: "Basic",
+	// "Negotiate" (the AUTHENTICATE_MESSAGE of an NTLM handshake), or ""
+	// when the connection's NTLM context authenticated it.
+	Auth string
+	// Sealed is true when the request was an encrypted message (MS-WSMV
+	// 2.2.9.1.1).
+	Sealed bool
 
 	// Status is the HTTP status of the answer, 0 while it is pending or
 	// when the connection was dropped.

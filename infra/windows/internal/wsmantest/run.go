@@ -17,8 +17,14 @@ func (s *Server) maybeStart(c *command) {
 	if c.started || c.done {
 		return
 	}
-	readsStdin := c.inv.readsStdin() || s.cfg.waitForStdin || c.sawSend
-	if readsStdin && !c.stdinClosed {
+	readsToEnd := c.inv.readsStdin() || s.cfg.waitForStdin
+	if (readsToEnd || c.sawSend) && !c.stdinClosed {
+		return
+	}
+	if readsToEnd && c.consoleStdin {
+		// Console-mode stdin (WINRS_CONSOLEMODE_STDIN=TRUE): the end of
+		// the stream is not the end of a console's input, and a process
+		// that reads its stdin to the end waits until it is stopped.
 		return
 	}
 	c.started = true

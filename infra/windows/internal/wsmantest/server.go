@@ -44,6 +44,9 @@ type Server struct {
 	shells     map[string]*shell
 	shellOrder []string
 	calls      []*Call
+	handshakes int
+	// idle are the connections waiting for a request.
+	idle map[net.Conn]bool
 }
 
 // New starts a Server for the test and closes it when the test ends.
@@ -82,10 +85,13 @@ func Start(opts ...Option) (*Server, error) {
 		handler:   cfg.handler,
 		intercept: cfg.intercept,
 		shells:    map[string]*shell{},
+		idle:      map[net.Conn]bool{},
 	}
 	s.srv = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       connContext,
+		ConnState:         s.connState,
 		// TLS handshake failures are what some tests are about; keep them
 		// out of the test log.
 		ErrorLog: log.New(io.Discard, "", 0),
@@ -132,6 +138,32 @@ func (s *Server) Close() {
 	})
 }
 
+// connState keeps the set of idle connections.
+func (s *Server) connState(c net.Conn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if state == http.StateIdle {
+		s.idle[c] = true
+	} else {
+		delete(s.idle, c)
+	}
+}
+
+// CloseIdleConnections closes the keep-alive connections waiting for a
+// request, as HTTP.sys does after its idle connection timeout (120 s by
+// default): their NTLM contexts go with them. It returns how many it
+// closed.
+func (s *Server) CloseIdleConnections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.idle)
+	for c := range s.idle {
+		_ = c.Close()
+		delete(s.idle, c)
+	}
+	return n
+}
+
 // URL is the endpoint's URL, such as http://127.0.0.1:40123/wsman.
 func (s *Server) URL() string { return s.url }
 
@@ -152,6 +184,10 @@ func (s *Server) CACertPEM() []byte {
 	}
 	return append([]byte(nil), s.certs.caPEM...)
 }
+
+// BasicAuth reports whether the server accepts Basic authentication
+// (WithBasicAuth).
+func (s *Server) BasicAuth() bool { return s.cfg.basic }
 
 // User is the user name the server accepts.
 func (s *Server) User() string { return s.cfg.user }
@@ -221,20 +257,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
-	env, parseErr := parseEnvelope(data)
-	rec := s.record(env, r)
-
-	user, password, ok := r.BasicAuth()
-	if !ok || user != s.cfg.user || password != s.cfg.password {
-		// What WinRM answers: 401, the schemes it accepts, no body.
-		w.Header().Add("WWW-Authenticate", `Basic realm="WSMAN"`)
-		w.WriteHeader(http.StatusUnauthorized)
-		s.finish(rec, outcome{}, http.StatusUnauthorized, 0)
+	auth := s.authenticate(r, data)
+	// The empty-bodied requests of an NTLM handshake are not
+	// WS-Management requests: they are answered here, not recorded.
+	if auth.done && len(data) == 0 {
+		s.answerAuth(w, auth)
+		return
+	}
+	contentType := r.Header.Get("Content-Type")
+	sealed := isEncrypted(contentType)
+	var unsealErr error
+	if sealed && !auth.done {
+		data, contentType, unsealErr = unsealRequest(auth.session, contentType, data)
+	}
+	var env *envelope
+	var parseErr error
+	if !sealed || (!auth.done && unsealErr == nil) {
+		env, parseErr = parseEnvelope(data)
+	}
+	rec := s.record(env, auth, sealed)
+	switch {
+	case !auth.done && auth.session != nil && !sealed && r.TLS == nil && !s.cfg.allowUnencrypted:
+		// An NTLM-authenticated plain message over HTTP: refused.
+		s.logf("#%d: a plain message over HTTP, AllowUnencrypted is false", rec.Seq)
+		auth = authOutcome{done: true, status: http.StatusUnauthorized}
+	case !auth.done && unsealErr != nil:
+		s.logf("#%d: %v", rec.Seq, unsealErr)
+		w.WriteHeader(http.StatusBadRequest)
+		s.finish(rec, outcome{}, http.StatusBadRequest, 0)
+		return
+	}
+	if auth.done {
+		s.answerAuth(w, auth)
+		s.finish(rec, outcome{}, auth.status, 0)
 		return
 	}
 	var out outcome
 	switch {
-	case !isSOAP(r.Header.Get("Content-Type")):
+	case !isSOAP(contentType):
 		w.WriteHeader(http.StatusUnsupportedMediaType)
 		s.finish(rec, outcome{}, http.StatusUnsupportedMediaType, 0)
 		return
@@ -248,7 +308,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = s.dispatch(r.Context(), env, rec, r.RemoteAddr)
 		}
 	}
-	s.respond(w, env, rec, out)
+	var seal *ntlmSession
+	if sealed {
+		seal = auth.session
+	}
+	s.respond(w, env, rec, out, seal)
+}
+
+// answerAuth answers a request that authentication decided on.
+func (s *Server) answerAuth(w http.ResponseWriter, auth authOutcome) {
+	if auth.status == http.StatusUnauthorized {
+		if auth.challenge != "" {
+			w.Header().Set("WWW-Authenticate", auth.challenge)
+		} else {
+			s.offerSchemes(w.Header())
+		}
+	}
+	// What WinRM answers: the status, no body.
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(auth.status)
+}
+
+// unsealRequest takes an encrypted message apart and unseals it with the
+// connection's NTLM session.
+func unsealRequest(sess *ntlmSession, contentType string, body []byte) ([]byte, string, error) {
+	if sess == nil {
+		return nil, "", fmt.Errorf("an encrypted message on a connection with no NTLM session")
+	}
+	m, err := parseEncrypted(contentType, body)
+	if err != nil {
+		return nil, "", fmt.Errorf("the encrypted message does not read: %v", err)
+	}
+	msg, err := sess.unseal(m.sealed, m.signature)
+	if err != nil {
+		return nil, "", fmt.Errorf("the encrypted message does not unseal: %v", err)
+	}
+	return msg, m.originalType, nil
 }
 
 // isSOAP reports whether a Content-Type is SOAP 1.2's.
@@ -281,7 +376,7 @@ func (s *Server) intercepted(ctx context.Context, rec *Request) outcome {
 }
 
 // respond writes the answer to a request and records it.
-func (s *Server) respond(w http.ResponseWriter, env *envelope, rec *Request, out outcome) {
+func (s *Server) respond(w http.ResponseWriter, env *envelope, rec *Request, out outcome, seal *ntlmSession) {
 	if out.drop || out.abandoned {
 		s.finish(rec, out, 0, 0)
 		dropConnection(w)
@@ -299,9 +394,16 @@ func (s *Server) respond(w http.ResponseWriter, env *envelope, rec *Request, out
 	} else {
 		msg = soapEnvelope(out.action, relatesTo, out.body)
 	}
-	w.Header().Set("Content-Type", "application/soap+xml;charset=UTF-8")
+	body := []byte(msg)
+	contentType := soapContentType
+	if seal != nil {
+		// An encrypted request gets an encrypted answer, faults too.
+		sealed, signature := seal.seal(body)
+		body, contentType = encryptedBody(soapContentType, signature, sealed), EncryptedContentType
+	}
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, msg)
+	_, _ = w.Write(body)
 	s.finish(rec, out, status, len(msg))
 }
 
@@ -318,9 +420,8 @@ func dropConnection(w http.ResponseWriter) {
 }
 
 // record notes a request's arrival.
-func (s *Server) record(env *envelope, r *http.Request) *Request {
-	rec := &Request{Time: time.Now()}
-	rec.User, _, _ = r.BasicAuth()
+func (s *Server) record(env *envelope, auth authOutcome, sealed bool) *Request {
+	rec := &Request{Time: time.Now(), User: auth.user, Auth: auth.scheme, Sealed: sealed}
 	if env != nil {
 		h := &env.Header
 		rec.ActionURI = h.Action

@@ -36,10 +36,13 @@ type command struct {
 	args    []string
 	inv     invocation
 
-	stdin       []byte
-	sawSend     bool
-	stdinClosed bool
-	started     bool
+	stdin   []byte
+	sawSend bool
+	// consoleStdin: the Command asked for console-mode stdin
+	// (WINRS_CONSOLEMODE_STDIN=TRUE).
+	consoleStdin bool
+	stdinClosed  bool
+	started      bool
 	// done is set when the command has ended (its reply is in, or it was
 	// signalled); exitCode is then valid.
 	done       bool

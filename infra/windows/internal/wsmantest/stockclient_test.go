@@ -2,6 +2,7 @@ package wsmantest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"strings"
 	"sync/atomic"
@@ -13,7 +14,7 @@ import (
 )
 
 func TestStockClientRunsPowerShell(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		if !c.PowerShell || c.Script != "Get-Service kubelet" {
 			return wsmantest.Reply{Stderr: "unexpected: " + c.CommandLine(), ExitCode: 99}
 		}
@@ -21,9 +22,9 @@ func TestStockClientRunsPowerShell(t *testing.T) {
 	}))
 	client := stockClient(t, srv, srv.Password(), "")
 
-	stdout, stderr, code, err := client.RunPSWithString("Get-Service kubelet", "")
+	stdout, stderr, code, err := client.RunPSWithContext(context.Background(), "Get-Service kubelet")
 	if err != nil {
-		t.Fatalf("RunPSWithString: %v", err)
+		t.Fatalf("RunPSWithContext: %v", err)
 	}
 	if stdout != "Running\r\n" || stderr != "a warning\r\n" || code != 3 {
 		t.Errorf("got stdout %q stderr %q code %d", stdout, stderr, code)
@@ -48,7 +49,7 @@ func TestStockClientRunsPowerShell(t *testing.T) {
 }
 
 func TestStockClientRunsRawCommand(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: c.Command + "|" + strings.Join(c.Arguments, ",")}
 	}))
 	client := stockClient(t, srv, srv.Password(), "")
@@ -78,11 +79,11 @@ func TestStockClientRunsRawCommand(t *testing.T) {
 func TestLargeOutputIsSplitOverReceives(t *testing.T) {
 	big := strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz\u00e9\r\n", 200*1024/40)
 	bigErr := strings.Repeat("E", 50*1024)
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: big, Stderr: bigErr, ExitCode: 0}
 	}))
 	client := stockClient(t, srv, srv.Password(), "")
-	stdout, stderr, code, err := client.RunPSWithString("big", "")
+	stdout, stderr, code, err := client.RunPSWithContext(context.Background(), "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +107,10 @@ func TestLargeOutputIsSplitOverReceives(t *testing.T) {
 
 func TestMaxOutputPerReceive(t *testing.T) {
 	out := strings.Repeat("x", 10000)
-	srv := wsmantest.New(t, wsmantest.WithMaxOutputPerReceive(1000), wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithMaxOutputPerReceive(1000), wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: out}
 	}))
-	stdout, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithString("x", "")
+	stdout, _, _, err := stockClient(t, srv, srv.Password(), "").RunPSWithContext(context.Background(), "x")
 	if err != nil || stdout != out {
 		t.Fatalf("err %v, %d bytes", err, len(stdout))
 	}
@@ -120,33 +121,27 @@ func TestMaxOutputPerReceive(t *testing.T) {
 
 func TestScriptOnStdinWithDashCommand(t *testing.T) {
 	script := "Write-Output 'from stdin'\r\nexit 4\r\n"
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		if !c.ViaStdin || c.Script != script {
 			return wsmantest.Reply{Stderr: "script not seen: " + c.Script, ExitCode: 1}
 		}
 		return wsmantest.Reply{Stdout: "from stdin", ExitCode: 4}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
-	var stdout, stderr bytes.Buffer
-	code, err := client.RunWithInput("powershell.exe -NoProfile -NonInteractive -Command -", &stdout, &stderr, strings.NewReader(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code != 4 || stdout.String() != "from stdin" {
-		t.Errorf("code %d stdout %q stderr %q", code, stdout.String(), stderr.String())
+	stdout, stderr, code := rawRun(t, srv, "powershell.exe -NoProfile -NonInteractive -Command -", []byte(script), true)
+	if code != 4 || stdout != "from stdin" {
+		t.Errorf("code %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
 
 func TestStdinBootstrap(t *testing.T) {
 	script := strings.Repeat("Write-Output 'a long line of a long script'\n", 500)
 	bootstrap := wsmantest.StdinBootstrapMarker + "\n$s = $input | Out-String\n& ([ScriptBlock]::Create($s))\n"
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		if !c.ViaStdin || c.Script != script || c.Bootstrap != bootstrap {
 			return wsmantest.Reply{Stderr: "bootstrap not understood", ExitCode: 1}
 		}
 		return wsmantest.Reply{Stdout: "ok"}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
 	var stdin bytes.Buffer
 	b64 := base64.StdEncoding.EncodeToString([]byte(script))
 	for len(b64) > 76 {
@@ -154,50 +149,70 @@ func TestStdinBootstrap(t *testing.T) {
 		b64 = b64[76:]
 	}
 	stdin.WriteString(b64)
-	var stdout, stderr bytes.Buffer
-	code, err := client.RunWithInput(winrm.Powershell(bootstrap), &stdout, &stderr, &stdin)
-	if err != nil || code != 0 || stdout.String() != "ok" {
-		t.Fatalf("err %v code %d stdout %q stderr %q", err, code, stdout.String(), stderr.String())
+	stdout, stderr, code := rawRun(t, srv, winrm.Powershell(bootstrap), stdin.Bytes(), true)
+	if code != 0 || stdout != "ok" {
+		t.Fatalf("code %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
 
 func TestStdinBootstrapWithBadStdinFailsLikePowerShell(t *testing.T) {
 	var called atomic.Bool
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		called.Store(true)
 		return wsmantest.Reply{}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
-	var stdout, stderr bytes.Buffer
-	code, err := client.RunWithInput(winrm.Powershell(wsmantest.StdinBootstrapMarker+"\n"), &stdout, &stderr, strings.NewReader("not base64!"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code != 1 || !strings.Contains(stderr.String(), "FromBase64String") || called.Load() {
-		t.Errorf("code %d stderr %q handler called %v", code, stderr.String(), called.Load())
+	_, stderr, code := rawRun(t, srv, winrm.Powershell(wsmantest.StdinBootstrapMarker+"\n"), []byte("not base64!"), true)
+	if code != 1 || !strings.Contains(stderr, "FromBase64String") || called.Load() {
+		t.Errorf("code %d stderr %q handler called %v", code, stderr, called.Load())
 	}
 }
 
 func TestWaitForStdin(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithWaitForStdin(), wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithWaitForStdin(), wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: strings.ToUpper(string(c.Stdin))}
 	}))
-	client := stockClient(t, srv, srv.Password(), "")
-	var stdout, stderr bytes.Buffer
-	if _, err := client.RunWithInput("findstr .", &stdout, &stderr, strings.NewReader("some input")); err != nil {
-		t.Fatal(err)
+	if stdout, _, _ := rawRun(t, srv, "findstr .", []byte("some input"), true); stdout != "SOME INPUT" {
+		t.Errorf("stdout %q", stdout)
 	}
-	if stdout.String() != "SOME INPUT" {
-		t.Errorf("stdout %q", stdout.String())
+}
+
+// masterzen/winrm's client asks for console-mode stdin whatever it sends
+// (WINRS_CONSOLEMODE_STDIN=TRUE): the end of the stream it sends is not the
+// end of a console's input, and a process that reads stdin to its end never
+// runs (see doc.go, "When a command runs", for the sources).
+func TestConsoleModeStdinNeverEndsTheInput(t *testing.T) {
+	var called atomic.Bool
+	srv := newBasic(t, wsmantest.WithHandler(func(c *wsmantest.Call) wsmantest.Reply {
+		called.Store(true)
+		return wsmantest.Reply{Stdout: "ran"}
+	}))
+	client := stockClient(t, srv, srv.Password(), "PT0.2S")
+	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	_, _ = client.RunWithContextWithInput(ctx, "powershell.exe -NoProfile -NonInteractive -Command -", &stdout, &stderr, strings.NewReader("Write-Output 1\r\n"))
+	if called.Load() || stdout.String() != "" {
+		t.Errorf("a -Command - process ran on console-mode stdin (stdout %q)", stdout.String())
+	}
+	var sawEnd, sawConsole bool
+	for _, r := range srv.Requests() {
+		sawEnd = sawEnd || (r.Action == wsmantest.ActionSend && r.End)
+		sawConsole = sawConsole || (r.Action == wsmantest.ActionCommand && r.Options["WINRS_CONSOLEMODE_STDIN"] == "TRUE")
+	}
+	if !sawEnd || !sawConsole {
+		t.Fatalf("the test's premise failed: stdin closed %v, console mode asked %v", sawEnd, sawConsole)
+	}
+	if open := srv.OpenShells(); len(open) != 0 {
+		t.Errorf("shells left open: %v", open)
 	}
 }
 
 func TestLongPollTimesOutAndClientPollsAgain(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: "late", Delay: 350 * time.Millisecond}
 	}))
 	client := stockClient(t, srv, srv.Password(), "PT0.1S")
-	stdout, _, code, err := client.RunPSWithString("slow", "")
+	stdout, _, code, err := client.RunPSWithContext(context.Background(), "slow")
 	if err != nil || stdout != "late" || code != 0 {
 		t.Fatalf("err %v stdout %q code %d", err, stdout, code)
 	}

@@ -1,6 +1,7 @@
 package wsmantest_test
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"strings"
@@ -22,7 +23,7 @@ func tlsClient(t *testing.T, s *wsmantest.Server, insecure bool, ca []byte) *win
 }
 
 func TestHTTPSWithTheServersCA(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithTLS(), wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
+	srv := newBasic(t, wsmantest.WithTLS(), wsmantest.WithHandler(func(*wsmantest.Call) wsmantest.Reply {
 		return wsmantest.Reply{Stdout: "over TLS"}
 	}))
 	if !srv.HTTPS() || !strings.HasPrefix(srv.URL(), "https://127.0.0.1:") {
@@ -33,7 +34,7 @@ func TestHTTPSWithTheServersCA(t *testing.T) {
 	if err != nil || !ca.IsCA {
 		t.Fatalf("CA PEM: %v", err)
 	}
-	stdout, _, _, err := tlsClient(t, srv, false, srv.CACertPEM()).RunPSWithString("x", "")
+	stdout, _, _, err := tlsClient(t, srv, false, srv.CACertPEM()).RunPSWithContext(context.Background(), "x")
 	if err != nil || stdout != "over TLS" {
 		t.Fatalf("err %v stdout %q", err, stdout)
 	}
@@ -42,13 +43,13 @@ func TestHTTPSWithTheServersCA(t *testing.T) {
 		t.Errorf("without the CA: %v", err)
 	}
 	// ...unless the client skips the check.
-	if _, _, _, err := tlsClient(t, srv, true, nil).RunPSWithString("x", ""); err != nil {
+	if _, _, _, err := tlsClient(t, srv, true, nil).RunPSWithContext(context.Background(), "x"); err != nil {
 		t.Errorf("insecure: %v", err)
 	}
 }
 
 func TestHTTPSWithAMismatchedName(t *testing.T) {
-	srv := wsmantest.New(t, wsmantest.WithMismatchedCert())
+	srv := newBasic(t, wsmantest.WithMismatchedCert())
 	_, err := tlsClient(t, srv, false, srv.CACertPEM()).CreateShell()
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1") || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("err %v, want a name mismatch", err)
@@ -60,7 +61,7 @@ func TestHTTPSWithAMismatchedName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := client.RunPSWithString("x", ""); err != nil {
+	if _, _, _, err := client.RunPSWithContext(context.Background(), "x"); err != nil {
 		t.Errorf("with TLSServerName %s: %v", wsmantest.MismatchedCertName, err)
 	}
 }

@@ -10,11 +10,16 @@
 #   - what Windows, the network and programs do is faked by functions of
 #     the same names, defined below in the test's scope (so that they take
 #     the place of cmdlets and of lib.ps1's Invoke-Native, Add-MachinePath,
-#     Wait-Condition and Test-Administrator for the script): features,
-#     services, the firewall, Defender, HNS, downloads, archives, the
-#     registry, the machine's PATH, and the programs the scripts run
-#     (containerd, kubeadm, sc.exe, tar.exe), each recording what it
-#     changes;
+#     Update-SessionPath, Wait-Condition and Test-Administrator for the
+#     script): features, services (the service control manager's copy of
+#     their configuration apart from the registry's, and the command line
+#     each running process was started with), the firewall, Defender, HNS,
+#     downloads, archives, the registry, the machine's PATH, and the
+#     programs the scripts run (containerd, kubeadm, sc.exe, tar.exe), each
+#     recording what it changes;
+#   - the step runs with the PATH a WinRM shell inherits (the runner's, and
+#     the case's winrm-path: facts), not the fake machine's: kubeadm join's
+#     preflight finds kubelet only through a PATH the step refreshed;
 #   - the step's body runs as the harness renders it (its parameters
 #     assigned first, lib.ps1's helpers in force), from a file, so that its
 #     exit and its errors behave as under powershell.exe.
@@ -100,6 +105,8 @@ function New-FakeMachine {
         Defender    = @{ Available = $false; Paths = (New-Object 'Collections.Generic.List[string]'); Processes = (New-Object 'Collections.Generic.List[string]') }
         Hns         = @{ Module = $false; Networks = (New-Object 'Collections.Generic.List[string]'); Endpoints = (New-Object 'Collections.Generic.List[string]') }
         MachinePath = (New-Object 'Collections.Generic.List[string]')
+        WinRMPath   = (New-Object 'Collections.Generic.List[string]')
+        JoinPath    = $null
         Registry    = @{}
         Routes      = @{}
         Images      = (New-Object 'Collections.Generic.List[string]')
@@ -208,18 +215,33 @@ function Set-FakeFact {
                 New-Item -ItemType Directory -Force -Path $name | Out-Null
             }
         }
+        'link' {
+            if ($Value -eq '') {
+                $link = New-Object IO.DirectoryInfo($name)
+                if ($link.Exists) { $link.Delete() }
+            } else {
+                New-Item -ItemType Directory -Force -Path $Value, (Split-Path -Parent $name) | Out-Null
+                New-Item -ItemType SymbolicLink -Path $name -Value $Value | Out-Null
+            }
+        }
         'path' {
             [void] $Machine.MachinePath.Remove($name)
             if ($Value -ne '') { $Machine.MachinePath.Add($name) }
         }
+        'winrm-path' {
+            [void] $Machine.WinRMPath.Remove($name)
+            if ($Value -ne '') { $Machine.WinRMPath.Add($name) }
+        }
         'service' {
             if ($Value -eq '') { $Machine.Services.Remove($name); return }
             $start, $status = $Value -split '/'
-            if (-not $Machine.Services.ContainsKey($name)) { $Machine.Services[$name] = @{ PathName = ''; DependsOn = @() } }
+            if (-not $Machine.Services.ContainsKey($name)) { $Machine.Services[$name] = @{ PathName = ''; ImagePath = $null; Process = $null; DependsOn = @() } }
             $Machine.Services[$name].StartType = $start
             $Machine.Services[$name].Status = $status
         }
         'service-command' { if ($Value -ne '') { $Machine.Services[$name].PathName = $Value } }
+        'service-imagepath' { if ($Value -ne '') { $Machine.Services[$name].ImagePath = $Value } }
+        'service-process' { if ($Value -ne '') { $Machine.Services[$name].Process = $Value } }
         'service-deps' { if ($Value -ne '') { $Machine.Services[$name].DependsOn = Split-List $Value } }
         'state' {
             $stateName, $stateKey = $name -split '\.', 2
@@ -290,13 +312,35 @@ function Get-FakeFact {
             return ''
         }
         'dir' { if (Test-Path -LiteralPath $name -PathType Container) { return 'present' }; return '' }
+        'link' {
+            $link = New-Object IO.DirectoryInfo($name)
+            if (-not $link.Exists -or ($link.Attributes -band [IO.FileAttributes]::ReparsePoint) -eq 0) { return '' }
+            return [string]@((Get-Item -LiteralPath $name -Force).Target)[0]
+        }
         'path' { if ($Machine.MachinePath -contains $name) { return 'present' }; return '' }
+        'winrm-path' { if ($Machine.WinRMPath -contains $name) { return 'present' }; return '' }
         'service' {
             $s = $Machine.Services[$name]
             if ($null -eq $s) { return '' }
             return $s.StartType + '/' + $s.Status
         }
         'service-command' { $s = $Machine.Services[$name]; if ($null -eq $s) { return '' }; return [string]$s.PathName }
+        # The registry's command line is the manager's unless something
+        # wrote the registry alone; a running process's is the one it was
+        # started with (the manager's, for a machine staged as after a boot).
+        'service-imagepath' {
+            $s = $Machine.Services[$name]
+            if ($null -eq $s) { return '' }
+            if ($null -ne $s.ImagePath) { return [string]$s.ImagePath }
+            return [string]$s.PathName
+        }
+        'service-process' {
+            $s = $Machine.Services[$name]
+            if ($null -eq $s) { return '' }
+            if ($null -ne $s.Process) { return [string]$s.Process }
+            if ($s.Status -eq 'Running') { return [string]$s.PathName }
+            return ''
+        }
         'service-deps' { $s = $Machine.Services[$name]; if ($null -eq $s) { return '' }; return (@($s.DependsOn) -join '|') }
         'state' {
             $stateName, $stateKey = $name -split '\.', 2
@@ -350,7 +394,7 @@ function Get-TableFacts {
     $facts = @{}
     foreach ($k in $Machine.Features.Keys) { $facts['feature:' + $k] = Get-FakeFact $Machine ('feature:' + $k) }
     foreach ($k in $Machine.Services.Keys) {
-        foreach ($kind in 'service:', 'service-command:', 'service-deps:') { $facts[$kind + $k] = Get-FakeFact $Machine ($kind + $k) }
+        foreach ($kind in 'service:', 'service-command:', 'service-imagepath:', 'service-process:', 'service-deps:') { $facts[$kind + $k] = Get-FakeFact $Machine ($kind + $k) }
     }
     foreach ($k in $Machine.Firewall.Keys) { $facts['firewall:' + $k] = Get-FakeFact $Machine ('firewall:' + $k) }
     foreach ($k in 'defender:paths', 'defender:processes', 'hns:networks', 'hns:endpoints') { $facts[$k] = Get-FakeFact $Machine $k }
@@ -487,7 +531,7 @@ function New-Service {
     [CmdletBinding()]
     param([string] $Name, [string] $DisplayName, [string] $BinaryPathName, [string] $StartupType, [string[]] $DependsOn)
     Add-FakeAction "New-Service $Name"
-    $WcFake.Services[$Name] = @{ StartType = $StartupType; Status = 'Stopped'; PathName = $BinaryPathName; DependsOn = @($DependsOn) }
+    $WcFake.Services[$Name] = @{ StartType = $StartupType; Status = 'Stopped'; PathName = $BinaryPathName; ImagePath = $BinaryPathName; Process = ''; DependsOn = @($DependsOn) }
     [pscustomobject]@{ Name = $Name }
 }
 
@@ -498,12 +542,23 @@ function Set-Service {
     $WcFake.Services[$Name].StartType = $StartupType
 }
 
+# A start runs the service control manager's command line; a running
+# service keeps its process.
+function Start-FakeService {
+    param([string] $Name)
+    $s = $WcFake.Services[$Name]
+    if ($s.Status -eq 'Running') { return }
+    $s.Status = 'Running'
+    $s.Process = $s.PathName
+}
+
 function Start-Service {
     [CmdletBinding()]
     param([string] $Name)
     Add-FakeAction "Start-Service $Name"
-    $WcFake.Services[$Name].Status = 'Running'
-    Restart-FakeServiceProcess $Name
+    $wasRunning = $WcFake.Services[$Name].Status -eq 'Running'
+    Start-FakeService $Name
+    if (-not $wasRunning) { Restart-FakeServiceProcess $Name }
 }
 
 function Stop-Service {
@@ -511,13 +566,15 @@ function Stop-Service {
     param([string] $Name, [switch] $Force)
     Add-FakeAction "Stop-Service $Name"
     $WcFake.Services[$Name].Status = 'Stopped'
+    $WcFake.Services[$Name].Process = ''
 }
 
 function Restart-Service {
     [CmdletBinding()]
     param([string] $Name, [switch] $Force)
     Add-FakeAction "Restart-Service $Name"
-    $WcFake.Services[$Name].Status = 'Running'
+    $WcFake.Services[$Name].Status = 'Stopped'
+    Start-FakeService $Name
     Restart-FakeServiceProcess $Name
 }
 
@@ -538,7 +595,8 @@ function Get-CimInstance {
             $name = [regex]::Match($Filter, "Name='([^']+)'").Groups[1].Value
             $s = $WcFake.Services[$name]
             if ($null -eq $s) { return }
-            return [pscustomobject]@{ Name = $name; PathName = $s.PathName }
+            # The service control manager's copy, not the registry's.
+            return [pscustomobject]@{ Name = $name; PathName = $s.PathName; State = $s.Status }
         }
         'Win32_LogicalDisk' {
             return [pscustomobject]@{ DeviceID = $env:SystemDrive; FreeSpace = [uint64]$WcFake.Env['freeBytes']; Size = [uint64]$WcFake.Env['sizeBytes'] }
@@ -579,16 +637,31 @@ function Get-ItemProperty {
     Microsoft.PowerShell.Management\Get-ItemProperty @PSBoundParameters
 }
 
+# Set-ItemProperty on a service's key writes the registry alone: the service
+# control manager reads it at the next boot (MS-SCMR: its API changes "the
+# SCM database"), so neither Win32_Service nor a start sees the change.
 function Set-ItemProperty {
     [CmdletBinding()]
     param([string] $LiteralPath, [string] $Name, $Value, [string] $Type)
     if ($LiteralPath -notlike 'HKLM:\SYSTEM\CurrentControlSet\Services\*') { throw "the test fakes no Set-ItemProperty $LiteralPath" }
     $service = Split-Path -Leaf $LiteralPath
     Add-FakeAction "Set-ItemProperty $service $Name"
-    switch ($Name) {
-        'ImagePath' { $WcFake.Services[$service].PathName = [string]$Value }
-        'DependOnService' { $WcFake.Services[$service].DependsOn = @($Value) }
-    }
+    if ($Name -eq 'ImagePath') { $WcFake.Services[$service].ImagePath = [string]$Value }
+}
+
+# Invoke-CimMethod answers Win32_Service.Change: the service control
+# manager changes its copy and the registry; a running process keeps its
+# command line.
+function Invoke-CimMethod {
+    [CmdletBinding()]
+    param($InputObject, [string] $MethodName, [Collections.IDictionary] $Arguments)
+    if ($MethodName -ne 'Change' -or $null -eq $InputObject -or $null -eq $WcFake.Services[$InputObject.Name]) { throw "the test fakes no Invoke-CimMethod $MethodName" }
+    $s = $WcFake.Services[$InputObject.Name]
+    Add-FakeAction "Win32_Service.Change $($InputObject.Name)"
+    if ($null -eq $s.Process -and $s.Status -eq 'Running') { $s.Process = $s.PathName }
+    if ($Arguments.Contains('PathName')) { $s.PathName = [string]$Arguments['PathName']; $s.ImagePath = $s.PathName }
+    if ($Arguments.Contains('ServiceDependencies')) { $s.DependsOn = @($Arguments['ServiceDependencies']) }
+    [pscustomobject]@{ ReturnValue = 0 }
 }
 
 function Get-NetFirewallRule {
@@ -733,7 +806,8 @@ function Expand-Archive {
 # Get-FakeKubeadmLines returns what the fake kubeadm prints: for join or
 # reset, when it works or fails.
 function Get-FakeKubeadmLines {
-    param([ValidateSet('join', 'reset')][string] $Command, [switch] $Fails)
+    param([ValidateSet('join', 'reset')][string] $Command, [switch] $Fails, [switch] $NoKubelet)
+    if ($NoKubelet) { return @('[preflight] Running pre-flight checks', '[preflight] Some fatal errors occurred:', "`t[ERROR KubeletVersion]: couldn't get kubelet version: cannot execute 'kubelet --version': exec: `"kubelet`": executable file not found in %PATH%", 'error execution phase preflight: preflight checks failed') }
     if ($Command -eq 'join' -and $Fails) { return @('[preflight] Running pre-flight checks', 'error execution phase kubelet-start: timed out waiting for the condition') }
     if ($Command -eq 'join') { return @('[preflight] Running pre-flight checks', '[kubelet-start] Starting the kubelet', 'This node has joined the cluster') }
     if ($Fails) { return @('[reset] Stopping the kubelet service', 'error: the kubelet service could not be stopped') }
@@ -837,15 +911,25 @@ function Invoke-Native {
             switch ($first) {
                 'join' {
                     Add-FakeAction 'kubeadm join'
-                    $discovery = $ArgumentList[[array]::IndexOf($ArgumentList, '--discovery-file') + 1]
-                    if (-not (Test-Path -LiteralPath $discovery)) { throw "kubeadm join: no discovery file at $discovery" }
-                    if ($WcFake.World['kubeadm:join'] -eq 'fails') {
+                    $configFile = $ArgumentList[[array]::IndexOf($ArgumentList, '--config') + 1]
+                    if (-not (Test-Path -LiteralPath $configFile)) { throw "kubeadm join: no configuration at $configFile" }
+                    $config = ConvertFrom-Json -InputObject ([IO.File]::ReadAllText($configFile))
+                    if ($config.apiVersion -ne 'kubeadm.k8s.io/v1beta4' -or $config.kind -ne 'JoinConfiguration') { throw "kubeadm join: $configFile is no v1beta4 JoinConfiguration" }
+                    if (-not (Test-Path -LiteralPath $config.discovery.file.kubeConfigPath)) { throw "kubeadm join: no discovery file at $($config.discovery.file.kubeConfigPath)" }
+                    if (-not $config.discovery.tlsBootstrapToken) { throw 'kubeadm join: no bootstrap token' }
+                    $WcFake.JoinPath = $env:Path
+                    if ($null -eq (Find-FakeProgram 'kubelet.exe')) {
+                        $out = Get-FakeKubeadmLines -Command join -NoKubelet
+                        $code = 1
+                    } elseif ($WcFake.World['kubeadm:join'] -eq 'fails') {
                         $out = Get-FakeKubeadmLines -Command join -Fails
                         $code = 1
                     } else {
                         New-Item -ItemType Directory -Force -Path (Join-Path $etc 'pki') | Out-Null
                         [IO.File]::WriteAllText((Join-Path $etc 'kubelet.conf'), 'written by kubeadm join')
                         [IO.File]::WriteAllText((Join-Path $etc 'pki\ca.crt'), 'the cluster CA')
+                        Write-FakeKubeadmFlags $config.nodeRegistration
+                        Start-FakeService 'kubelet'
                         $out = Get-FakeKubeadmLines -Command join
                     }
                 }
@@ -855,10 +939,16 @@ function Invoke-Native {
                         $out = Get-FakeKubeadmLines -Command reset -Fails
                         $code = 1
                     } else {
+                        # kubeadm reset stops the kubelet, deletes kubeadm's
+                        # files and the contents of the kubelet's directory
+                        # (Go's os.RemoveAll removes a link as a link).
+                        if ($null -ne $WcFake.Services['kubelet']) { $WcFake.Services['kubelet'].Status = 'Stopped'; $WcFake.Services['kubelet'].Process = '' }
                         foreach ($f in 'kubelet.conf', 'bootstrap-kubelet.conf', 'pki\ca.crt') {
                             $p = Join-Path $etc $f
                             if (Test-Path -LiteralPath $p) { Remove-Item -LiteralPath $p -Force }
                         }
+                        $kubeletDir = ConvertTo-MachinePath $WcFake 'C:\var\lib\kubelet'
+                        if (Test-Path -LiteralPath $kubeletDir) { Get-ChildItem -LiteralPath $kubeletDir -Force | ForEach-Object { if ($_.PSIsContainer) { Remove-Tree -Path $_.FullName } else { Remove-Item -LiteralPath $_.FullName -Force } } }
                         $out = Get-FakeKubeadmLines -Command reset
                     }
                 }
@@ -876,6 +966,40 @@ function Invoke-Native {
         }
     }
     [pscustomobject]@{ Output = @($out); ExitCode = $code }
+}
+
+# Find-FakeProgram returns the directory on this session's PATH that holds
+# $Name, as a program that runs it by name finds it (Go's exec.LookPath
+# on Windows does not look in the current directory); $null for none.
+function Find-FakeProgram {
+    param([string] $Name)
+    foreach ($dir in @($env:Path -split ';' | Where-Object { $_ -ne '' })) {
+        if (Test-Path -LiteralPath (Join-Path $dir $Name) -PathType Leaf) { return $dir }
+    }
+    $null
+}
+
+# Write-FakeKubeadmFlags writes kubeadm-flags.env as kubeadm v1.34's join
+# does (cmd/kubeadm/app/phases/kubelet/flags.go): --hostname-override when
+# the node's name is not the host's (lower-cased) name, the pause image
+# (constants.PauseVersion, the default repository), sorted; then
+# nodeRegistration.kubeletExtraArgs in order. With the NodeLocalCRISocket
+# gate (beta, on, in v1.34) the CRI socket goes elsewhere.
+function Write-FakeKubeadmFlags {
+    param($Registration)
+    $flags = New-Object 'Collections.Generic.List[string]'
+    if ($Registration.name -ne [Environment]::MachineName.ToLowerInvariant()) { $flags.Add('--hostname-override=' + $Registration.name) }
+    $flags.Add('--pod-infra-container-image=registry.k8s.io/pause:3.10.1')
+    foreach ($arg in @(Get-Field $Registration 'kubeletExtraArgs' @())) { $flags.Add('--' + $arg.name + '=' + $arg.value) }
+    $dir = ConvertTo-MachinePath $WcFake 'C:\var\lib\kubelet'
+    New-Item -ItemType Directory -Force -Path $dir | Out-Null
+    [IO.File]::WriteAllText((Join-Path $dir 'kubeadm-flags.env'), 'KUBELET_KUBEADM_ARGS="' + ($flags -join ' ') + '"' + "`n")
+}
+
+# Update-SessionPath stands in for lib.ps1's: the session takes the
+# runner's machine PATH and the fake machine's.
+function Update-SessionPath {
+    $env:Path = @(@([Environment]::GetEnvironmentVariable('Path', 'Machine') -split ';') + @($WcFake.MachinePath) | Where-Object { $_ -ne '' }) -join ';'
 }
 
 function Add-MachinePath {
@@ -1028,8 +1152,25 @@ function Invoke-StepCase {
             $expandedSets = Expand-Facts $cutData.sets $raw $machine
         }
 
-        $run = Invoke-Step -Step $Step -Params $params -Machine $machine
+        # The step runs with the PATH a WinRM shell inherits: the runner's,
+        # and what the case says the WinRM service started with.
+        $savedPath = $env:Path
+        $inherited = @(@($savedPath -split ';') + @($machine.WinRMPath) | Where-Object { $_ -ne '' }) -join ';'
+        try {
+            $env:Path = $inherited
+            $run = Invoke-Step -Step $Step -Params $params -Machine $machine
+        } finally {
+            $env:Path = $savedPath
+        }
         Assert-NoSecret -Step $Step -Data $data -Params $params -Run $run
+        if ($null -ne $machine.JoinPath) {
+            if ([bool](Get-Field $case 'refreshesPath' $false)) {
+                $seen = @($machine.JoinPath -split ';')
+                foreach ($dir in $machine.MachinePath) { $seen | Should -Contain $dir -Because 'the case says the step refreshes its PATH from the machine''s before kubeadm join' }
+            } else {
+                $machine.JoinPath | Should -BeExactly $inherited -Because 'the case says kubeadm join runs with the PATH the WinRM shell inherited'
+            }
+        }
 
         if ($Cut -or $expect.Error -ne '') {
             if ($null -eq $run.Error) { throw "step $Step did not fail; it printed: $($run.Output -join ' | ')" }
@@ -1096,6 +1237,26 @@ function Invoke-StepCase {
             # A service made or deleted takes its command line and dependencies along.
             $service = $k -replace '^service-(command|deps):', 'service:'
             if ($service -ne $k -and $expandedSets.Contains($service)) { continue }
+            $service = $k -replace '^service-(imagepath|process):', 'service:'
+            if ($service -ne $k -and $expandedSets.Contains($service) -and ([string]$tables[$service] -eq '' -or [string]$after[$service] -eq '')) { continue }
+            # What Windows does besides, as the simulated machine does it
+            # (simmachine/scm.go): the service control manager's API writes
+            # the registry too; a service started runs the manager's command
+            # line, one stopped has no process.
+            if ($k -match '^service-(imagepath|process):(.+)$') {
+                $what, $name = $Matches[1], $Matches[2]
+                $command = [string]$after['service-command:' + $name]
+                if ($what -eq 'imagepath' -and $expandedSets.Contains('service-command:' + $name)) {
+                    [string]$after[$k] | Should -BeExactly $command -Because "the service control manager writes $name's command line into the registry too"
+                    continue
+                }
+                if ($what -eq 'process' -and $expandedSets.Contains($service)) {
+                    $want = ''
+                    if ([string]$after[$service] -like '*/Running') { $want = $command }
+                    [string]$after[$k] | Should -BeExactly $want -Because "a service started runs the service control manager's command line"
+                    continue
+                }
+            }
             [string]$after[$k] | Should -BeExactly ([string]$tables[$k]) -Because "the case does not say that the step changes $k"
         }
         if (-not $Cut -and -not [bool](Get-Field $case 'changed' $false)) {

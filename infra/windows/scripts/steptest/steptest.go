@@ -20,9 +20,17 @@
 //	file:PATH               a file, by its content (a versioned program's content is its version, such
 //	                        as v1.34.4; another file's content names where it came from)
 //	dir:PATH                a directory: present
-//	path:DIR                DIR is on the machine's PATH: present
+//	link:PATH               a directory symbolic link, by its target
+//	path:DIR                DIR is on the machine's PATH (the registry's, machine scope): present
+//	winrm-path:DIR          DIR is on the PATH a new WinRM shell starts with: the WinRM service's
+//	                        environment, read from the registry when the service started (at boot)
 //	service:NAME            a Windows service: START/STATUS, such as Automatic/Running
-//	service-command:NAME    its command line
+//	service-command:NAME    its command line as the service control manager holds it (what
+//	                        Win32_Service and sc.exe qc report, and what a start runs)
+//	service-imagepath:NAME  its command line in the registry (ImagePath), which the service
+//	                        control manager reads at boot only; it follows service-command
+//	                        unless a case sets it alone (a script that edits the registry)
+//	service-process:NAME    the command line of its running process ("" when it is stopped)
 //	service-deps:NAME       the services it depends on, separated by |
 //	state:NAME.KEY          a value the steps keep in C:\winconform\state\NAME.json
 //	containerd-config:PATH  containerd's configuration: its sandbox image and CNI directories
@@ -54,6 +62,15 @@
 // feature-install:NAME, fails; pull:REF, fails when the registry is out of
 // reach). In given, "*" is any present value; in sets,
 // "*" is a value the case does not state (written by a program).
+//
+// What Windows does on its own, whatever the script, the simulated machine
+// does (see package simmachine): a reboot reloads the services'
+// configuration from the registry and refreshes the WinRM service's PATH;
+// a service started runs the service control manager's command line, one
+// still running keeps the command line it was started with; and the
+// Windows PowerShell 5.1 that WinRM runs cannot remove a directory tree that
+// holds a directory link (a case that removes one must remove the link
+// first, in its sets).
 //
 // # Templates
 //
@@ -132,6 +149,12 @@ type Case struct {
 	Status map[string]any `json:"status,omitempty"`
 	// ExitCode is the step's exit code after it printed its status.
 	ExitCode int `json:"exitCode,omitempty"`
+	// RefreshesPath says that the step sets its session's PATH from the
+	// machine's (and the user's) before it runs programs by name. Without
+	// it, they get the PATH the WinRM shell inherited (winrm-path:), which
+	// lacks what earlier steps put on the machine's PATH until a reboot:
+	// kubeadm join's preflight runs kubelet --version through it.
+	RefreshesPath bool `json:"refreshesPath,omitempty"`
 }
 
 // Cut is what a step has done when its run is cut short.
@@ -228,6 +251,33 @@ func Expand(s string, params map[string]string, facts Facts) (string, error) {
 	return out, err
 }
 
+// Refs returns the parameters the templates of s name, in order.
+func Refs(s string) []string {
+	var out []string
+	for _, m := range template.FindAllStringSubmatch(s, -1) {
+		if ref := m[1]; !strings.HasPrefix(ref, "@") {
+			if i := strings.IndexAny(ref, "|:"); i >= 0 {
+				ref = ref[:i]
+			}
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// Uses reports whether the facts the case checks or sets name parameter p
+// in their templates.
+func (c Case) Uses(p string) bool {
+	for _, m := range []map[string]string{c.Given, c.Sets} {
+		for k, v := range m {
+			if slices.Contains(Refs(k), p) || slices.Contains(Refs(v), p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ExpandMap expands the keys and values of m.
 func ExpandMap(m map[string]string, params map[string]string, facts Facts) (map[string]string, error) {
 	out := make(map[string]string, len(m))
@@ -288,7 +338,8 @@ func Matches(want, got string) bool {
 
 // Kinds are the fact kinds, by the prefix of their keys.
 var Kinds = []string{
-	"feature:", "file:", "dir:", "path:", "service:", "service-command:", "service-deps:", "state:",
+	"feature:", "file:", "dir:", "link:", "path:", "winrm-path:", "service:", "service-command:",
+	"service-imagepath:", "service-process:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
 	"process:", "output:", "events:", "registry:", "route:", "image:",
 }

@@ -95,6 +95,9 @@ func TestDataIsWellFormed(t *testing.T) {
 				}
 				printed = append(printed, fmt.Sprint(ev))
 			}
+			if _, joins := c.World["kubeadm:join"]; c.RefreshesPath && !joins {
+				t.Errorf("%s: refreshesPath says what kubeadm join sees, but the case runs no kubeadm join", where)
+			}
 			switch c.Echoes {
 			case "", "kubeadm join", "kubeadm reset":
 			default:
@@ -134,7 +137,7 @@ func checkFacts(t *testing.T, where string, facts map[string]string, kinds []str
 		if kind == "service:" && ev != "" && ev != "*" && !serviceValue.MatchString(ev) {
 			t.Errorf("%s: %s is %q, not START/STATUS", where, k, ev)
 		}
-		if (kind == "dir:" || kind == "path:") && ev != "" && ev != "present" && ev != "*" {
+		if (kind == "dir:" || kind == "path:" || kind == "winrm-path:") && ev != "" && ev != "present" && ev != "*" {
 			t.Errorf("%s: %s is %q: a directory is present or absent", where, k, ev)
 		}
 	}
