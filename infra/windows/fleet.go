@@ -39,6 +39,8 @@ type FleetOptions struct {
 	// Timeouts and ConnRetries are as in JoinOptions.
 	Timeouts    Timeouts
 	ConnRetries int
+	// Registry is as in JoinOptions.
+	Registry ImageRegistry
 	// Connect reaches a machine; the caller closes what it returns. Nil:
 	// over WinRM (RemoteConfig), each connection closed once its machine
 	// is done.
@@ -93,7 +95,7 @@ func JoinAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane,
 	return eachMachine(ctx, machines, opts, fleetOp[*JoinReport]{
 		verb: "join", outcome: "did not join", file: "join-report.json", stopWhenCancelled: true,
 		run: func(ctx context.Context, m inventory.Machine, exec Conn) (*JoinReport, error) {
-			rep, err := Join(ctx, m, exec, cp, JoinOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log, LogsDir: logs})
+			rep, err := Join(ctx, m, exec, cp, JoinOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log, LogsDir: logs, Registry: opts.Registry})
 			if err == nil && opts.CollectLogs && logs != "" {
 				if lerr := CollectLogs(ctx, exec, logs); lerr != nil {
 					fprintf(opts.Log, "%s: collecting logs: %v\n", m.Name, lerr)

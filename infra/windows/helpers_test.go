@@ -59,6 +59,8 @@ type fakeCluster struct {
 	joins      []simmachine.JoinRequest
 	// kubelets start the pods bound to a joined node, by node name.
 	kubelets map[string]func(images ...string) error
+	// clockOffset is how far the API server's clock is ahead of true time.
+	clockOffset time.Duration
 }
 
 var _ windows.ControlPlane = (*fakeCluster)(nil)
@@ -142,6 +144,11 @@ func (f *fakeCluster) kubelet(a k8stesting.Action) (bool, runtime.Object, error)
 		return true, nil, err
 	}
 	return false, nil, nil
+}
+
+// APIServerTime is the API server's clock (windows.APIServerClock).
+func (f *fakeCluster) APIServerTime(context.Context) (time.Time, error) {
+	return time.Now().Add(f.clockOffset), nil
 }
 
 func (f *fakeCluster) KubernetesVersion() string       { return testVersion }
@@ -319,6 +326,9 @@ func (r *rig) join(opts windows.JoinOptions) (*windows.JoinReport, error) {
 	r.t.Helper()
 	if opts.Timeouts.Reboot == 0 {
 		opts.Timeouts = testTimeouts()
+	}
+	if opts.Registry == nil {
+		opts.Registry = r.sim // the registries the simulated machine pulls from
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

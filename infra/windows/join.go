@@ -82,7 +82,33 @@ func DefaultSources(kubernetesVersion string) map[string]string {
 		"kubeadm":         k8s + "kubeadm.exe",
 		"kube-proxy":      k8s + "kube-proxy.exe",
 		"kube-log-runner": k8s + "kube-log-runner.exe",
+		"crictl":          crictlSource(kubernetesVersion),
 	}
+}
+
+// crictlSource is cri-tools' Windows archive of crictl for a Kubernetes
+// version: cri-tools releases a minor with each Kubernetes minor, v1.34.0
+// for v1.34.x, and crictl of the cluster's minor speaks its CRI.
+func crictlSource(kubernetesVersion string) string {
+	parts := strings.SplitN(strings.TrimPrefix(kubernetesVersion, "v"), ".", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	v := "v" + parts[0] + "." + parts[1] + ".0"
+	return "https://github.com/kubernetes-sigs/cri-tools/releases/download/" + v + "/crictl-" + v + "-windows-amd64.tar.gz"
+}
+
+var crictlVersion = regexp.MustCompile(`crictl-(v\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)-windows`)
+
+// crictlParams installs crictl in InstallDir, beside the kubelet, with its
+// configuration naming containerd's pipe.
+func (j *joinRun) crictlParams() ([]Param, string, error) {
+	src := j.source("crictl")
+	version := ""
+	if m := crictlVersion.FindStringSubmatch(src); m != nil {
+		version = m[1]
+	}
+	return []Param{{"Source", src}, {"Version", version}, {"InstallDir", InstallDir}, {"Endpoint", CRISocket}}, "", nil
 }
 
 // JoinOptions are how Join runs.
@@ -97,6 +123,9 @@ type JoinOptions struct {
 	// LogsDir, when set, receives the machine's logs (CollectLogs) when
 	// the join fails.
 	LogsDir string
+	// Registry reads the indexes of the images the node will run, before
+	// it pulls them; nil for their own registries (RemoteRegistry).
+	Registry ImageRegistry
 }
 
 func (o JoinOptions) retries() int {
@@ -170,6 +199,11 @@ type joinRun struct {
 	report  *JoinReport
 	// build is the machine's, from preflight.
 	build fullBuild
+	// preflightSent and preflightGot bound when the machine read its clock
+	// for preflight (runPreflight).
+	preflightSent, preflightGot time.Time
+	// registry reads the node's images' indexes (JoinOptions.Registry).
+	registry ImageRegistry
 	// remaining are the pods still on the node after drain.
 	remaining []string
 }
@@ -201,7 +235,10 @@ func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Control
 	rep = &JoinReport{Machine: m.Name, Address: m.Address, KubernetesVersion: version, Started: time.Now()}
 	j := &joinRun{
 		runner: &runner{machine: m.Name, exec: exec, t: opts.Timeouts.withDefaults(), retries: opts.retries(), log: opts.Log},
-		m:      m, cp: cp, version: version, report: rep,
+		m:      m, cp: cp, version: version, report: rep, registry: opts.Registry,
+	}
+	if j.registry == nil {
+		j.registry = defaultRegistry
 	}
 	defer func() {
 		rep.Reboots = j.reboots
@@ -284,11 +321,12 @@ func releasesText() string {
 	return strings.Join(parts, ", ")
 }
 
-// preflight checks the machine: its build, the account's rights, and its
-// system drive's free space; a reboot Windows has pending is done first
-// (see settlePendingReboot).
+// preflight checks the machine: its build, the account's rights, its
+// system drive's free space, its clock, and the variants of the images it
+// will run (checkImages); a reboot Windows has pending is
+// done first (see settlePendingReboot).
 func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, error) {
-	st, err := j.runScript(ctx, s, sr, nil)
+	st, err := j.runPreflight(ctx, s, sr)
 	if err == nil {
 		err = j.checkPreflight(st)
 	}
@@ -297,6 +335,12 @@ func (j *joinRun) preflight(ctx context.Context, s step, sr *StepReport) (bool, 
 	}
 	if err == nil {
 		err = j.checkDisk(st)
+	}
+	if err == nil {
+		err = j.checkClock(ctx, st, sr)
+	}
+	if err == nil {
+		err = j.checkImages(ctx, sr)
 	}
 	return false, err
 }
@@ -442,6 +486,20 @@ func (j *joinRun) defenderParams() ([]Param, string, error) {
 	}
 	paths, processes := DefenderExclusions()
 	return []Param{{"Paths", strings.Join(paths, "|")}, {"Processes", strings.Join(processes, "|")}}, "", nil
+}
+
+// CloudMetadataAddress is the instance metadata service of the clouds
+// (Azure's IMDS, AWS's, GCE's metadata server).
+const CloudMetadataAddress = "169.254.169.254"
+
+// metadataRouteParams gives a machine in a cloud (the inventory's
+// cloudMetadataRoute) the host's persistent route to the metadata service;
+// a lab machine has none to reach.
+func (j *joinRun) metadataRouteParams() ([]Param, string, error) {
+	if !j.m.CloudMetadataRoute {
+		return nil, "the inventory does not ask for the cloud metadata route (cloudMetadataRoute)", nil
+	}
+	return []Param{{"Destination", CloudMetadataAddress + "/32"}}, "", nil
 }
 
 func (j *joinRun) probeParams() ([]Param, string, error) {

@@ -27,7 +27,7 @@ import (
 // check before the join itself.
 var freshMachineSteps = []string{
 	"preflight", "containers-feature", "reboot", "ping", "containers-feature",
-	"containerd", "kubelet", "kube-proxy", "cni", "firewall", "defender", "probe",
+	"containerd", "compartment-namespace", "kubelet", "crictl", "kube-proxy", "cni", "firewall", "defender", "probe",
 	"kubeadm-join:check", "kubeadm-join:join",
 }
 
@@ -50,6 +50,12 @@ func TestJoinFreshMachine(t *testing.T) {
 		t.Errorf("components set up in the order %v, want %v", got, want)
 	}
 	for _, s := range rep.Steps {
+		if s.Name == windows.StepMetadataRoute || s.Name == windows.StepImages {
+			if !s.Skipped { // the inventory asks for no metadata route, no images
+				t.Errorf("step %s ran on a machine whose inventory does not ask for it", s.Name)
+			}
+			continue
+		}
 		if s.Name == windows.StepPreflight || s.Name == windows.StepPod {
 			if s.Changed {
 				t.Errorf("%s changed something", s.Name)

@@ -44,9 +44,11 @@ func TestJoinWindowsServer2025(t *testing.T) {
 }
 
 // TestPodCheckFailsWithTheEvents points Windows Server 2025's sandbox image
-// at pause:3.10.1, which has no variant for it: the node turns Ready, but
-// its pods cannot start, and the join says why with the pod's events. Not
-// parallel: it changes the image overrides, which the package shares.
+// at pause:3.10.1, which has no variant for it, on a harness that cannot
+// read the image's index (preflight then checks no variant): the node turns
+// Ready, but its pods cannot start, and the join says why with the pod's
+// events. Not parallel: it changes the image overrides, which the package
+// shares.
 func TestPodCheckFailsWithTheEvents(t *testing.T) {
 	if err := images.SetOverrides(&images.Overrides{Images: map[string]string{"pause-ltsc2025": "registry.k8s.io/pause:3.10.1"}}); err != nil {
 		t.Fatal(err)
@@ -54,7 +56,7 @@ func TestPodCheckFailsWithTheEvents(t *testing.T) {
 	t.Cleanup(func() { _ = images.SetOverrides(nil) })
 	r := newRig(t, simmachine.Config{Build: "10.0.26100.3194", ContainersInstalled: true})
 	r.cluster.buildLabel = "10.0.26100"
-	rep, err := r.join(windows.JoinOptions{})
+	rep, err := r.join(windows.JoinOptions{Registry: unreadableRegistry{}})
 	if !errors.Is(err, windows.ErrPodNotStarted) {
 		t.Fatalf("err = %v, want ErrPodNotStarted", err)
 	}

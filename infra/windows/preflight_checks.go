@@ -46,7 +46,7 @@ func (j *joinRun) settlePendingReboot(ctx context.Context, s step, sr *StepRepor
 		return st, err
 	}
 	sr.Rebooted = true
-	st, err := j.runScript(ctx, s, sr, nil)
+	st, err := j.runPreflight(ctx, s, sr)
 	if err == nil {
 		err = j.checkPreflight(st)
 	}

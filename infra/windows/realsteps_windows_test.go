@@ -59,6 +59,11 @@ func TestRealPowerShellRunsPingAndPreflight(t *testing.T) {
 	if st.Changed {
 		t.Error("preflight reported a change")
 	}
+	// The machine's clock, read through CIM (Win32_OperatingSystem's
+	// LocalDateTime, in local time) and written in UTC: the runner's own.
+	if at, err := time.Parse(time.RFC3339Nano, st.str("utcNow")); err != nil || time.Since(at).Abs() > time.Minute {
+		t.Errorf("preflight: utcNow %q (%v), want the runner's clock, %s", st.str("utcNow"), err, time.Now().UTC().Format(time.RFC3339))
+	}
 }
 
 func TestRealPowerShellCollectsHNSNetworks(t *testing.T) {

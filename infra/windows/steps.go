@@ -14,6 +14,10 @@ const (
 	StepContainersFeature = "containers-feature"
 	StepContainerd        = "containerd"
 	StepKubelet           = "kubelet"
+	StepCrictl            = "crictl"
+	StepCompartmentNS     = "compartment-namespace"
+	StepMetadataRoute     = "metadata-route"
+	StepImages            = "images"
 	StepKubeProxy         = "kube-proxy"
 	StepCNI               = "cni"
 	StepFirewall          = "firewall"
@@ -83,13 +87,20 @@ var joinTable = []step{
 		needs: []need{{StepPreflight, "the machine's boot time, to see it restart"}}},
 	{name: StepContainerd, script: true, timeout: 10 * time.Minute, component: ComponentRuntime, run: scripted((*joinRun).containerdParams),
 		needs: []need{{StepContainersFeature, "the Containers feature installed"}}},
+	{name: StepCompartmentNS, script: true, timeout: time.Minute, run: scripted(noParams),
+		needs: []need{{StepContainersFeature, "HNS, whose setting it is"}}},
 	{name: StepKubelet, script: true, timeout: 10 * time.Minute, component: ComponentKubelet, run: scripted((*joinRun).kubeletParams),
 		needs: []need{{StepContainerd, "the containerd service, which the kubelet service depends on"}}},
+	{name: StepCrictl, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).crictlParams),
+		needs: []need{{StepContainerd, "containerd's pipe, which crictl.yaml names"}, {StepKubelet, `C:\k, on the machine's PATH`}}},
+	{name: StepImages, script: true, timeout: 20 * time.Minute, run: (*joinRun).nodeImages,
+		needs: []need{{StepContainerd, "containerd running, and its ctr.exe"}}},
 	{name: StepKubeProxy, script: true, timeout: 5 * time.Minute, component: ComponentKubeProxy, run: scripted((*joinRun).kubeProxyParams),
 		needs: []need{{StepKubelet, "kubelet.exe in place: the kubelet comes before kube-proxy"}}},
 	{name: StepCNI, script: true, timeout: 5 * time.Minute, component: ComponentCNI, run: scripted((*joinRun).cniParams),
 		needs: []need{{StepKubeProxy, "kube-proxy.exe in place: kube-proxy comes before the CNI"}}},
 	{name: StepFirewall, script: true, timeout: time.Minute, run: scripted((*joinRun).firewallParams)},
+	{name: StepMetadataRoute, script: true, timeout: time.Minute, run: scripted((*joinRun).metadataRouteParams)},
 	{name: StepDefender, script: true, timeout: 2 * time.Minute, run: scripted((*joinRun).defenderParams)},
 	{name: StepProbe, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).probeParams)},
 	{name: StepKubeadmJoin, script: true, timeout: 6 * time.Minute, run: (*joinRun).kubeadmJoin,

@@ -107,8 +107,8 @@ func TestStepTablesAreWellFormed(t *testing.T) {
 	if drain, _ := stepNamed(StepDrain); d.Drain != drain.timeout {
 		t.Errorf("Drain %s, the drain step's timeout %s", d.Drain, drain.timeout)
 	}
-	if want := []string{StepPreflight, StepContainersFeature, StepContainerd, StepKubelet, StepKubeProxy, StepCNI,
-		StepFirewall, StepDefender, StepProbe, StepKubeadmJoin, StepNode, StepPod}; !slices.Equal(JoinSteps(), want) {
+	if want := []string{StepPreflight, StepContainersFeature, StepContainerd, StepCompartmentNS, StepKubelet, StepCrictl, StepImages, StepKubeProxy, StepCNI,
+		StepFirewall, StepMetadataRoute, StepDefender, StepProbe, StepKubeadmJoin, StepNode, StepPod}; !slices.Equal(JoinSteps(), want) {
 		t.Errorf("JoinSteps() = %v, want the documented order %v", JoinSteps(), want)
 	}
 	if want := []string{StepDrain, StepDeleteNode, StepKubeadmReset, StepHNSCleanup}; !slices.Equal(ResetSteps(), want) {

@@ -40,6 +40,8 @@ type (
 		Taints             yaml.Node            `yaml:"taints"`
 		Binaries           yaml.Node            `yaml:"binaries"`
 		DefenderExclusions yaml.Node            `yaml:"defenderExclusions"`
+		CloudMetadataRoute yaml.Node            `yaml:"cloudMetadataRoute"`
+		PrepullImages      yaml.Node            `yaml:"prepullImages"`
 		Unknown            map[string]yaml.Node `yaml:",inline"`
 	}
 	winrmDoc struct {
@@ -146,6 +148,8 @@ type spec struct {
 	taints        opt[[]corev1.Taint]
 	binaries      map[string]string
 	defender      opt[bool]
+	metadataRoute opt[bool]
+	prepull       opt[bool]
 }
 
 // withDefaults applies def to every field m does not set. Labels and
@@ -156,6 +160,8 @@ func (m spec) withDefaults(def spec) spec {
 	m.expectedBuild = m.expectedBuild.or(def.expectedBuild)
 	m.taints = m.taints.or(def.taints)
 	m.defender = m.defender.or(def.defender)
+	m.metadataRoute = m.metadataRoute.or(def.metadataRoute)
+	m.prepull = m.prepull.or(def.prepull)
 	w, dw := &m.winrm, def.winrm
 	w.port = w.port.or(dw.port)
 	w.https = w.https.or(dw.https)
@@ -378,6 +384,8 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	sp.taints = d.taints(p.Child("taints"), &doc.Taints)
 	sp.binaries = d.binaries(p.Child("binaries"), &doc.Binaries)
 	sp.defender = d.boolean(p.Child("defenderExclusions"), &doc.DefenderExclusions)
+	sp.metadataRoute = d.boolean(p.Child("cloudMetadataRoute"), &doc.CloudMetadataRoute)
+	sp.prepull = d.boolean(p.Child("prepullImages"), &doc.PrepullImages)
 	return sp
 }
 
@@ -778,6 +786,8 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 			Taints:             m.taints.v,
 			Binaries:           m.binaries,
 			DefenderExclusions: m.defender.v,
+			CloudMetadataRoute: m.metadataRoute.v,
+			PrepullImages:      m.prepull.v,
 		}
 		if w.auth.ok() {
 			out.WinRM.Auth = w.auth.v

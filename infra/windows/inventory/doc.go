@@ -29,7 +29,10 @@
 //	  binaries:                  # component -> http(s) URL or absolute path on the machine
 //	    containerd: https://example.com/containerd.zip
 //	    kubelet: 'C:\install\kubelet.exe'
+//	    images: 'C:\install\node-images.tar'   # an image archive the join imports into containerd
 //	  defenderExclusions: true   # default false
+//	  cloudMetadataRoute: true   # a cloud VM: the host's route to 169.254.169.254; default false
+//	  prepullImages: true        # pull the node's images into containerd at the join; default false
 //
 // Defaults apply field by field: within winrm each field on its own, labels
 // and binaries key by key (the machine's value wins), every other field

@@ -55,6 +55,13 @@ type Machine struct {
 	// DefenderExclusions asks for Microsoft Defender exclusions for the
 	// node's directories and processes.
 	DefenderExclusions bool `json:"defenderExclusions"`
+	// CloudMetadataRoute asks for the host's route to the cloud's instance
+	// metadata service, 169.254.169.254, for a machine in a cloud.
+	CloudMetadataRoute bool `json:"cloudMetadataRoute"`
+	// PrepullImages asks the join to pull the node's images into containerd
+	// (from where the image overrides point: a mirror), before the node
+	// needs them; binaries.images names an archive of them to import first.
+	PrepullImages bool `json:"prepullImages"`
 }
 
 // Auth is a WinRM authentication method.

@@ -2,8 +2,10 @@
 # parameters: none
 # Reports the Windows build (major.minor.build.UBR), the host name, whether
 # the account is an administrator, the boot time, what makes a reboot pending
-# (Get-PendingReboot), and the system drive's free and total bytes. It changes
-# nothing; the harness judges them.
+# (Get-PendingReboot), the system drive's free and total bytes, and the
+# machine's clock in UTC (Win32_OperatingSystem's LocalDateTime, which the
+# harness compares with the API server's). It changes nothing; the harness
+# judges them.
 $cv = Get-ItemProperty -LiteralPath 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
 $major = 10
 $minor = 0
@@ -33,4 +35,5 @@ Write-Status ([ordered]@{
     pendingReboot    = @(Get-PendingReboot)
     freeBytes        = [string][int64]$disk.FreeSpace
     sizeBytes        = [string][int64]$disk.Size
+    utcNow           = $os.LocalDateTime.ToUniversalTime().ToString('o')
 })

@@ -58,6 +58,12 @@ type Config struct {
 	RebootTime time.Duration
 	// Password is the WinRM password: a script that holds it is a problem.
 	Password string
+	// ClockOffset is how far the machine's clock is ahead of true time
+	// (behind when negative); see clock.go.
+	ClockOffset time.Duration
+	// NoRegistry makes the machine reach no image registry (an air-gapped
+	// lab): its containerd has only the images it was given (images.go).
+	NoRegistry bool
 }
 
 // JoinRequest is what kubeadm join got, and the command line of the
@@ -92,6 +98,7 @@ type Machine struct {
 	reboots   int
 	dropped   int
 	calls     map[string]int
+	variants  map[string][]string // the images' Windows variants (images.go)
 
 	// OnJoin is called when kubeadm join runs; it makes the Node (through
 	// the API the test controls). An error fails the join with its text.
@@ -137,9 +144,11 @@ func New(cfg Config) *Machine {
 			"env:freeBytes":        "107374182400",
 			"env:sizeBytes":        "136365211648",
 			"hns:module":           "yes",
+			defaultRouteKey:        defaultRoute,
 		},
-		params: map[string]map[string]string{},
-		calls:  map[string]int{},
+		params:   map[string]map[string]string{},
+		calls:    map[string]int{},
+		variants: defaultVariants(),
 	}
 	if cfg.ContainersInstalled {
 		m.facts["feature:Containers"] = "Installed"
@@ -192,6 +201,9 @@ func (m *Machine) fact(key string) string {
 	key = normKey(key)
 	if v, ok := m.facts[key]; ok {
 		return v
+	}
+	if key == utcNowKey {
+		return m.clockNow()
 	}
 	if dir, ok := strings.CutPrefix(key, "dir:"); ok {
 		for k := range m.facts {
@@ -688,10 +700,14 @@ func (m *Machine) Exclusions() []string {
 	return out
 }
 
-// AddHNSNetwork adds an HNS network, as flannel does on a joined node.
+// AddHNSNetwork adds an HNS network, as flannel does on a joined node; the
+// first, External, puts HNS's virtual switch on the adapter (routes.go).
 func (m *Machine) AddHNSNetwork(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if name == "External" && !slices.Contains(splitList(m.fact("hns:networks")), name) {
+		m.putVirtualSwitch()
+	}
 	m.setFact("hns:networks", strings.Join(append(splitList(m.fact("hns:networks")), name), "|"))
 }
 

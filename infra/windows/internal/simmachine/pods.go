@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // What a Windows node does when the kubelet starts a pod: containerd pulls
@@ -44,15 +42,12 @@ func (e *PodError) Error() string { return e.Reason + ": " + e.Message }
 
 // StartPod starts a pod of images on the machine, as its kubelet and
 // containerd would: it fails (a *PodError) when containerd is not running,
-// or when the sandbox image of containerd's configuration or one of the
-// images has no variant for the machine's build.
+// when the sandbox image of containerd's configuration or one of the images
+// has no variant for the machine's build, or when Windows does not start
+// the variant containerd pulled (see images.go).
 func (m *Machine) StartPod(images ...string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	build := m.cfg.Build
-	if v, err := winrelease.Parse(build); err == nil {
-		build = v.Build.String()
-	}
 	if m.fact("service:containerd") != "Automatic/Running" {
 		return &PodError{Reason: "FailedCreatePodSandBox", Message: "rpc error: code = Unavailable desc = containerd is not running"}
 	}
@@ -67,28 +62,27 @@ func (m *Machine) StartPod(images ...string) error {
 	if sandbox == "" {
 		return &PodError{Reason: "FailedCreatePodSandBox", Message: "containerd's configuration names no sandbox image"}
 	}
-	if err := pullable(sandbox, build); err != nil {
+	v, err := m.variant(sandbox)
+	if err == nil {
+		err = m.pulled(sandbox)
+	}
+	if err != nil {
 		return &PodError{Reason: "FailedCreatePodSandBox", Message: fmt.Sprintf("Failed to create pod sandbox: rpc error: code = NotFound desc = failed to get sandbox image %q: %v", sandbox, err)}
 	}
+	if err := m.runs(v); err != nil {
+		return &PodError{Reason: "FailedCreatePodSandBox", Message: fmt.Sprintf("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container task: %v", err)}
+	}
 	for _, image := range images {
-		if err := pullable(image, build); err != nil {
+		v, err := m.variant(image)
+		if err == nil {
+			err = m.pulled(image)
+		}
+		if err != nil {
 			return &PodError{Reason: "Failed", Message: fmt.Sprintf("Failed to pull image %q: %v", image, err)}
+		}
+		if err := m.runs(v); err != nil {
+			return &PodError{Reason: "Failed", Message: fmt.Sprintf("Error: %v", err)}
 		}
 	}
 	return nil
-}
-
-// pullable reports whether image has a variant for build.
-func pullable(image, build string) error {
-	builds, known := imageBuilds[image]
-	if !known {
-		return nil
-	}
-	for _, b := range builds {
-		if b == build {
-			return nil
-		}
-	}
-	return fmt.Errorf("failed to pull and unpack image %q: no match for platform in manifest: not found (its Windows variants are for %s; this node is %s)",
-		image, strings.Join(builds, ", "), build)
 }

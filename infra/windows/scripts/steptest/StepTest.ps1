@@ -107,6 +107,9 @@ function New-FakeMachine {
         MachinePath = (New-Object 'Collections.Generic.List[string]')
         WinRMPath   = (New-Object 'Collections.Generic.List[string]')
         JoinPath    = $null
+        Registry    = @{}
+        Routes      = @{}
+        Images      = (New-Object 'Collections.Generic.List[string]')
         Env         = @{}
         Web         = @{}
         World       = @{}
@@ -153,9 +156,11 @@ function Get-Placeholder {
         'env:admin' { return 'true' }
         'env:freeBytes' { return '107374182400' }
         'env:sizeBytes' { return '136365211648' }
+        'env:utcNow' { return '2025-01-01T02:30:00.0000000Z' }
         'hns:module' { return 'yes' }
         'defender:available' { return 'yes' }
         'process:*' { return 'pod' }
+        'route:*' { return 'Ethernet 2 via 10.1.0.1 persistent' }
         'events:*' { return '2025-01-01T00:00:00.0000000Z 7034 The kubelet service terminated unexpectedly. It has done this 1 time(s).' }
     }
     'present'
@@ -287,6 +292,9 @@ function Set-FakeFact {
         }
         'web' { $Machine.Web[$name] = $Value }
         'process' { Set-FakeProcessFact $Machine $name $Value }
+        'registry' { if ($Value -eq '') { $Machine.Registry.Remove($name) } else { $Machine.Registry[$name] = $Value } }
+        'route' { if ($Value -eq '') { $Machine.Routes.Remove($name) } else { $Machine.Routes[$name] = $Value } }
+        'image' { [void] $Machine.Images.Remove($name); if ($Value -ne '') { $Machine.Images.Add($name) } }
         default { $Machine.World[$Key] = $Value }
     }
 }
@@ -371,6 +379,9 @@ function Get-FakeFact {
         }
         'env' { return [string]$Machine.Env[$name] }
         'process' { return (Get-FakeProcessFact $Machine $name) }
+        'registry' { return [string]$Machine.Registry[$name] }
+        'route' { return [string]$Machine.Routes[$name] }
+        'image' { if ($Machine.Images -contains $name) { return 'present' }; return '' }
         { $_ -in 'output', 'events' } { return [string]$Machine.World[$Key] }
     }
     throw "no fact $Key"
@@ -389,6 +400,9 @@ function Get-TableFacts {
     foreach ($k in 'defender:paths', 'defender:processes', 'hns:networks', 'hns:endpoints') { $facts[$k] = Get-FakeFact $Machine $k }
     foreach ($p in $Machine.MachinePath) { $facts['path:' + $p] = 'present' }
     foreach ($p in $Machine.Processes) { $facts['process:' + $p.Path] = [string]$p.Owner }
+    foreach ($k in $Machine.Registry.Keys) { $facts['registry:' + $k] = [string]$Machine.Registry[$k] }
+    foreach ($k in $Machine.Routes.Keys) { $facts['route:' + $k] = [string]$Machine.Routes[$k] }
+    foreach ($i in $Machine.Images) { $facts['image:' + $i] = 'present' }
     $facts
 }
 
@@ -570,7 +584,12 @@ function Get-CimInstance {
     switch ($ClassName) {
         'Win32_OperatingSystem' {
             $boot = [datetime]::Parse($WcFake.Env['bootTime'], [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::RoundtripKind)
-            return [pscustomobject]@{ LastBootUpTime = $boot }
+            $os = [ordered]@{ LastBootUpTime = $boot }
+            # LocalDateTime is the machine's clock (env:utcNow), as CIM gives it: in local time.
+            if ($WcFake.Env['utcNow']) {
+                $os.LocalDateTime = ([datetime]::Parse($WcFake.Env['utcNow'], [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::RoundtripKind)).ToLocalTime()
+            }
+            return [pscustomobject]$os
         }
         'Win32_Service' {
             $name = [regex]::Match($Filter, "Name='([^']+)'").Groups[1].Value
@@ -600,6 +619,20 @@ function Get-ItemProperty {
         if ($parts.Count -gt 3) { $cv.UBR = [int]$parts[3] }
         if ($WcFake.Env['installationType']) { $cv.InstallationType = $WcFake.Env['installationType'] }
         return [pscustomobject]$cv
+    }
+    if ($LiteralPath -like 'HKLM:\SYSTEM\CurrentControlSet\Services\hns*') {
+        # HNS's keys: the registry: facts under the key, DWORDs as numbers;
+        # nothing for a value (or key) not there, as with -ErrorAction SilentlyContinue.
+        $prefix = 'HKLM\' + $LiteralPath.Substring(6) + '\'
+        $values = [ordered]@{}
+        foreach ($k in $WcFake.Registry.Keys) {
+            if ($k.StartsWith($prefix, [StringComparison]::OrdinalIgnoreCase) -and $k.Substring($prefix.Length) -notmatch '\\') {
+                $values[$k.Substring($prefix.Length)] = [int]$WcFake.Registry[$k]
+            }
+        }
+        if ($Name -and -not $values.Contains($Name)) { return }
+        if ($values.Count -eq 0) { return }
+        return [pscustomobject]$values
     }
     Microsoft.PowerShell.Management\Get-ItemProperty @PSBoundParameters
 }
@@ -738,6 +771,23 @@ function Get-HnsEndpoint {
     foreach ($e in @($WcFake.Hns.Endpoints)) { [pscustomobject]@{ Name = $e } }
 }
 
+# Get-NetRoute answers from the route: facts (ALIAS via NEXTHOP, persistent
+# when Windows keeps it): the active routes, or with -PolicyStore
+# PersistentStore the persistent ones; nothing when none is there, as with
+# -ErrorAction SilentlyContinue.
+function Get-NetRoute {
+    [CmdletBinding()]
+    param([string] $DestinationPrefix, [string] $PolicyStore = 'ActiveStore', [string] $AddressFamily)
+    foreach ($k in @($WcFake.Routes.Keys)) {
+        if ($DestinationPrefix -and $k -ne $DestinationPrefix) { continue }
+        $v = [string]$WcFake.Routes[$k]
+        $persistent = $v.EndsWith(' persistent')
+        if ($PolicyStore -eq 'PersistentStore' -and -not $persistent) { continue }
+        $alias, $hop = ($v -replace ' persistent$', '') -split ' via ', 2
+        [pscustomobject]@{ DestinationPrefix = $k; InterfaceAlias = $alias; NextHop = $hop; RouteMetric = 0; InterfaceMetric = 0; Store = $PolicyStore }
+    }
+}
+
 function Invoke-WebRequest {
     [CmdletBinding()]
     param([switch] $UseBasicParsing, [string] $Uri, [string] $OutFile)
@@ -801,6 +851,61 @@ function Invoke-Native {
             }
         }
         'tar.exe' { Expand-FakeArchive $ArgumentList[1] $ArgumentList[3] }
+        'ctr.exe' {
+            # ctr -n k8s.io images ls -q | import FILE | pull REF, on the
+            # images table; an archive's content lists the images it holds.
+            switch ($ArgumentList[3]) {
+                'ls' { $out = @($WcFake.Images) }
+                'import' {
+                    Add-FakeAction 'ctr images import'
+                    foreach ($ref in (Split-List ([IO.File]::ReadAllText($ArgumentList[4])))) {
+                        if ($WcFake.Images -notcontains $ref) { $WcFake.Images.Add($ref) }
+                    }
+                    $out = @('unpacking done')
+                }
+                'pull' {
+                    $ref = $ArgumentList[4]
+                    Add-FakeAction "ctr images pull $ref"
+                    if ($WcFake.World['pull:' + $ref] -eq 'fails') {
+                        $out = @("ctr: failed to resolve reference `"$ref`": failed to do request: dial tcp: lookup registry: no such host")
+                        $code = 1
+                    } else {
+                        $WcFake.Images.Add($ref)
+                        $out = @("$($ref): resolved", 'done')
+                    }
+                }
+                default { throw "the test fakes no ctr $($ArgumentList -join ' ')" }
+            }
+        }
+        'ROUTE.EXE' {
+            # route delete DEST, route -p add DEST mask 255.255.255.255 GATEWAY metric N: a
+            # persistent route, on the adapter that reaches the gateway (the default route's).
+            if ($first -eq 'delete') {
+                Add-FakeAction "route delete $($ArgumentList[1])"
+                $WcFake.Routes.Remove($ArgumentList[1] + '/32')
+                $out = @(' OK!')
+                break
+            }
+            if ($first -eq '-p' -and $ArgumentList[1] -eq 'add' -and $ArgumentList[4] -eq '255.255.255.255') {
+                $gateway = $ArgumentList[5]
+                $via = $null
+                foreach ($v in $WcFake.Routes.Values) { if ($v -match (' via ' + [regex]::Escape($gateway) + '( persistent)?$')) { $via = ($v -replace ' persistent$', ''); break } }
+                if ($null -eq $via) { $out = @('The route addition failed: the gateway is not reachable'); $code = 1; break }
+                Add-FakeAction "route -p add $($ArgumentList[2]) $gateway"
+                $WcFake.Routes[$ArgumentList[2] + '/32'] = $via + ' persistent'
+                $out = @(' OK!')
+                break
+            }
+        }
+        'reg.exe' {
+            # reg add KEY /v NAME /t TYPE /d DATA /f: makes the key when it is not there.
+            if ($first -ne 'add') { throw "the test fakes no $program" }
+            $valueName = $ArgumentList[[array]::IndexOf($ArgumentList, '/v') + 1]
+            $data = $ArgumentList[[array]::IndexOf($ArgumentList, '/d') + 1]
+            Add-FakeAction "reg add $($ArgumentList[1]) $valueName"
+            $WcFake.Registry[$ArgumentList[1] + '\' + $valueName] = $data
+            $out = @('The operation completed successfully.')
+        }
         { $_ -in 'ROUTE.EXE', 'ipconfig.exe' } { $out = @(([string]$WcFake.World['output:' + $program]) -split "`n") }
         'kubeadm.exe' {
             switch ($first) {

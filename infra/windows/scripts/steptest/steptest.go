@@ -39,9 +39,15 @@
 //	defender:paths, defender:processes   its exclusions, separated by |
 //	hns:module              the HNS cmdlets exist: yes
 //	hns:networks            the HNS networks' names, separated by |
+//	registry:KEY\NAME       a registry value (HKLM\...), its data: a DWORD in decimal
+//	image:REF               an image in containerd's k8s.io namespace (the CRI's): present
+//	route:DEST              an IPv4 route (route:0.0.0.0/0 the default): ALIAS via NEXTHOP, and
+//	                        persistent when Windows keeps it in the registry (route -p)
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
 //	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
-//	                        separated by |), freeBytes and sizeBytes (of the system drive)
+//	                        separated by |), freeBytes and sizeBytes (of the system drive), utcNow
+//	                        (the machine's clock, in UTC; the simulated machine reads its clock when
+//	                        no test sets it)
 //	output:PROGRAM ARGS     what a program that only reports prints, such as output:ROUTE.EXE print
 //	events:LOG/PROVIDER     a Windows event log's events of one provider, one a line:
 //	                        TIME ID MESSAGE, oldest first
@@ -51,8 +57,10 @@
 //
 // A case's given facts are what the step checks; its world facts are what
 // the machine reaches or runs but does not keep (web:URL, the content served
-// at URL; file: sources; kubeadm:join and kubeadm:reset, ok or fails;
-// feature-install:NAME, fails). In given, "*" is any present value; in sets,
+// at URL; file: sources (an image archive's content: the images it holds,
+// separated by |); kubeadm:join and kubeadm:reset, ok or fails;
+// feature-install:NAME, fails; pull:REF, fails when the registry is out of
+// reach). In given, "*" is any present value; in sets,
 // "*" is a value the case does not state (written by a program).
 //
 // What Windows does on its own, whatever the script, the simulated machine
@@ -333,11 +341,11 @@ var Kinds = []string{
 	"feature:", "file:", "dir:", "link:", "path:", "winrm-path:", "service:", "service-command:",
 	"service-imagepath:", "service-process:", "service-deps:", "state:",
 	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
-	"process:", "output:", "events:",
+	"process:", "output:", "events:", "registry:", "route:", "image:",
 }
 
 // WorldKinds are the kinds of world facts.
-var WorldKinds = []string{"web:", "file:", "kubeadm:", "feature-install:"}
+var WorldKinds = []string{"web:", "file:", "kubeadm:", "feature-install:", "pull:"}
 
 // KindOf returns the kind of a fact key, "" for none of kinds.
 func KindOf(key string, kinds []string) string {

@@ -1,0 +1,166 @@
+package windows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/winconform/winconform/images"
+	"github.com/winconform/winconform/internal/winrelease"
+)
+
+// ErrImageNotRunnable: an image the node will run has no variant the
+// machine's Windows can run with process isolation.
+var ErrImageNotRunnable = errors.New("image not runnable on the machine's Windows")
+
+// ImageRegistry reads what an image's registry says of it: the os.versions
+// of its Windows variants (major.minor.build.UBR). Join asks it before the
+// node pulls anything.
+type ImageRegistry interface {
+	WindowsVariants(ctx context.Context, image string) ([]string, error)
+}
+
+// RemoteRegistry reads images' indexes from their registries (over HTTPS;
+// HTTP for localhost and private addresses, as go-containerregistry
+// decides), with the credentials of the Docker configuration, as winconform
+// images push does.
+type RemoteRegistry struct {
+	// Transport carries the requests; nil for remote.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// defaultRegistry is the ImageRegistry of a Join whose options give none.
+var defaultRegistry ImageRegistry = RemoteRegistry{}
+
+// WindowsVariants reads image's manifest list and returns the os.version of
+// each windows/amd64 entry; for an image that is no list, its config's.
+func (r RemoteRegistry) WindowsVariants(ctx context.Context, image string) ([]string, error) {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return nil, err
+	}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	if r.Transport != nil {
+		opts = append(opts, remote.WithTransport(r.Transport))
+	}
+	desc, err := remote.Get(ref, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if !desc.MediaType.IsIndex() {
+		img, err := desc.Image()
+		if err != nil {
+			return nil, err
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		if cf.OS != "windows" {
+			return nil, nil
+		}
+		return []string{cf.OSVersion}, nil
+	}
+	idx, err := desc.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range im.Manifests {
+		if p := m.Platform; p != nil && p.OS == "windows" && p.Architecture == "amd64" {
+			out = append(out, p.OSVersion)
+		}
+	}
+	return out, nil
+}
+
+// nodeImage is an image the node runs with process isolation.
+type nodeImage struct{ what, ref string }
+
+// processIsolatedImages are the images the harness runs on the node in
+// containers of their own: the sandbox (pause) image of every pod, and the
+// probe of the network matrix. The HostProcess image of the DaemonSets has
+// no os.version (images.go): a HostProcess container runs on the host's own
+// Windows, so no variant of it is at stake.
+func (j *joinRun) processIsolatedImages() []nodeImage {
+	return []nodeImage{{"the sandbox image", j.sandboxImage()}, {"the probe image", images.Ref("probe")}}
+}
+
+// pulledVariant is the os.version of the variant of an image containerd
+// 1.7 pulls on a host of build (containerd/containerd,
+// platforms/defaults_windows.go: only variants of the host's major, minor
+// and build, the one of the host's own revision first, else the one of the
+// largest). ok is false when no variant is of the host's build.
+func pulledVariant(versions []string, host fullBuild) (winrelease.Version, bool) {
+	var best winrelease.Version
+	found := false
+	for _, s := range versions {
+		v, err := winrelease.Parse(s)
+		if err != nil || v.Build != host.Build {
+			continue
+		}
+		if v.Revision == host.UBR {
+			return v, true
+		}
+		if !found || v.Revision > best.Revision {
+			best, found = v, true
+		}
+	}
+	return best, found
+}
+
+// checkImages reads, before the node pulls them, the index of each image
+// the node will run with process isolation, and fails when containerd
+// would pull no variant for the machine's build, or one of a later update
+// than the machine's, which Windows does not start. An index the harness
+// cannot read (no route to the registry, no credentials) is reported and
+// not checked: the pod check after the join still starts the sandbox image.
+func (j *joinRun) checkImages(ctx context.Context, sr *StepReport) error {
+	checked := map[string]any{}
+	for _, img := range j.processIsolatedImages() {
+		ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		versions, err := j.registry.WindowsVariants(ictx, img.ref)
+		cancel()
+		if err != nil {
+			j.logf("%s: cannot read the index of %s, %s (%v): which of its variants this machine would run is not checked before it pulls it", StepPreflight, img.what, img.ref, err)
+			continue
+		}
+		known := false
+		for _, v := range versions {
+			known = known || v != ""
+		}
+		if !known {
+			continue // no os.version: nothing for process isolation to refuse
+		}
+		v, ok := pulledVariant(versions, j.build)
+		if !ok {
+			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable,
+				Detail: fmt.Sprintf("%s, %s, has no variant for Windows build %s (its Windows variants: %s): containerd would fail to pull it (no match for platform in manifest); point the image at one built for %s (image overrides)",
+					img.what, img.ref, j.build.Build, strings.Join(versions, ", "), j.build.Build)}
+		}
+		if v.Revision > j.build.UBR {
+			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable,
+				Detail: fmt.Sprintf("%s, %s, is %s for this machine's build, a later update than the machine's %s: with process isolation, the only isolation Kubernetes uses, Windows fails to start a container of a later update than the host (hcs::System::Start: 0xc0370106, microsoft/Windows-Containers#591); install the machine's cumulative updates (Windows Update, sconfig) up to at least %d, or point the image (image overrides) at a variant of update %d or older",
+					img.what, img.ref, v, j.build, v.Revision, j.build.UBR)}
+		}
+		checked[img.ref] = v.String()
+	}
+	if len(checked) > 0 {
+		if sr.Status == nil {
+			sr.Status = map[string]any{}
+		}
+		sr.Status["imageVariants"] = checked
+	}
+	return nil
+}
