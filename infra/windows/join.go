@@ -63,7 +63,7 @@ func KubeletCommand() string {
 // source (binaries). Machines without Internet access take sources from
 // their inventory: a path on the machine or a URL they can reach.
 const (
-	DefaultContainerdVersion = "1.7.28"
+	DefaultContainerdVersion = "2.3.7"
 	DefaultCNIPluginsVersion = "v1.7.1"
 	DefaultFlannelCNIVersion = "v1.6.0-flannel1"
 	kubernetesDownloads      = "https://dl.k8s.io"
