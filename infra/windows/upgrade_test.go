@@ -9,6 +9,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // TestJoinReplacesRunningPrograms joins a machine whose node runs older
@@ -52,7 +53,7 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 			t.Errorf("step %s changed nothing", s)
 		}
 	}
-	for path, want := range map[string]string{containerd: windows.DefaultContainerdVersion, shim: windows.DefaultContainerdVersion, kubeProxy: testVersion} {
+	for path, want := range map[string]string{containerd: kubelines.DefaultContainerd, shim: kubelines.DefaultContainerd, kubeProxy: testVersion} {
 		if got, _ := r.sim.File(path); got != want {
 			t.Errorf("%s is %q, want %q", path, got, want)
 		}

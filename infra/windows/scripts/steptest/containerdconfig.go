@@ -3,7 +3,6 @@ package steptest
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -179,6 +178,3 @@ func tomlString(v string) (string, int, error) {
 	}
 	return "", 0, fmt.Errorf("%s: no TOML string", v)
 }
-
-// HasContainerdKey reports whether key is one of ContainerdKeys.
-func HasContainerdKey(key string) bool { return slices.Contains(ContainerdKeys, key) }
