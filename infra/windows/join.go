@@ -238,7 +238,7 @@ func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Control
 	}
 	version := cp.KubernetesVersion()
 	if !kubernetesVersion.MatchString(version) {
-		return nil, fmt.Errorf("windows: the control plane's Kubernetes version %q is not a version such as v1.34.4", version)
+		return nil, fmt.Errorf("windows: the control plane's Kubernetes version %q is not a version such as v1.37.2", version)
 	}
 	rep = &JoinReport{Machine: m.Name, Address: m.Address, KubernetesVersion: version, Started: time.Now()}
 	versions, err := ResolveVersions(m, version)
