@@ -47,9 +47,21 @@ type origin struct{ version, from string }
 
 func (o origin) String() string { return o.version + " (" + o.from + ")" }
 
-// kubernetesInName finds a Kubernetes release in a source's name: v1.M.P
-// between separators, as dl.k8s.io and mirrors of it lay them out.
-var kubernetesInName = regexp.MustCompile(`(?:^|[/\\_=-])(v1\.\d+\.\d+)(?:$|[/\\_.?-])`)
+// kubernetesInName finds a Kubernetes version in a source's name: v1.M.P
+// (or a pre-release of it, v1.M.P-rc.N) after a separator, as dl.k8s.io and
+// mirrors of it lay them out; a separator or the end must follow it.
+var kubernetesInName = regexp.MustCompile(`(?:^|[/\\_=-])(v1\.\d+\.\d+(?:-(?:alpha|beta|rc)\.\d+)?)`)
+
+func kubernetesVersionsIn(s string) []string {
+	var out []string
+	for _, m := range kubernetesInName.FindAllStringSubmatchIndex(s, -1) {
+		if end := m[3]; end == len(s) || strings.ContainsRune(`/\_.?`, rune(s[end])) {
+			out = append(out, s[m[2]:m[3]])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // namedVersion is the version a source's name holds ("" for none); an
 // error when it holds several.
@@ -61,16 +73,7 @@ func namedVersion(field, source string, find func(string) []string) (origin, err
 	case 1:
 		return origin{found[0], field + " " + source}, nil
 	}
-	return origin{}, fmt.Errorf("%s %s names several versions (%s): say which it holds in the inventory", field, source, strings.Join(found, ", "))
-}
-
-func kubernetesVersionsIn(s string) []string {
-	var out []string
-	for _, m := range kubernetesInName.FindAllStringSubmatch(s, -1) {
-		out = append(out, m[1])
-	}
-	slices.Sort(out)
-	return out
+	return origin{}, fmt.Errorf("%s %s names several versions (%s), and the join cannot tell which it holds: give it a path or name that holds one", field, source, strings.Join(found, ", "))
 }
 
 func containerdVersionsIn(s string) []string {

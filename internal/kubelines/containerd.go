@@ -90,6 +90,11 @@ func knownContainerd() string {
 func CheckContainerd(version string) error {
 	r, ok := parseRelease(version)
 	if !ok {
+		if pre := strings.SplitN(version, "-", 2); len(pre) == 2 {
+			if _, ok := parseRelease(pre[0]); ok {
+				return fmt.Errorf("containerd %s is a pre-release: the harness knows containerd's releases only, such as %s", version, DefaultContainerd)
+			}
+		}
 		return fmt.Errorf("%q is not a containerd version: want MAJOR.MINOR.PATCH, such as %s", version, DefaultContainerd)
 	}
 	for _, l := range containerdLines {

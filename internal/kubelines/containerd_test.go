@@ -40,16 +40,17 @@ func TestContainerdTable(t *testing.T) {
 
 func TestCheckContainerd(t *testing.T) {
 	for v, want := range map[string]string{
-		"2.3.7":   "",
-		"v1.7.28": "",
-		"2.4.0":   "",
-		"2.3":     "is not a containerd version",
-		"latest":  "is not a containerd version",
-		"2.3.7-1": "is not a containerd version",
-		"2.3.70":  "containerd 2.3.70 is no release the harness knows",
-		"1.8.0":   "containerd 1.8.0 is no release the harness knows",
-		"3.0.0":   "containerd 3.0.0 is no release the harness knows",
-		"1.6.20":  "containerd 1.6.20 is no release the harness knows",
+		"2.3.7":      "",
+		"v1.7.28":    "",
+		"2.4.0":      "",
+		"2.3":        "is not a containerd version",
+		"latest":     "is not a containerd version",
+		"2.3.7-1":    "containerd 2.3.7-1 is a pre-release",
+		"2.4.0-rc.1": "containerd 2.4.0-rc.1 is a pre-release",
+		"2.3.70":     "containerd 2.3.70 is no release the harness knows",
+		"1.8.0":      "containerd 1.8.0 is no release the harness knows",
+		"3.0.0":      "containerd 3.0.0 is no release the harness knows",
+		"1.6.20":     "containerd 1.6.20 is no release the harness knows",
 	} {
 		err := CheckContainerd(v)
 		switch {

@@ -246,7 +246,7 @@ func checkSource(v string) (msg, fix string) {
 }
 
 var (
-	kubeletVersionForm    = regexp.MustCompile(`^v?1\.(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})$`)
+	kubeletVersionForm    = regexp.MustCompile(`^v?1\.(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})(-(alpha|beta|rc)\.(0|[1-9]\d{0,3}))?$`)
 	containerdVersionForm = regexp.MustCompile(`^v?(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})$`)
 )
 
@@ -257,7 +257,7 @@ func checkKubeletVersion(v string) (msg, fix string) {
 	if kubeletVersionForm.MatchString(v) {
 		return "", ""
 	}
-	return quote(v) + " is not a Kubernetes version", "write a release as v1.MINOR.PATCH, such as v1.36.3 (no line alone, no pre-release), or remove it for the version binaries.kubelet names, else the cluster's"
+	return quote(v) + " is not a Kubernetes version", "write a release as v1.MINOR.PATCH, such as v1.36.3 (not a line alone), or a pre-release such as v1.38.0-rc.1, or remove it for the version binaries.kubelet names, else the cluster's"
 }
 
 // checkContainerdVersion checks the form of a containerd version:

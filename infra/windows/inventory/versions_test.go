@@ -40,7 +40,7 @@ machines:
 	}
 	for _, tc := range []struct{ yaml, field, msg string }{
 		{"  kubeletVersion: \"1.36\"\n", "kubeletVersion", `"1.36" is not a Kubernetes version`},
-		{"  kubeletVersion: v1.37.2-rc.0\n", "kubeletVersion", "is not a Kubernetes version"},
+		{"  kubeletVersion: v1.37.2-dirty\n", "kubeletVersion", "is not a Kubernetes version"},
 		{"  kubeletVersion: latest\n", "kubeletVersion", "is not a Kubernetes version"},
 		{"  containerdVersion: \"2.3\"\n", "containerdVersion", `"2.3" is not a containerd version`},
 		{"  containerdVersion: [2.3.7]\n", "containerdVersion", "not a string"},
