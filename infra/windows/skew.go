@@ -198,11 +198,15 @@ func ResolveVersions(m inventory.Machine, apiServer string) (Versions, error) {
 	// The cluster's line, and the skew.
 	apiMinor, ok := minorOf(apiServer)
 	clusterKnown := false
-	if !ok {
+	_, clusterErr := kubelines.Find(release(apiServer))
+	switch {
+	case apiServer == "":
+		fail("the API server's version could not be read: check that the cluster is up and reachable")
+	case !ok:
 		fail("the API server's version %q is not a Kubernetes version such as %s", apiServer, kubelines.Default().Version)
-	} else if _, err := kubelines.Find(release(apiServer)); err != nil {
-		fail("the cluster: %v; make the cluster of a supported line (KUBERNETES_VERSION, or the cluster file's kubernetesVersion)", err)
-	} else {
+	case clusterErr != nil:
+		fail("the cluster: %v; make the cluster of a supported line (KUBERNETES_VERSION, or the cluster file's kubernetesVersion)", clusterErr)
+	default:
 		clusterKnown = true
 	}
 	var line kubelines.Line

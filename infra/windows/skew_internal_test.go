@@ -2,7 +2,10 @@ package windows
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/winconform/winconform/infra/windows/inventory"
 )
 
 // The version a source's name holds: dl.k8s.io's layout and mirrors of it,
@@ -25,5 +28,14 @@ func TestVersionsInNames(t *testing.T) {
 	}
 	if _, err := namedVersion("binaries.kubelet", "https://mirror.lab/tools-v1.2.3/v1.36.3/kubelet.exe", kubernetesVersionsIn); err == nil {
 		t.Error("a name with two versions gave one")
+	}
+}
+
+// A control plane whose version could not be read (APIControlPlane returns
+// "" when discovery fails) is named as such.
+func TestVersionsOfAnUnreadableCluster(t *testing.T) {
+	_, err := ResolveVersions(inventory.Machine{Name: "win-a"}, "")
+	if err == nil || !strings.Contains(err.Error(), "the API server's version could not be read") {
+		t.Errorf("ResolveVersions = %v", err)
 	}
 }
