@@ -286,31 +286,56 @@ function Read-FakeContainerdConfig {
     $parts -join ' '
 }
 
-# Write-FakeContainerdConfig writes a containerd-config fact as a
-# config.toml: its version, then a table for each of its keys.
+# Write-FakeContainerdConfig writes a containerd-config fact as the
+# config.toml the containerd step would have written: the `config default`
+# of a containerd that writes the fact's version (1.7 for 2, 2.2 for 3, 2.3
+# for 4 with the CNI's bin_dir, 2.4 for 4 without it), the machine's paths
+# moved, with each of the fact's keys set in its table (a key the default
+# lacks goes at the end, under its table).
 function Write-FakeContainerdConfig {
-    param([string] $Fact)
+    param($Machine, [string] $Fact)
     $alternatives = @('version') + @(Get-ContainerdFactKeys | ForEach-Object { [regex]::Escape($_) })
     $at = @([regex]::Matches($Fact, '(?:^| )(' + ($alternatives -join '|') + ')='))
     if ($at.Count -eq 0 -or $at[0].Index -ne 0) { throw "containerd-config ${Fact}: want version=N, then TABLE.KEY=VALUE" }
-    $lines = New-Object 'Collections.Generic.List[string]'
-    $table = ''
+    $values = [ordered]@{}
     for ($i = 0; $i -lt $at.Count; $i++) {
         $start = $at[$i].Index + $at[$i].Length
         $end = $Fact.Length
         if ($i + 1 -lt $at.Count) { $end = $at[$i + 1].Index }
-        $key = $at[$i].Groups[1].Value
-        $value = $Fact.Substring($start, $end - $start)
-        if ($key -eq 'version') { $lines.Add('version = ' + $value); continue }
+        $values[$at[$i].Groups[1].Value] = $Fact.Substring($start, $end - $start)
+    }
+    $containerd = '2.3.7'
+    switch ($values['version']) {
+        '2' { $containerd = '1.7.28' }
+        '3' { $containerd = '2.2.9' }
+        '4' { if (-not $values.Contains('cri.v1.runtime.cni.bin_dir')) { $containerd = '2.4.2' } }
+        default { throw "containerd-config ${Fact}: no containerd the fake knows writes config version $($values['version'])" }
+    }
+    $lines = New-Object 'Collections.Generic.List[string]'
+    foreach ($line in (Get-FakeContainerdConfig -Version $containerd)) { $lines.Add((ConvertTo-MachinePath $Machine $line)) }
+    $lines[0] = 'version = ' + $values['version']
+    foreach ($key in $values.Keys) {
+        if ($key -eq 'version') { continue }
         $dot = $key.LastIndexOf('.')
-        $t = $key.Substring(0, $dot)
-        if ($t -ne $table) {
-            $id = ($t -split '\.')[0..2] -join '.'
-            $rest = $t.Substring($id.Length)
-            $lines.Add("[plugins.'io.containerd." + $id + "'" + $rest + ']')
-            $table = $t
+        $table = 'plugins.io.containerd.' + $key.Substring(0, $dot)
+        $name = $key.Substring($dot + 1)
+        $current = ''
+        $found = -1
+        for ($i = 0; $i -lt $lines.Count; $i++) {
+            $header = [regex]::Match($lines[$i], '^\s*\[([^\[\]]+)\]\s*$')
+            if ($header.Success) { $current = $header.Groups[1].Value -replace '[''"\s]', ''; continue }
+            if ($current -eq $table -and [regex]::IsMatch($lines[$i], '^\s*' + [regex]::Escape($name) + '\s*=')) { $found = $i; break }
         }
-        $lines.Add('  ' + $key.Substring($dot + 1) + ' = ' + $value)
+        if ($found -ge 0) {
+            $indent = [regex]::Match($lines[$found], '^\s*').Value
+            $lines[$found] = $indent + $name + ' = ' + $values[$key]
+        } else {
+            $t = $key.Substring(0, $dot)
+            $id = ($t -split '\.')[0..2] -join '.'
+            $lines.Add('')
+            $lines.Add("[plugins.'io.containerd." + $id + "'" + $t.Substring($id.Length) + ']')
+            $lines.Add('  ' + $name + ' = ' + $values[$key])
+        }
     }
     ($lines -join "`n") + "`n"
 }
@@ -389,7 +414,7 @@ function Set-FakeFact {
         'containerd-config' {
             if ($Value -eq '') { return }
             New-Item -ItemType Directory -Force -Path (Split-Path -Parent $name) | Out-Null
-            [IO.File]::WriteAllText($name, (Write-FakeContainerdConfig $Value), (New-Object Text.UTF8Encoding($false)))
+            [IO.File]::WriteAllText($name, (Write-FakeContainerdConfig $Machine $Value), (New-Object Text.UTF8Encoding($false)))
         }
         'firewall' {
             if ($Value -eq '') { $Machine.Firewall.Remove($name); return }
