@@ -124,3 +124,57 @@ func TestSimulatedContainerdWithoutCRI(t *testing.T) {
 		t.Errorf("with containerd 2.3's own file: %v", err)
 	}
 }
+
+// Every case of the containerd step's data that leaves containerd running
+// leaves a configuration which the containerd it installed reads as the
+// join wants: the sandbox image asked for, the CNI's plugins and
+// configuration where the join puts them, and the image verifier not
+// pointed at the CNI's plugins (it runs every program of its directory on
+// each pull). The data is what the script does (its Pester tests run it on
+// Windows against the same cases); this is what containerd makes of it.
+func TestContainerdStepDataIsWhatContainerdReads(t *testing.T) {
+	data, err := steptest.Load("containerd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string]bool{}
+	for _, c := range data.Cases {
+		p := data.ParamsFor(c)
+		after := map[string]string{}
+		for _, m := range []map[string]string{c.Given, c.Sets} {
+			e, err := steptest.ExpandMap(m, p, func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range e {
+				after[k] = v
+			}
+		}
+		dir := p["InstallDir"]
+		cfgFact, version := after["containerd-config:"+dir+`\config.toml`], after["file:"+dir+`\containerd.exe`]
+		if c.Error != "" || after["service:containerd"] != "Automatic/Running" || cfgFact == "" {
+			continue
+		}
+		versions[version] = true
+		cfg, err := steptest.ParseContainerdConfig(cfgFact)
+		if err != nil {
+			t.Errorf("case %q: %v", c.Name, err)
+			continue
+		}
+		got, err := containerdReads(version, dir+`\config.toml`, cfg)
+		switch {
+		case err != nil:
+			t.Errorf("case %q leaves containerd %s with a configuration it does not run with: %v", c.Name, version, err)
+		case got.Sandbox != p["SandboxImage"] || !slices.Equal(got.CNIBinDirs, []string{p["CNIBinDir"]}) || got.CNIConfDir != p["CNIConfDir"]:
+			t.Errorf("case %q: containerd %s reads sandbox %q, CNI %v and %q; want %q, [%s] and %q",
+				c.Name, version, got.Sandbox, got.CNIBinDirs, got.CNIConfDir, p["SandboxImage"], p["CNIBinDir"], p["CNIConfDir"])
+		case got.VerifierDir == p["CNIBinDir"]:
+			t.Errorf("case %q: containerd %s's image verifier runs the CNI's plugins on every pull", c.Name, version)
+		}
+	}
+	for _, v := range []string{"1.7.28", "2.2.9", "2.3.7", "2.4.2"} {
+		if !versions[v] {
+			t.Errorf("no case leaves containerd %s running: the data does not show its configuration", v)
+		}
+	}
+}
