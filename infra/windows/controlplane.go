@@ -24,8 +24,9 @@ import (
 // ControlPlane is what joining and resetting Windows machines needs of the
 // cluster. infra/kind implements it for the harness's kind clusters.
 type ControlPlane interface {
-	// KubernetesVersion is the cluster's version, such as v1.34.4: the
-	// version of the kubelet, kubeadm and kube-proxy installed on machines.
+	// KubernetesVersion is the cluster's version, such as v1.37.2: the
+	// version of the kubelet, kubeadm and kube-proxy installed on machines
+	// unless their inventory says another (ResolveVersions).
 	KubernetesVersion() string
 	// JoinCommand makes a bootstrap token and says how machines reach the
 	// API server.

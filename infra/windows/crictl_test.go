@@ -8,8 +8,8 @@ import (
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 )
 
-// TestJoinInstallsCrictl: after the join, crictl of the cluster's minor
-// (cri-tools releases v1.34.0 with Kubernetes v1.34) is in C:\k, and an
+// TestJoinInstallsCrictl: after the join, crictl of the kubelet's minor
+// (cri-tools releases v1.37.0 with Kubernetes v1.37) is in C:\k, and an
 // operator's account finds containerd's pipe in its configuration. crictl
 // reads %USERPROFILE%\.crictl\crictl.yaml (cri-tools
 // cmd/crictl/main_windows.go), and when that does not exist the crictl.yaml
@@ -25,10 +25,10 @@ func TestJoinInstallsCrictl(t *testing.T) {
 		t.Fatalf("Join: %v", err)
 	}
 	r.checkNoProblems()
-	if v, _ := r.sim.File(`C:\k\crictl.exe`); v != "v1.34.0" {
-		t.Errorf("crictl.exe is %q, want cri-tools v1.34.0 for Kubernetes %s", v, testVersion)
+	if v, _ := r.sim.File(`C:\k\crictl.exe`); v != "v1.37.0" {
+		t.Errorf("crictl.exe is %q, want cri-tools v1.37.0 for Kubernetes %s", v, testVersion)
 	}
-	if src := r.sim.Params(windows.StepCrictl)["Source"]; src != "https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.34.0/crictl-v1.34.0-windows-amd64.tar.gz" {
+	if src := r.sim.Params(windows.StepCrictl)["Source"]; src != "https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.37.0/crictl-v1.37.0-windows-amd64.tar.gz" {
 		t.Errorf("crictl from %s", src)
 	}
 	config, endpoint, err := r.sim.Crictl(`C:\k\crictl.exe`, `C:\Users\operator`)

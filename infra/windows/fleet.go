@@ -86,8 +86,13 @@ func (e *FleetError) Unwrap() []error { return e.Errs }
 // opts.Artifacts, and the logs of a machine that fails (of every machine,
 // with opts.CollectLogs). A machine that fails does not stop the others,
 // unless ctx ends. The error is a *FleetError naming the machines that did
-// not join, or the failure to connect to one.
+// not join, or the failure to connect to one. First it checks every
+// machine's versions against the cluster (ResolveVersions): when any is
+// refused it touches no machine, and the error is a *VersionsError.
 func JoinAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane, opts FleetOptions) ([]JoinResult, error) {
+	if err := checkFleetVersions(machines, cp.KubernetesVersion()); err != nil {
+		return nil, err
+	}
 	logs := ""
 	if opts.Artifacts != "" {
 		logs = filepath.Join(opts.Artifacts, "logs")

@@ -41,7 +41,7 @@ import (
 // testPassword is distinctive, so that a leak is easy to find.
 const testPassword = "S1mulated-P@ss'word\u2019-7f3c"
 
-const testVersion = "v1.34.4"
+const testVersion = "v1.37.2"
 
 // fakeCluster is a ControlPlane over a fake clientset: its join command
 // carries a bootstrap token it records (as a Secret, like kubeadm), and the
@@ -61,6 +61,8 @@ type fakeCluster struct {
 	kubelets map[string]func(images ...string) error
 	// clockOffset is how far the API server's clock is ahead of true time.
 	clockOffset time.Duration
+	// version is the API server's version; testVersion when empty.
+	version string
 }
 
 var _ windows.ControlPlane = (*fakeCluster)(nil)
@@ -151,7 +153,12 @@ func (f *fakeCluster) APIServerTime(context.Context) (time.Time, error) {
 	return time.Now().Add(f.clockOffset), nil
 }
 
-func (f *fakeCluster) KubernetesVersion() string       { return testVersion }
+func (f *fakeCluster) KubernetesVersion() string {
+	if f.version != "" {
+		return f.version
+	}
+	return testVersion
+}
 func (f *fakeCluster) Clientset() kubernetes.Interface { return f.cs }
 func (f *fakeCluster) RESTConfig() *rest.Config {
 	return &rest.Config{Host: "https://" + f.endpoint, TLSClientConfig: rest.TLSClientConfig{CAData: f.caPEM}}

@@ -60,21 +60,25 @@ func KubeletCommand() string {
 }
 
 // Default versions of what a machine installs when its inventory names no
-// source (binaries). Machines without Internet access take sources from
-// their inventory: a path on the machine or a URL they can reach.
+// source (binaries); containerd's is kubelines.DefaultContainerd.
+// Machines without Internet access take sources from their inventory: a
+// path on the machine or a URL they can reach.
 const (
-	DefaultContainerdVersion = "1.7.28"
 	DefaultCNIPluginsVersion = "v1.7.1"
 	DefaultFlannelCNIVersion = "v1.6.0-flannel1"
 	kubernetesDownloads      = "https://dl.k8s.io"
 )
 
 // DefaultSources are the download URLs used for components the inventory
-// gives no source for, by binaries key.
-func DefaultSources(kubernetesVersion string) map[string]string {
+// gives no source for, by binaries key: the Kubernetes binaries of
+// kubernetesVersion from dl.k8s.io, containerd's Windows archive of
+// containerdVersion from its GitHub release (containerd-X.Y.Z-windows-amd64.tar.gz,
+// its Makefile's RELEASE, the same from 1.7 to 2.x: bin\containerd.exe,
+// ctr.exe and containerd-shim-runhcs-v1.exe).
+func DefaultSources(kubernetesVersion, containerdVersion string) map[string]string {
 	k8s := kubernetesDownloads + "/" + kubernetesVersion + "/bin/windows/amd64/"
 	return map[string]string{
-		"containerd":      "https://github.com/containerd/containerd/releases/download/v" + DefaultContainerdVersion + "/containerd-" + DefaultContainerdVersion + "-windows-amd64.tar.gz",
+		"containerd":      "https://github.com/containerd/containerd/releases/download/v" + containerdVersion + "/containerd-" + containerdVersion + "-windows-amd64.tar.gz",
 		"cni":             "https://github.com/containernetworking/plugins/releases/download/" + DefaultCNIPluginsVersion + "/cni-plugins-windows-amd64-" + DefaultCNIPluginsVersion + ".tgz",
 		"cni-flannel":     "https://github.com/flannel-io/cni-plugin/releases/download/" + DefaultFlannelCNIVersion + "/flannel-amd64.exe",
 		"flanneld":        "https://github.com/flannel-io/flannel/releases/download/" + cni.FlannelVersion + "/flanneld.exe",
@@ -143,6 +147,8 @@ type JoinReport struct {
 	Machine           string `json:"machine"`
 	Address           string `json:"address"`
 	KubernetesVersion string `json:"kubernetesVersion"`
+	// Versions are what the node runs ("" until they are resolved).
+	Versions *Versions `json:"versions,omitempty"`
 	// Build is the machine's Windows build, major.minor.build.UBR.
 	Build string `json:"build,omitempty"`
 	// Steps are the steps run, in order.
@@ -206,6 +212,8 @@ type joinRun struct {
 	registry ImageRegistry
 	// remaining are the pods still on the node after drain.
 	remaining []string
+	// versions are what the node runs (ResolveVersions).
+	versions Versions
 }
 
 var kubernetesVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
@@ -230,12 +238,18 @@ func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Control
 	}
 	version := cp.KubernetesVersion()
 	if !kubernetesVersion.MatchString(version) {
-		return nil, fmt.Errorf("windows: the control plane's Kubernetes version %q is not a version such as v1.34.4", version)
+		return nil, fmt.Errorf("windows: the control plane's Kubernetes version %q is not a version such as v1.37.2", version)
 	}
 	rep = &JoinReport{Machine: m.Name, Address: m.Address, KubernetesVersion: version, Started: time.Now()}
+	versions, err := ResolveVersions(m, version)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep, err
+	}
+	rep.Versions = &versions
 	j := &joinRun{
 		runner: &runner{machine: m.Name, exec: exec, t: opts.Timeouts.withDefaults(), retries: opts.retries(), log: opts.Log},
-		m:      m, cp: cp, version: version, report: rep, registry: opts.Registry,
+		m:      m, cp: cp, version: version, report: rep, registry: opts.Registry, versions: versions,
 	}
 	if j.registry == nil {
 		j.registry = defaultRegistry
@@ -256,7 +270,7 @@ func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Control
 			rep.LogsDir = opts.LogsDir
 		}
 	}()
-	j.logf("joining (Kubernetes %s)", version)
+	j.logf("joining (Kubernetes %s; the node's kubelet %s, kube-proxy %s, containerd %s)", version, versions.Kubelet, versions.KubeProxy, versions.Containerd)
 	if err := j.runTable(ctx, joinTable); err != nil {
 		return rep, err
 	}
@@ -376,7 +390,17 @@ func (j *joinRun) source(key string) string {
 	if s := j.m.Binaries[key]; s != "" {
 		return s
 	}
-	return DefaultSources(j.version)[key]
+	return j.defaults(key)[key]
+}
+
+// defaults are the default sources of the node's versions: kube-proxy's
+// of its own, the other Kubernetes binaries' of the kubelet's.
+func (j *joinRun) defaults(key string) map[string]string {
+	k8s := j.versions.Kubelet
+	if key == "kube-proxy" {
+		k8s = j.versions.KubeProxy
+	}
+	return DefaultSources(k8s, j.versions.Containerd)
 }
 
 // kubernetesSource is where one of the Kubernetes node binaries comes from:
@@ -390,7 +414,7 @@ func (j *joinRun) kubernetesSource(name string) string {
 	base := j.m.Binaries["kubernetes"]
 	switch {
 	case base == "":
-		return DefaultSources(j.version)[name]
+		return j.defaults(name)[name]
 	case isArchive(base):
 		return base
 	case strings.HasPrefix(base, "http://") || strings.HasPrefix(base, "https://"):
@@ -411,9 +435,9 @@ func isArchive(s string) bool {
 
 var containerdVersion = regexp.MustCompile(`containerd-v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)-windows`)
 
-// versionOf guesses a containerd version from its source's name, such as
-// 1.7.28 from containerd-1.7.28-windows-amd64.tar.gz; "" when the name says
-// none (the step then compares sources).
+// versionOf is the containerd version its source's name holds, such as
+// 2.3.7 from containerd-2.3.7-windows-amd64.tar.gz; "" when the name says
+// none (the inventory's containerdVersion must then say it).
 func versionOf(source string) string {
 	if m := containerdVersion.FindStringSubmatch(source); m != nil {
 		return m[1]
@@ -428,14 +452,14 @@ func (j *joinRun) containerdParams() ([]Param, string, error) {
 		return nil, "", fmt.Errorf("windows: the pause image reference %q cannot go in containerd's configuration", sandbox)
 	}
 	return []Param{
-		{"Source", src}, {"Version", versionOf(src)}, {"SandboxImage", sandbox},
+		{"Source", src}, {"Version", j.versions.Containerd}, {"SandboxImage", sandbox},
 		{"InstallDir", ContainerdDir}, {"CNIBinDir", CNIBinDir}, {"CNIConfDir", CNIConfDir}, {"LogFile", ContainerdLog},
 	}, "", nil
 }
 
 func (j *joinRun) kubeletParams() ([]Param, string, error) {
 	return []Param{
-		{"KubernetesVersion", j.version},
+		{"KubernetesVersion", j.versions.Kubelet},
 		{"KubeletSource", j.kubernetesSource("kubelet")},
 		{"KubeadmSource", j.kubernetesSource("kubeadm")},
 		{"KubeLogRunnerSource", j.kubernetesSource("kube-log-runner")},
@@ -448,7 +472,7 @@ func (j *joinRun) kubeletParams() ([]Param, string, error) {
 
 func (j *joinRun) kubeProxyParams() ([]Param, string, error) {
 	return []Param{
-		{"KubernetesVersion", j.version}, {"KubeProxySource", j.kubernetesSource("kube-proxy")}, {"InstallDir", InstallDir},
+		{"KubernetesVersion", j.versions.KubeProxy}, {"KubeProxySource", j.kubernetesSource("kube-proxy")}, {"InstallDir", InstallDir},
 	}, "", nil
 }
 
@@ -457,7 +481,7 @@ func (j *joinRun) cniParams() ([]Param, string, error) {
 	flannel := j.m.Binaries["cni-flannel"]
 	if flannel == "" && j.m.Binaries["cni"] == "" {
 		// The default plugins archive lacks flannel, which has its own releases.
-		flannel = DefaultSources(j.version)["cni-flannel"]
+		flannel = j.defaults("cni-flannel")["cni-flannel"]
 	}
 	return []Param{
 		{"PluginsSource", plugins}, {"FlannelPluginSource", flannel}, {"FlanneldSource", j.source("flanneld")},

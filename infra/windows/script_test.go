@@ -232,10 +232,16 @@ func TestJoinCommandHidesToken(t *testing.T) {
 }
 
 func TestKubernetesSources(t *testing.T) {
-	j := &joinRun{version: "v1.34.4"}
+	j := &joinRun{version: "v1.37.2", versions: Versions{Kubelet: "v1.36.3", KubeProxy: "v1.35.4", Containerd: "2.3.7"}}
 	j.m.Binaries = map[string]string{}
-	if got := j.kubernetesSource("kubelet"); got != "https://dl.k8s.io/v1.34.4/bin/windows/amd64/kubelet.exe" {
-		t.Errorf("default: %s", got)
+	if got := j.kubernetesSource("kubelet"); got != "https://dl.k8s.io/v1.36.3/bin/windows/amd64/kubelet.exe" {
+		t.Errorf("default: %s, want the kubelet's version", got)
+	}
+	if got := j.kubernetesSource("kube-proxy"); got != "https://dl.k8s.io/v1.35.4/bin/windows/amd64/kube-proxy.exe" {
+		t.Errorf("default: %s, want kube-proxy's version", got)
+	}
+	if got := j.source("containerd"); got != "https://github.com/containerd/containerd/releases/download/v2.3.7/containerd-2.3.7-windows-amd64.tar.gz" {
+		t.Errorf("default: %s, want containerd's release archive of its version", got)
 	}
 	j.m.Binaries["kubernetes"] = "https://mirror.example.com/k8s/v1.34.4/"
 	if got := j.kubernetesSource("kubeadm"); got != "https://mirror.example.com/k8s/v1.34.4/kubeadm.exe" {

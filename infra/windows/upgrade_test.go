@@ -1,16 +1,20 @@
 package windows_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // TestJoinReplacesRunningPrograms joins a machine whose node runs older
-// programs: the containerd service runs containerd.exe, a pod its containerd
+// programs: the containerd service runs containerd.exe (1.7, with its
+// configuration, as an older join installed it), a pod its containerd
 // shim, and the HostProcess DaemonSets kube-proxy.exe and flanneld.exe from
 // C:\k. Windows refuses to overwrite the file of a running program (see
 // simmachine/processes.go for the model and its sources), so the join must
@@ -27,9 +31,10 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 	kubeProxy := windows.InstallDir + `\kube-proxy.exe`
 	flanneld := windows.InstallDir + `\flanneld.exe`
 	// The node as an older join left it, running.
-	r.sim.SetFact("file:"+containerd, "1.7.20")
-	r.sim.SetFact("file:"+shim, "1.7.20")
-	r.sim.SetFact("state:containerd.version", "v1.7.20")
+	r.sim.SetFact("file:"+containerd, "1.7.28")
+	r.sim.SetFact("file:"+shim, "1.7.28")
+	r.sim.SetFact("containerd-config:"+windows.ContainerdDir+`\config.toml`, fmt.Sprintf("version=2 grpc.v1.cri.sandbox_image='%s' grpc.v1.cri.cni.bin_dir='%s' grpc.v1.cri.cni.conf_dir='%s'",
+		images.Ref("pause"), windows.CNIBinDir, windows.CNIConfDir))
 	r.sim.SetFact("file:"+kubeProxy, "v1.33.5")
 	r.sim.SetFact("file:"+flanneld, "old flanneld")
 	r.sim.StartProcess(containerd, "service:containerd")
@@ -48,10 +53,13 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 			t.Errorf("step %s changed nothing", s)
 		}
 	}
-	for path, want := range map[string]string{containerd: windows.DefaultContainerdVersion, shim: windows.DefaultContainerdVersion, kubeProxy: testVersion} {
+	for path, want := range map[string]string{containerd: kubelines.DefaultContainerd, shim: kubelines.DefaultContainerd, kubeProxy: testVersion} {
 		if got, _ := r.sim.File(path); got != want {
 			t.Errorf("%s is %q, want %q", path, got, want)
 		}
+	}
+	if cfg := r.sim.Fact("containerd-config:" + windows.ContainerdDir + `\config.toml`); !strings.HasPrefix(cfg, "version=4 ") {
+		t.Errorf("containerd 2 runs with %q, not its own configuration", cfg)
 	}
 	// The restarted programs run the new files; the shim of the running pod
 	// runs on from where its file was moved.

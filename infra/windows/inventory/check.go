@@ -244,3 +244,37 @@ func checkSource(v string) (msg, fix string) {
 	}
 	return "", ""
 }
+
+var (
+	kubeletVersionForm    = regexp.MustCompile(`^v?1\.(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})(-(alpha|beta|rc)\.(0|[1-9]\d{0,3}))?$`)
+	containerdVersionForm = regexp.MustCompile(`^v?(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})$`)
+)
+
+// checkKubeletVersion checks the form of a kubelet version: a Kubernetes
+// release, v1.MINOR.PATCH. Whether the join takes it (its line, its skew
+// against the cluster) is checked at the join, which knows the cluster.
+func checkKubeletVersion(v string) (msg, fix string) {
+	if kubeletVersionForm.MatchString(v) {
+		return "", ""
+	}
+	return quote(v) + " is not a Kubernetes version", "write a release as v1.MINOR.PATCH, such as v1.36.3 (not a line alone), or a pre-release such as v1.38.0-rc.1, or remove it for the version binaries.kubelet names, else the cluster's"
+}
+
+// checkContainerdVersion checks the form of a containerd version:
+// MAJOR.MINOR.PATCH. Whether it exists and the kubelet works with it is
+// checked at the join.
+func checkContainerdVersion(v string) (msg, fix string) {
+	if containerdVersionForm.MatchString(v) {
+		return "", ""
+	}
+	return quote(v) + " is not a containerd version", "write a release as MAJOR.MINOR.PATCH, such as 2.3.7, or remove it for the version binaries.containerd names, else the harness's default"
+}
+
+// normalVersion writes a version with the prefix (v, or none) the harness
+// uses for it.
+func normalVersion(v, prefix string) string {
+	if v == "" {
+		return ""
+	}
+	return prefix + strings.TrimPrefix(v, "v")
+}

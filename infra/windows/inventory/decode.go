@@ -39,6 +39,8 @@ type (
 		Labels             yaml.Node            `yaml:"labels"`
 		Taints             yaml.Node            `yaml:"taints"`
 		Binaries           yaml.Node            `yaml:"binaries"`
+		KubeletVersion     yaml.Node            `yaml:"kubeletVersion"`
+		ContainerdVersion  yaml.Node            `yaml:"containerdVersion"`
 		DefenderExclusions yaml.Node            `yaml:"defenderExclusions"`
 		CloudMetadataRoute yaml.Node            `yaml:"cloudMetadataRoute"`
 		PrepullImages      yaml.Node            `yaml:"prepullImages"`
@@ -147,6 +149,8 @@ type spec struct {
 	labels        map[string]string
 	taints        opt[[]corev1.Taint]
 	binaries      map[string]string
+	kubelet       opt[string]
+	containerd    opt[string]
 	defender      opt[bool]
 	metadataRoute opt[bool]
 	prepull       opt[bool]
@@ -162,6 +166,8 @@ func (m spec) withDefaults(def spec) spec {
 	m.defender = m.defender.or(def.defender)
 	m.metadataRoute = m.metadataRoute.or(def.metadataRoute)
 	m.prepull = m.prepull.or(def.prepull)
+	m.kubelet = m.kubelet.or(def.kubelet)
+	m.containerd = m.containerd.or(def.containerd)
 	w, dw := &m.winrm, def.winrm
 	w.port = w.port.or(dw.port)
 	w.https = w.https.or(dw.https)
@@ -383,6 +389,8 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	sp.labels = d.labels(p.Child("labels"), &doc.Labels)
 	sp.taints = d.taints(p.Child("taints"), &doc.Taints)
 	sp.binaries = d.binaries(p.Child("binaries"), &doc.Binaries)
+	sp.kubelet = d.checked(p.Child("kubeletVersion"), &doc.KubeletVersion, checkKubeletVersion)
+	sp.containerd = d.checked(p.Child("containerdVersion"), &doc.ContainerdVersion, checkContainerdVersion)
 	sp.defender = d.boolean(p.Child("defenderExclusions"), &doc.DefenderExclusions)
 	sp.metadataRoute = d.boolean(p.Child("cloudMetadataRoute"), &doc.CloudMetadataRoute)
 	sp.prepull = d.boolean(p.Child("prepullImages"), &doc.PrepullImages)
@@ -785,6 +793,8 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 			Labels:             m.labels,
 			Taints:             m.taints.v,
 			Binaries:           m.binaries,
+			KubeletVersion:     normalVersion(m.kubelet.v, "v"),
+			ContainerdVersion:  normalVersion(m.containerd.v, ""),
 			DefenderExclusions: m.defender.v,
 			CloudMetadataRoute: m.metadataRoute.v,
 			PrepullImages:      m.prepull.v,

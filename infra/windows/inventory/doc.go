@@ -30,6 +30,8 @@
 //	    containerd: https://example.com/containerd.zip
 //	    kubelet: 'C:\install\kubelet.exe'
 //	    images: 'C:\install\node-images.tar'   # an image archive the join imports into containerd
+//	  kubeletVersion: v1.36.3    # the node's kubelet, kubeadm and kube-proxy, when not the cluster's version
+//	  containerdVersion: 2.3.7   # the node's containerd; default: the version binaries.containerd names, else 2.3.7
 //	  defenderExclusions: true   # default false
 //	  cloudMetadataRoute: true   # a cloud VM: the host's route to 169.254.169.254; default false
 //	  prepullImages: true        # pull the node's images into containerd at the join; default false

@@ -52,6 +52,17 @@ type Machine struct {
 	// Binaries maps a component (containerd, kubelet...) to where its
 	// binaries come from: an http(s) URL, or an absolute path on the machine.
 	Binaries map[string]string `json:"binaries,omitempty"`
+	// KubeletVersion is the version of the node's kubelet (and kubeadm and
+	// kube-proxy), such as v1.36.3, when it is not the cluster's: the
+	// version binaries.kubelet (or binaries.kubernetes) holds, or the one
+	// the join downloads from dl.k8s.io. "" for the version the sources
+	// name, else the cluster's.
+	KubeletVersion string `json:"kubeletVersion,omitempty"`
+	// ContainerdVersion is the version of containerd the node runs, such as
+	// 2.3.7: the version binaries.containerd holds, or the one the join
+	// downloads from containerd's releases. "" for the version the source
+	// names, else the harness's default (kubelines.DefaultContainerd).
+	ContainerdVersion string `json:"containerdVersion,omitempty"`
 	// DefenderExclusions asks for Microsoft Defender exclusions for the
 	// node's directories and processes.
 	DefenderExclusions bool `json:"defenderExclusions"`

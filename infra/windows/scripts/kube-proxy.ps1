@@ -1,6 +1,7 @@
 # winconform-step: kube-proxy
 # parameters: KubernetesVersion, KubeProxySource, InstallDir
-# Installs kube-proxy.exe of the cluster's Kubernetes version into
+# Installs kube-proxy.exe of $KubernetesVersion (the node's: the cluster's
+# unless the inventory says another) into
 # $InstallDir. It runs from there in the kube-proxy-windows HostProcess
 # DaemonSet (kernel-space mode), which the harness applies to the cluster.
 $changed = $false

@@ -1,7 +1,8 @@
 # winconform-step: kubelet
 # parameters: KubernetesVersion, KubeletSource, KubeadmSource, KubeLogRunnerSource, InstallDir, KubeletCommand, NodeName, NodeIP
-# Installs kubelet.exe, kubeadm.exe and kube-log-runner.exe of the cluster's
-# Kubernetes version into $InstallDir and registers the kubelet service:
+# Installs kubelet.exe, kubeadm.exe and kube-log-runner.exe of
+# $KubernetesVersion (the node's kubelet version: the cluster's unless the
+# inventory says another) into $InstallDir and registers the kubelet service:
 # kubelet itself as a Windows service (--windows-service), under
 # kube-log-runner for its log file, depending on containerd. Its command
 # line is $KubeletCommand, the node's name and address ($NodeIP, when set),

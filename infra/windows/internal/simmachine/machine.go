@@ -498,9 +498,10 @@ func (r *run) kubeadmJoin(refreshed bool) string {
 	p := r.s.Params
 	joined := []string{"[preflight] Running pre-flight checks"}
 	fails := r.m.FailJoin
+	criErr := r.m.criForKubeadm()
 	switch {
-	case r.m.lookPath("kubelet.exe", refreshed) == "":
-		fails = kubeletNotOnPath
+	case criErr != "" || r.m.lookPath("kubelet.exe", refreshed) == "":
+		fails = preflightFails(criErr, r.m.lookPath("kubelet.exe", refreshed) == "")
 	case len(fails) == 0 && r.m.OnJoin != nil:
 		req := JoinRequest{NodeName: p["NodeName"], Token: p["Token"], DiscoveryConfig: p["DiscoveryConfig"], CRISocket: p["CRISocket"],
 			KubeletCommand: r.m.fact("service-command:kubelet")}

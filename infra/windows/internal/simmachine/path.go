@@ -55,16 +55,23 @@ func (m *Machine) lookPath(program string, refreshed bool) string {
 	return ""
 }
 
-// kubeletNotOnPath is what kubeadm join prints when its preflight check of
-// the kubelet's version cannot run kubelet: KubeletVersionCheck runs
-// "kubelet --version" by name (k8s.io/kubernetes v1.34.4,
-// cmd/kubeadm/app/preflight/utils.go GetKubeletVersion), its failure is an
-// error, not a warning (checks.go RunChecks, handleError), and the phase
-// stops the join.
-var kubeletNotOnPath = []string{
-	"[preflight] Some fatal errors occurred:",
-	"\t[ERROR KubeletVersion]: couldn't get kubelet version: cannot execute 'kubelet --version': exec: \"kubelet\": executable file not found in %PATH%",
-	"[preflight] If you know what you are doing, you can make a check non-fatal with `--ignore-preflight-errors=...`",
-	"error execution phase preflight: preflight checks failed",
-	"To see the stack trace of this error execute with --v=5 or higher",
+// preflightFails is what kubeadm join prints when its preflight checks
+// fail (k8s.io/kubernetes v1.37.2, cmd/kubeadm/app/preflight/checks.go):
+// ContainerRuntimeCheck, which asks the CRI for its status ([ERROR CRI],
+// "container runtime is not running", util/runtime IsRunning), comes
+// first; KubeletVersionCheck runs "kubelet --version" by name
+// (utils.go GetKubeletVersion). Each failure is an error, not a warning
+// (RunChecks, handleError), all are listed, and the phase stops the join.
+func preflightFails(cri string, noKubelet bool) []string {
+	out := []string{"[preflight] Some fatal errors occurred:"}
+	if cri != "" {
+		out = append(out, "\t[ERROR CRI]: container runtime is not running: "+cri)
+	}
+	if noKubelet {
+		out = append(out, "\t[ERROR KubeletVersion]: couldn't get kubelet version: cannot execute 'kubelet --version': exec: \"kubelet\": executable file not found in %PATH%")
+	}
+	return append(out,
+		"[preflight] If you know what you are doing, you can make a check non-fatal with `--ignore-preflight-errors=...`",
+		"error execution phase preflight: preflight checks failed",
+		"To see the stack trace of this error execute with --v=5 or higher")
 }

@@ -1,9 +1,8 @@
 package simmachine
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 )
 
 // What a Windows node does when the kubelet starts a pod: containerd pulls
@@ -29,8 +28,6 @@ var imageBuilds = map[string][]string{
 	"registry.k8s.io/pause:3.10.2": {"10.0.17763", "10.0.20348", "10.0.26100"},
 }
 
-var sandboxImage = regexp.MustCompile(`sandbox_image='([^']*)'`)
-
 // PodError is why a pod cannot start on the machine.
 type PodError struct {
 	// Reason is the kubelet's event reason: FailedCreatePodSandBox for the
@@ -48,17 +45,15 @@ func (e *PodError) Error() string { return e.Reason + ": " + e.Message }
 func (m *Machine) StartPod(images ...string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fact("service:containerd") != "Automatic/Running" {
-		return &PodError{Reason: "FailedCreatePodSandBox", Message: "rpc error: code = Unavailable desc = containerd is not running"}
+	cri, err := m.containerdRunning()
+	var noCRI *errNoCRI
+	switch {
+	case errors.As(err, &noCRI):
+		return &PodError{Reason: "FailedCreatePodSandBox", Message: "rpc error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService (" + err.Error() + ")"}
+	case err != nil:
+		return &PodError{Reason: "FailedCreatePodSandBox", Message: "rpc error: code = Unavailable desc = " + err.Error()}
 	}
-	sandbox := ""
-	for k, v := range m.facts {
-		if strings.HasPrefix(k, "containerd-config:") {
-			if s := sandboxImage.FindStringSubmatch(v); s != nil {
-				sandbox = s[1]
-			}
-		}
-	}
+	sandbox := cri.Sandbox
 	if sandbox == "" {
 		return &PodError{Reason: "FailedCreatePodSandBox", Message: "containerd's configuration names no sandbox image"}
 	}

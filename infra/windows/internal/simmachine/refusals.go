@@ -10,7 +10,7 @@ import (
 // machine takes it: the error the step fails with, "" when Windows lets it.
 // m.mu must be held.
 func (r *run) refused(c steptest.Case) string {
-	for _, check := range []func(steptest.Case) string{r.heldFiles, r.defenderStopped} {
+	for _, check := range []func(steptest.Case) string{r.heldFiles, r.defenderStopped, r.containerdRefuses} {
 		if msg := check(c); msg != "" {
 			return msg
 		}

@@ -33,7 +33,8 @@
 //	service-process:NAME    the command line of its running process ("" when it is stopped)
 //	service-deps:NAME       the services it depends on, separated by |
 //	state:NAME.KEY          a value the steps keep in C:\winconform\state\NAME.json
-//	containerd-config:PATH  containerd's configuration: its sandbox image and CNI directories
+//	containerd-config:PATH  containerd's config.toml: its version and the keys the join reads or writes, by
+//	                        table (version=2 grpc.v1.cri.sandbox_image='...' ...; see containerdconfig.go)
 //	firewall:RULE           an inbound firewall rule: PORT/ENABLED, such as 10250/True
 //	defender:available      Microsoft Defender's cmdlets exist: yes
 //	defender:paths, defender:processes   its exclusions, separated by |
