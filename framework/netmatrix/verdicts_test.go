@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/probeclient"
 )
 
@@ -141,5 +142,34 @@ func TestDecided(t *testing.T) {
 		if got := (&Cell{Verdict: v}).Decided(); got != want {
 			t.Errorf("a %s cell: decided %v, want %v", v, got, want)
 		}
+	}
+}
+
+// The Windows build travels with the matrix's evidence: each decided cell
+// counts for the build of every Windows node it crossed; a flaky cell counts
+// for nothing.
+func TestEvidenceByLevelAndBuild(t *testing.T) {
+	winA, winB := peerWinA, peerWinB
+	winA.Build, winB.Build = "10.0.20348", "10.0.26100"
+	lin := peerLinA
+	ts := []Target{podTargets(winA)[0], podTargets(winB)[0], podTargets(peerLinB)[0]}
+	f := &fakeSource{peer: lin, probe: per(func(call int, url string) probeclient.Result {
+		switch url {
+		case ts[0].URL:
+			return okResult(ipWinA)
+		case ts[1].URL:
+			if call == 0 {
+				return failResult("timeout", "i/o timeout")
+			}
+			return okResult(ipWinB) // flaky
+		}
+		return okResult(ipLinB)
+	})}
+	m := &Matrix{Sources: []Source{f}, Targets: ts, Applies: Applicable, Workers: 1}
+	m.Run(context.Background(), nil)
+	got := m.Evidence(m.Cells())
+	want := []Evidence{{Level: claims.WindowsNode, Build: "10.0.20348", Cells: 1}, {Level: claims.Linux, Cells: 1}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("evidence %+v, want %+v (the flaky cell to 10.0.26100 counts for nothing)", got, want)
 	}
 }
