@@ -366,3 +366,22 @@ func TestGist(t *testing.T) {
 		t.Errorf("gist %q", got)
 	}
 }
+
+// A requirement without level: asks for the claim's own level; beside one
+// that raises it, both apply; none lowers it.
+func TestRequirementLevels(t *testing.T) {
+	m := map[string]reporttest.Claim{"SCH-01": reporttest.Shown(claims.Scheduler), "NET-01": reporttest.Claim{Outcome: reports.Supported,
+		Evidence: map[claims.Level]int{claims.Scheduler: 1}, SupportedBy: []string{"simulated nodes"}, Why: "simulated nodes"}}
+	run := load(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.HybridCluster, m)})
+	if res := decide(t, loadPolicy(t, "name: x\nrequired:\n- claims: [SCH-01]\n"), run, nil); res.Blocked() {
+		t.Errorf("SCH-01 shown at its own level, required without a level: %v", res.Reasons)
+	}
+	res := decide(t, loadPolicy(t, "name: x\nrequired:\n- claims: [SCH-01]\n- areas: [SCH]\n  level: windows-node\n  except: [SCH-02, SCH-03, SCH-04, SCH-05, SCH-06, SCH-07, SCH-08, SCH-09, SCH-10, SCH-11]\n"), run, nil)
+	if it := item(t, res, KindRequired, "SCH-01"); it.Decision != Block || !strings.Contains(it.Required, "windows-node") {
+		t.Errorf("SCH-01 required at its own level and at windows-node, shown on simulated nodes: %+v", it)
+	}
+	res = decide(t, loadPolicy(t, "name: x\nrequired:\n- claims: [NET-01]\n  level: scheduler\n"), run, nil)
+	if it := item(t, res, KindRequired, "NET-01"); it.Decision != Block || !strings.Contains(it.Required, "windows-node (its own level)") {
+		t.Errorf("NET-01 required at scheduler, seen on simulated nodes: %+v", it)
+	}
+}
