@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/ledger"
 )
 
@@ -21,6 +22,14 @@ type LedgerEntry struct {
 func Ledger(r types.Report) ([]LedgerEntry, error) {
 	var out []LedgerEntry
 	for _, sr := range r.SpecReports {
+		var recorded Spec
+		for _, e := range sr.ReportEntries {
+			if e.Name == evidence.EntryName {
+				if rec, err := evidence.Parse(e.StringRepresentation()); err == nil {
+					recorded.Evidence = append(recorded.Evidence, rec)
+				}
+			}
+		}
 		for _, e := range sr.ReportEntries {
 			if e.Name != ledger.EntryName {
 				continue
@@ -29,11 +38,36 @@ func Ledger(r types.Report) ([]LedgerEntry, error) {
 			if err != nil {
 				return nil, err
 			}
+			if below := belowLevel(recorded, le.Claim); below != "" {
+				le.Below = below
+				le.Decide()
+			}
 			out = append(out, LedgerEntry{Entry: le, Spec: sr.FullText()})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return claims.Less(out[i].Claim, out[j].Claim) })
 	return out, nil
+}
+
+// belowLevel says what a spec's evidence was, when it does not show claim
+// id (a Linux twin, simulated nodes, a partial look): a verdict on the
+// limitation is decided from evidence at the claim's level only. A spec
+// that recorded no evidence is taken at its word.
+func belowLevel(sp Spec, id string) string {
+	c, ok := claims.Get(id)
+	if !ok || len(sp.Evidence) == 0 {
+		return ""
+	}
+	level, shows := sp.Level(c)
+	if shows {
+		return ""
+	}
+	for _, r := range sp.Evidence {
+		if r.Partial != "" {
+			return "partial: " + r.Partial
+		}
+	}
+	return c.Level.Below(level)
 }
 
 // LedgerMarkdown renders the ledger.
@@ -51,15 +85,18 @@ func LedgerMarkdown(entries []LedgerEntry) string {
 		if e.Unexpected {
 			verdict = "**" + verdict + " (unexpected)**"
 		}
-		evidence := e.Evidence
+		seen := e.Evidence
 		if e.Simulated {
-			evidence += " (on a simulated node)"
+			seen += " (on a simulated node)"
+		}
+		if e.Below != "" {
+			seen += " (below the claim's level: " + e.Below + ")"
 		}
 		if e.Source != "" {
-			evidence += " [" + e.Source + "]"
+			seen += " [" + e.Source + "]"
 		}
 		fmt.Fprintf(&b, "| %s | %s (%s, %s) | %s | %s%s | %s | %s | %s |\n", e.Claim, e.Limitation, e.Document, e.Era, e.Server,
-			e.Expected, why(e.Why), e.Observed, verdict, strings.ReplaceAll(evidence, "|", "\\|"))
+			e.Expected, why(e.Why), e.Observed, verdict, strings.ReplaceAll(seen, "|", "\\|"))
 	}
 	return b.String()
 }

@@ -33,7 +33,7 @@ import (
 )
 
 // Format names the layout of summary.json; readers refuse another.
-const Format = "winconform.summary/v2"
+const Format = "winconform.summary/v3"
 
 // Outcomes of a claim in a run, strongest first: a claim takes the first
 // that applies.
@@ -74,8 +74,13 @@ type Spec struct {
 	SkipReason string `json:"skipReason,omitempty"` // a skips.Reason key
 	// Evidence is what the spec's result was obtained on.
 	Evidence []evidence.Record `json:"evidence,omitempty"`
-	// Drift lists the claims whose documented limitation the spec saw lifted.
-	Drift   []string `json:"drift,omitempty"`
+	// Drift lists the claims whose documented limitation the spec saw
+	// lifted where the server version does not explain it (the ledger's
+	// unexpected lifts).
+	Drift []string `json:"drift,omitempty"`
+	// Lifted lists the claims whose documented limitation the spec saw
+	// lifted as the server version is expected to (shown, with a note).
+	Lifted  []string `json:"lifted,omitempty"`
 	Message string   `json:"message,omitempty"`
 	// Location is the file and line of the failure, or of the spec.
 	Location string `json:"location,omitempty"`
@@ -85,20 +90,41 @@ type Spec struct {
 	Seconds   float64 `json:"seconds"`
 }
 
-// Level is the strongest evidence of the spec that shows claim c, else the
-// best below it, and whether it shows c. A partial record shows nothing.
-func (s Spec) Level(c claims.Claim) (claims.Level, bool) {
-	var best claims.Level
-	partial := false
+// Shows returns the records by which the spec shows claim c: those at a
+// level that shows c. A spec with a partial record shows nothing.
+func (s Spec) Shows(c claims.Claim) []evidence.Record {
+	var out []evidence.Record
 	for _, r := range s.Evidence {
 		if r.Partial != "" {
-			partial = true
+			return nil
 		}
+		if c.Level.Shows(r.Level) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Level is the strongest evidence of the spec that shows claim c, else the
+// best below it, and whether it shows c. A partial record shows nothing.
+// A record that shows c wins over a stronger one that does not (NET-15's
+// Linux cells show it; its Windows cells, on a hybrid cluster, do not).
+func (s Spec) Level(c claims.Claim) (claims.Level, bool) {
+	var best claims.Level
+	for _, r := range s.Shows(c) {
 		if best == "" || rank(r.Level) > rank(best) {
 			best = r.Level
 		}
 	}
-	return best, best != "" && !partial && c.Level.Shows(best)
+	if best != "" {
+		return best, true
+	}
+	for _, r := range s.Evidence {
+		if best == "" || rank(r.Level) > rank(best) {
+			best = r.Level
+		}
+	}
+	return best, false
 }
 
 // levelRank orders levels by how much of Windows they saw, for picking a
@@ -117,14 +143,50 @@ type Claim struct {
 	// Why explains the outcome: what it was supported by, skip reasons,
 	// the failing or blocking spec, the drift seen.
 	Why string `json:"why,omitempty"`
-	// Evidence counts the claim's passing specs by the level they ran at.
+	// Evidence counts the claim's passing specs by the level they ran at
+	// (the best of each: showing, partial, or below the claim's level).
 	Evidence map[claims.Level]int `json:"evidence"`
+	// Shown counts the specs that show the claim by the level, and on
+	// Windows the build, they showed it at: only these count towards
+	// "shown on Windows" and the gate's levels and builds.
+	Shown []Showing `json:"shown,omitempty"`
 	// Specs counts the claim's selected specs by result.
 	Specs       map[string]int `json:"specs"`
 	SkipReasons []string       `json:"skipReasons,omitempty"`
 	// SupportedBy says what supported a claim below its level ("linux
 	// twin", "simulated nodes", "API only", "partial: ...").
 	SupportedBy []string `json:"supportedBy,omitempty"`
+}
+
+// Showing counts the specs that show a claim at one level and, for a level
+// on Windows, on one build (evidence.Unrecorded when the spec did not say).
+type Showing struct {
+	Level claims.Level `json:"level"`
+	Build string       `json:"build,omitempty"`
+	Specs int          `json:"specs"`
+}
+
+// ShownAt says whether some spec showed the claim at a level that ok accepts.
+func (c Claim) ShownAt(ok func(claims.Level) bool) bool {
+	for _, s := range c.Shown {
+		if s.Specs > 0 && ok(s.Level) {
+			return true
+		}
+	}
+	return false
+}
+
+// ShownOnBuilds lists the Windows builds some spec showed the claim on at a
+// level that ok accepts.
+func (c Claim) ShownOnBuilds(ok func(claims.Level) bool) []string {
+	var out []string
+	for _, s := range c.Shown {
+		if s.Specs > 0 && s.Build != "" && ok(s.Level) && !slices.Contains(out, s.Build) {
+			out = append(out, s.Build)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ClusterView is what the summary needs of the cluster.
@@ -299,8 +361,13 @@ func readSpec(sr types.SpecReport, interrupted bool, setupFailed string, selecte
 		case ArtifactsEntry:
 			spec.Artifacts = e.StringRepresentation()
 		case ledger.EntryName:
-			if le, err := ledger.Parse(e.StringRepresentation()); err == nil && le.Verdict == ledger.Lifted && !slices.Contains(spec.Drift, le.Claim) {
+			le, err := ledger.Parse(e.StringRepresentation())
+			switch {
+			case err != nil || le.Verdict != ledger.Lifted:
+			case le.Unexpected && !slices.Contains(spec.Drift, le.Claim):
 				spec.Drift = append(spec.Drift, le.Claim)
+			case !le.Unexpected && !slices.Contains(spec.Lifted, le.Claim):
+				spec.Lifted = append(spec.Lifted, le.Claim)
 			}
 		}
 	}
@@ -378,8 +445,9 @@ func selector(suite string, cfg types.SuiteConfig) func(types.SpecReport) bool {
 // decide finds claim c's outcome from its selected specs.
 func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
 	out := Claim{ID: c.ID, Kind: string(c.Kind), Level: c.Level, Title: c.Title, Evidence: map[claims.Level]int{}, Specs: map[string]int{}}
-	var failed, blocked, interrupted, drift, inconclusive []string
+	var failed, blocked, interrupted, drift, lifted, inconclusive []string
 	shown := false
+	showing := map[Showing]int{}
 	for _, sp := range specs {
 		out.Specs[sp.Result]++
 		switch sp.Result {
@@ -400,9 +468,6 @@ func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
 				out.SkipReasons = append(out.SkipReasons, reason)
 			}
 		case SpecPassed:
-			if slices.Contains(sp.Drift, c.ID) {
-				drift = append(drift, sp.Name)
-			}
 			level, shows := sp.Level(c)
 			if level == "" {
 				continue // recorded no evidence: shows nothing
@@ -410,6 +475,22 @@ func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
 			out.Evidence[level]++
 			if shows {
 				shown = true
+				// Drift is decided from evidence at the claim's level: a
+				// Linux twin or a partial look says nothing of it.
+				if slices.Contains(sp.Drift, c.ID) {
+					drift = append(drift, sp.Name)
+				}
+				if slices.Contains(sp.Lifted, c.ID) {
+					lifted = append(lifted, sp.Name)
+				}
+				seen := map[Showing]bool{}
+				for _, r := range sp.Shows(c) {
+					k := Showing{Level: r.Level, Build: r.OnWindowsBuild()}
+					if !seen[k] {
+						seen[k] = true
+						showing[k]++
+					}
+				}
 				continue
 			}
 			support := c.Level.Below(level)
@@ -432,6 +513,17 @@ func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
 		}
 	}
 	sort.SliceStable(out.SupportedBy, func(i, j int) bool { return supportRank(out.SupportedBy[i]) < supportRank(out.SupportedBy[j]) })
+	for k, n := range showing {
+		k.Specs = n
+		out.Shown = append(out.Shown, k)
+	}
+	sort.Slice(out.Shown, func(i, j int) bool {
+		a, b := out.Shown[i], out.Shown[j]
+		if a.Level != b.Level {
+			return slices.Index(claims.Levels, a.Level) < slices.Index(claims.Levels, b.Level)
+		}
+		return a.Build < b.Build
+	})
 	switch {
 	case len(failed) > 0:
 		out.Outcome, out.Why = Failed, strings.Join(failed, "; ")
@@ -440,9 +532,12 @@ func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
 	case len(interrupted) > 0:
 		out.Outcome, out.Why = Interrupted, strings.Join(interrupted, "; ")
 	case len(drift) > 0:
-		out.Outcome, out.Why = Drift, "the documented limitation no longer holds: "+strings.Join(drift, "; ")
+		out.Outcome, out.Why = Drift, "the documented limitation no longer holds, and this server version does not explain it: "+strings.Join(drift, "; ")
 	case shown:
 		out.Outcome = Shown
+		if len(lifted) > 0 {
+			out.Why = "the documented limitation is lifted, as expected of this server version (see the ledger): " + strings.Join(lifted, "; ")
+		}
 	case len(inconclusive) > 0:
 		out.Outcome, out.Why = Inconclusive, strings.Join(inconclusive, "; ")
 	case len(out.SupportedBy) > 0:
@@ -478,14 +573,7 @@ func supportRank(s string) int {
 	return 4
 }
 
-func (c Claim) shownOnWindows() bool {
-	for l, n := range c.Evidence {
-		if n > 0 && l.OnWindows() && c.Level.Shows(l) {
-			return true
-		}
-	}
-	return false
-}
+func (c Claim) shownOnWindows() bool { return c.ShownAt(claims.Level.OnWindows) }
 
 func (s Summary) status() string {
 	status := "succeeded"

@@ -95,7 +95,7 @@ func runGate(o gateOptions, w io.Writer) (gate.Result, error) {
 		return gate.Result{}, err
 	}
 	for _, b := range o.builds {
-		if errs := (&policy.Policy{Name: "-", Cluster: policy.Cluster{WindowsBuilds: []string{b}}}).Validate(); len(errs) > 0 {
+		if !policy.ValidBuild(b) {
 			return gate.Result{}, fmt.Errorf("--windows-build %q is not a Windows build: write it as the node label node.kubernetes.io/windows-build has it, e.g. 10.0.20348", b)
 		}
 	}

@@ -147,3 +147,20 @@ func TestDiffAndReportCommands(t *testing.T) {
 		t.Errorf("report of an empty directory: exit %d", code)
 	}
 }
+
+// The release gate for a Windows node build, end to end: the ideal hybrid
+// run ships for its build, and blocks for a build whose only node was
+// NotReady (it showed nothing), saying which claim was not shown on it.
+func TestGateWindowsNodeBuildOnAHybridRun(t *testing.T) {
+	ideal := reporttest.IdealHybrid().Write(t)
+	code, out := status(t, "gate", "--report", ideal, "--policy", "../../policies/windows-node-build.yaml", "--windows-build", reporttest.Build, "--now", "2026-03-01")
+	if code != exitShip {
+		t.Errorf("the ideal hybrid run for its build: exit %d\n%s", code, out)
+	}
+	r := reporttest.IdealHybrid()
+	r.Facts.Nodes[3].WindowsBuild, r.Facts.Nodes[3].Ready = "10.0.26100", false
+	code, out = status(t, "gate", "--report", r.Write(t), "--policy", "../../policies/windows-node-build.yaml", "--windows-build", "10.0.26100", "--now", "2026-03-01")
+	if code != exitBlocked || !strings.Contains(out, "WEB-01 not shown on Windows build 10.0.26100 (shown on 10.0.20348)") {
+		t.Errorf("a gate for a build whose node was NotReady: exit %d\n%.3000s", code, out)
+	}
+}

@@ -443,7 +443,7 @@ func showResults(ctx context.Context, out io.Writer, cli sonobuoy.CLI, tarball, 
 	if err != nil {
 		return err
 	}
-	if err := sonobuoy.AddSkipReasons(specs, junit); err != nil {
+	if err := sonobuoy.FromJUnit(specs, junit); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\n$ sonobuoy results %s --plugin %s --mode detailed\n  (the specs in the selection, with the skip reasons of the suite's JUnit; Sonobuoy counts the specs outside the selection as skipped)\n", tarball, sonobuoy.PluginName)

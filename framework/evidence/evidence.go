@@ -14,6 +14,8 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -33,6 +35,11 @@ type Record struct {
 	// Partial, when set, says which part of the claim the spec could not
 	// see: its result then shows nothing, whatever the level.
 	Partial string `json:"partial,omitempty"`
+	// Build is the Windows build (the node's node.kubernetes.io/windows-build
+	// label, 10.0.20348) of the node or machine a result on Windows was
+	// obtained on; empty when the spec did not say. A release gate for a
+	// build counts only the results obtained on that build.
+	Build string `json:"build,omitempty"`
 }
 
 // Add records that the current spec's result comes from level, on what detail says.
@@ -51,9 +58,24 @@ func Partial(level claims.Level, why string) {
 	add(Record{Level: level, Partial: why})
 }
 
+// OnBuild records that the current spec's result comes from level, a level
+// on real Windows (windows-node, windows-machine, domain), obtained on a
+// node or machine of Windows build build (its node.kubernetes.io/windows-build
+// label, or the machine's reported build as major.minor.build): one record
+// per build when the spec used nodes of several.
+func OnBuild(level claims.Level, build, detail string) {
+	add(Record{Level: level, Detail: detail, Build: build})
+}
+
+// PartialOnBuild is Partial for a spec that saw part of its claim on a
+// Windows node or machine of build build.
+func PartialOnBuild(level claims.Level, build, why string) {
+	add(Record{Level: level, Partial: why, Build: build})
+}
+
 func add(r Record) {
-	if !r.Level.Valid() {
-		panic(fmt.Sprintf("evidence: unknown level %q", r.Level))
+	if err := r.Check(); err != nil {
+		panic("evidence: " + err.Error())
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -62,14 +84,56 @@ func add(r Record) {
 	ginkgo.AddReportEntry(EntryName, string(data), ginkgo.ReportEntryVisibilityNever)
 }
 
+// buildPattern is a Windows build as node.kubernetes.io/windows-build has
+// it (major.minor.build), optionally with the revision a machine reports.
+var buildPattern = regexp.MustCompile(`^10\.0\.[0-9]{5}(\.[0-9]+)?$`)
+
+// Check says what is wrong with a record: an unknown level, or a build
+// that is not one, or a build on a result not obtained on Windows.
+func (r Record) Check() error {
+	switch {
+	case !r.Level.Valid():
+		return fmt.Errorf("unknown level %q", r.Level)
+	case r.Build != "" && !r.Level.OnWindows():
+		return fmt.Errorf("a Windows build (%s) on a result at %s, which was not obtained on Windows", r.Build, r.Level)
+	case r.Build != "" && !buildPattern.MatchString(r.Build):
+		return fmt.Errorf("%q is not a Windows build (10.0.NNNNN, as node.kubernetes.io/windows-build has it)", r.Build)
+	}
+	return nil
+}
+
+// OnWindowsBuild is the build a record's result was obtained on, when it
+// was obtained on Windows: "" for a record of another level, Unrecorded for
+// one on Windows that did not say.
+func (r Record) OnWindowsBuild() string {
+	switch {
+	case !r.Level.OnWindows():
+		return ""
+	case r.Build == "":
+		return Unrecorded
+	}
+	return BuildOf(r.Build)
+}
+
+// Unrecorded is the build of a result on Windows whose spec did not record it.
+const Unrecorded = "unrecorded"
+
+// BuildOf is a build without its revision: 10.0.20348.2700 is 10.0.20348.
+func BuildOf(b string) string {
+	if parts := strings.Split(b, "."); len(parts) > 3 {
+		return strings.Join(parts[:3], ".")
+	}
+	return b
+}
+
 // Parse reads a record back from a report entry's value.
 func Parse(value string) (Record, error) {
 	var r Record
 	if err := json.Unmarshal([]byte(value), &r); err != nil {
 		return r, fmt.Errorf("evidence entry %q: %w", value, err)
 	}
-	if !r.Level.Valid() {
-		return r, fmt.Errorf("evidence entry %q: unknown level %q", value, r.Level)
+	if err := r.Check(); err != nil {
+		return r, fmt.Errorf("evidence entry %q: %w", value, err)
 	}
 	return r, nil
 }

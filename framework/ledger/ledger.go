@@ -75,17 +75,23 @@ type Entry struct {
 	Unexpected bool `json:"unexpected"`
 	// Simulated is set when the observation was made on a simulated node.
 	Simulated bool `json:"simulated,omitempty"`
+	// Below says what the observation was made on when that is below the
+	// claim's evidence level ("linux twin", "partial: ..."): it says nothing
+	// of the limitation, so the entry is inconclusive.
+	Below string `json:"below,omitempty"`
 	// Source is where the entry comes from when not a spec of its own
 	// (the network matrix's cell, say).
 	Source string `json:"source,omitempty"`
 }
 
 // Decide fills Verdict and Unexpected from Expected and Observed: the
-// documents always describe the limitation (Limited). Nothing observed,
-// or an observation on a simulated node, is inconclusive.
+// documents always describe the limitation (Limited). Nothing observed, or
+// an observation on a simulated node or below the claim's level (a Linux
+// twin), is inconclusive. A lift is Unexpected when this server version was
+// expected to keep the limitation: that is drift; an expected lift is not.
 func (e *Entry) Decide() {
 	switch {
-	case e.Observed != Limited && e.Observed != Works, e.Simulated:
+	case e.Observed != Limited && e.Observed != Works, e.Simulated, e.Below != "":
 		e.Verdict, e.Unexpected = Inconclusive, false
 		return
 	case e.Observed == Limited:

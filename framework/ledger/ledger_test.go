@@ -107,3 +107,13 @@ func TestNewFillsTheEntryFromTheCatalogue(t *testing.T) {
 		t.Errorf("New = %+v", e)
 	}
 }
+
+// An observation below the claim's level (a Linux twin of a Windows
+// limitation) decides nothing: no lift, no drift.
+func TestDecideBelowTheClaimsLevel(t *testing.T) {
+	e := Entry{Expected: Limited, Observed: Works, Below: "linux twin"}
+	e.Decide()
+	if e.Verdict != Inconclusive || e.Unexpected {
+		t.Errorf("a twin's lift: verdict %s unexpected %v, want inconclusive", e.Verdict, e.Unexpected)
+	}
+}

@@ -124,3 +124,93 @@ func (m *Matrix) Uncatalogued() []*Cell {
 	}
 	return out
 }
+
+// Evidence is what a claim's decided cells were obtained on: a level and,
+// on Windows, the build of the Windows node the path crossed.
+type Evidence struct {
+	Level claims.Level
+	Build string // "" off Windows, or when the node's build is not known
+	Cells int
+}
+
+// Evidence counts the decided cells (Cell.Decided: a flaky, unobserved or
+// broken cell is no evidence) by level and Windows build, for the claim's
+// spec to record (evidence.OnBuild for a level on Windows, evidence.Add
+// else). A cell that crossed Windows nodes of two builds counts for each.
+func (m *Matrix) Evidence(cells []*Cell) []Evidence {
+	builds := m.nodeBuilds()
+	count := map[Evidence]int{}
+	var order []Evidence
+	for _, c := range cells {
+		if !c.Decided() {
+			continue
+		}
+		level := m.Level(c)
+		keys := []Evidence{{Level: level}}
+		if level.OnWindows() {
+			keys = keys[:0]
+			for _, b := range m.buildsOf(c, builds) {
+				keys = append(keys, Evidence{Level: level, Build: b})
+			}
+			if len(keys) == 0 {
+				keys = append(keys, Evidence{Level: level})
+			}
+		}
+		for _, k := range keys {
+			if count[k] == 0 {
+				order = append(order, k)
+			}
+			count[k]++
+		}
+	}
+	out := make([]Evidence, 0, len(order))
+	for _, k := range order {
+		k.Cells = count[k]
+		out = append(out, k)
+	}
+	return out
+}
+
+// nodeBuilds maps the matrix's Windows nodes to their builds, from the
+// peers that carry one.
+func (m *Matrix) nodeBuilds() map[string]string {
+	out := map[string]string{}
+	add := func(p Peer) {
+		if p.OS == string(corev1.Windows) && p.Node != "" && p.Build != "" {
+			out[p.Node] = p.Build
+		}
+	}
+	for _, s := range m.Sources {
+		add(s.Peer())
+	}
+	for _, t := range m.Targets {
+		add(t.Peer)
+	}
+	return out
+}
+
+// buildsOf lists the builds of the Windows nodes cell c crossed: its
+// source's, its target's (a Service's backends'), the node a NodePort went
+// through.
+func (m *Matrix) buildsOf(c *Cell, builds map[string]string) []string {
+	src, t := m.Peers(c)
+	var nodes []string
+	w := string(corev1.Windows)
+	if src.OS == w {
+		nodes = append(nodes, src.Node)
+	}
+	if t.OS == w {
+		nodes = append(nodes, t.Node)
+		nodes = append(nodes, t.BackendNodes...)
+	}
+	if t.ViaOS == w {
+		nodes = append(nodes, t.Via)
+	}
+	var out []string
+	for _, n := range nodes {
+		if b := builds[n]; b != "" && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}

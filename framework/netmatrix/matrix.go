@@ -137,7 +137,24 @@ const (
 	Flaky   Verdict = "flaky"
 	Broken  Verdict = "probe-error"
 	Skipped Verdict = "skipped"
+	// Unobserved: a documented limitation's path was blocked, but its source
+	// reached none of the paths it should reach (no control), so the
+	// blocked path says nothing of the limitation.
+	Unobserved Verdict = "unobserved"
 )
+
+// Decided says whether the cell's verdict is evidence of its claims: its
+// path was probed, a second time where that matters (a mismatch, a
+// documented limitation), the probes agreed, and a limitation's source
+// reached a path it should reach. A flaky, unobserved, skipped or broken
+// cell decides nothing: at most it is partial evidence.
+func (c *Cell) Decided() bool {
+	switch c.Verdict {
+	case OK, Drift, Regression, Wrong:
+		return true
+	}
+	return false
+}
 
 // Fails says whether a cell with verdict v fails its claim; a flaky cell
 // fails unless flaky cells are allowed.
@@ -232,10 +249,14 @@ func (m *Matrix) Run(ctx context.Context, out io.Writer) {
 	fmt.Fprint(out, m.header())
 	m.forEachSource(ctx, func(s Source) {
 		m.probeRow(ctx, s, func(c *Cell) bool { return true })
-		// A mismatch is probed once more before it counts.
+		// A mismatch is probed once more before it counts, and so is a
+		// documented limitation seen to hold: a blocked path is the
+		// easiest thing to see by accident.
 		m.probeRow(ctx, s, func(c *Cell) bool {
-			return c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken || c.Verdict == Wrong
+			return c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken || c.Verdict == Wrong ||
+				(c.Verdict == OK && !c.Expect.Reachable)
 		})
+		m.confirmLimitations(s)
 		// Rows go out whole, one worker at a time.
 		m.mu.Lock()
 		fmt.Fprint(out, m.rowLine(s))
@@ -294,7 +315,7 @@ func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, c := range cells {
-		first := c.Observed
+		first, firstWhy := c.Observed, c.Why
 		if first != NotProbed {
 			prev := c.Result
 			c.First, c.Reprobed = &prev, true
@@ -307,9 +328,40 @@ func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) 
 			c.Observed, c.Why = observe(results[i], targets[i])
 		}
 		c.Verdict = verdict(c.Expect, c.Observed)
-		if (first == Blocked && c.Observed == Reachable) || (first == Reachable && c.Observed == Blocked) {
+		switch {
+		case wrong(first) && !wrong(c.Observed):
+			// Something that is not the target answered: a right answer
+			// the second time does not make the path right.
+			c.Verdict = Wrong
+			c.Why = fmt.Sprintf("%s on the first probe (%s), %s on the second", first, firstWhy, c.Observed)
+			c.Observed = first
+		case (first == Blocked && c.Observed == Reachable) || (first == Reachable && c.Observed == Blocked):
 			c.Verdict = Flaky
 			c.Why = fmt.Sprintf("%s on the first probe, %s on the second", first, c.Observed)
+		}
+	}
+}
+
+func wrong(o Observation) bool { return o == WrongAnswer || o == Unclassified }
+
+// confirmLimitations leaves a documented limitation's blocked cells
+// undecided when their source reached none of the paths it should reach:
+// a source that reaches nothing (a host whose network is down, a probe that
+// cannot leave its compartment) sees every path blocked, the documented
+// ones included.
+func (m *Matrix) confirmLimitations(s Source) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	row := m.cells[s.Peer().Name]
+	for _, c := range row {
+		if c.Expect.Reachable && c.Verdict == OK {
+			return // a control: the source reaches what it should
+		}
+	}
+	for _, c := range row {
+		if !c.Expect.Reachable && c.Verdict == OK {
+			c.Verdict = Unobserved
+			c.Why = "the source reached none of the paths it should reach, so this blocked path says nothing of the limitation"
 		}
 	}
 }

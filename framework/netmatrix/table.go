@@ -102,8 +102,12 @@ func (m *Matrix) footer() string {
 			notable = append(notable, c)
 		}
 	}
-	fmt.Fprintf(&b, "verdicts: %d ok, %d regression, %d wrong, %d flaky, %d drift, %d probe error, %d skipped\n",
+	fmt.Fprintf(&b, "verdicts: %d ok, %d regression, %d wrong, %d flaky, %d drift, %d probe error, %d skipped",
 		counts[OK], counts[Regression], counts[Wrong], counts[Flaky], counts[Drift], counts[Broken], counts[Skipped])
+	if n := counts[Unobserved]; n > 0 {
+		fmt.Fprintf(&b, ", %d unobserved (limitation cells of a source that reached nothing)", n)
+	}
+	b.WriteByte('\n')
 	for _, c := range notable {
 		fmt.Fprintf(&b, "  %s\n", c.Describe())
 	}
@@ -119,7 +123,7 @@ func (c *Cell) Describe() string {
 	if c.Why != "" && c.Why != c.Result.Error {
 		s += " (" + c.Why + ")"
 	}
-	if c.Reprobed && c.Verdict != Flaky {
+	if c.Reprobed && c.Verdict != Flaky && !strings.Contains(c.Why, "on the second") {
 		s += ", also on the second probe"
 	}
 	return s + "; reproduce: " + c.Repro

@@ -366,8 +366,10 @@ func TestReportAndWriteRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if reprobed != 3 {
-		t.Errorf("%d re-probed cells in the JSON, want 3", reprobed)
+	// 3 mismatches, and the 3 documented limitations seen blocked (each
+	// confirmed by a second probe).
+	if reprobed != 6 {
+		t.Errorf("%d re-probed cells in the JSON, want 6", reprobed)
 	}
 	// Field names are the documented ones.
 	for _, key := range []string{`"serverVersion": "v1.34.4"`, `"cni": "flannel/vxlan"`, `"backendIPs"`, `"mode": "nodeport"`,

@@ -6,23 +6,31 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/winconform/winconform/internal/text"
 )
 
-// Spec is one spec as `sonobuoy results --mode detailed` reports it.
+// Spec is one spec as `sonobuoy results --mode detailed` reports it, with
+// what the suite's JUnit adds (FromJUnit).
 type Spec struct {
 	Name    string
 	Status  string // passed, failed, skipped
 	Message string // the failure, or the reason for a skip
+	// Claims are the claims the spec exercises, Shows those its result
+	// shows (at their evidence level), Evidence the level it was obtained
+	// at: the JUnit properties the harness adds (reports.AmendJUnit).
+	Claims   []string
+	Shows    []string
+	Evidence string
 }
 
 // Selected says whether the spec was in the run's selection. Sonobuoy
 // counts the specs a label filter left out as skipped; their JUnit entry
 // carries no reason of its own ("skipped"), while a spec that ran and
-// skipped carries its reason (AddSkipReasons).
+// skipped carries its reason (FromJUnit).
 func (s Spec) Selected() bool {
 	return s.Status != "skipped" || s.Message != "" && s.Message != "skipped"
 }
@@ -70,36 +78,90 @@ func ParseDetailed(out string) ([]Spec, error) {
 	return specs, sc.Err()
 }
 
-// AddSkipReasons gives the skipped specs the reasons their JUnit report
-// (the suite's junit_01.xml) holds: Sonobuoy's detailed results leave them out.
-func AddSkipReasons(specs []Spec, junit []byte) error {
+// The JUnit test case properties the harness adds (reports.AmendJUnit).
+const (
+	propClaim    = "claim"
+	propEvidence = "evidence"
+	propShows    = "shows"
+)
+
+// FromJUnit gives the specs what their JUnit report (the suite's
+// junit_01.xml) holds and Sonobuoy's detailed results leave out: the
+// skipped specs' reasons, and every spec's claims, the claims its result
+// shows, and its evidence level.
+func FromJUnit(specs []Spec, junit []byte) error {
+	type testCase struct {
+		Name    string `xml:"name,attr"`
+		Skipped *struct {
+			Message string `xml:"message,attr"`
+		} `xml:"skipped"`
+		Properties []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
+	}
 	var doc struct {
 		Suites []struct {
-			Cases []struct {
-				Name    string `xml:"name,attr"`
-				Skipped *struct {
-					Message string `xml:"message,attr"`
-				} `xml:"skipped"`
-			} `xml:"testcase"`
+			Cases []testCase `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
 	if err := xml.Unmarshal(junit, &doc); err != nil {
 		return fmt.Errorf("the suite's JUnit report: %w", err)
 	}
-	reasons := map[string]string{}
+	cases := map[string]testCase{}
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
-			if c.Skipped != nil {
-				reasons[c.Name] = c.Skipped.Message
-			}
+			cases[c.Name] = c
 		}
 	}
 	for i, s := range specs {
-		if r, ok := reasons[s.Name]; ok && s.Status == "skipped" && s.Message == "" {
-			specs[i].Message = r
+		c, ok := cases[s.Name]
+		if !ok {
+			continue
+		}
+		if c.Skipped != nil && s.Status == "skipped" && s.Message == "" {
+			specs[i].Message = c.Skipped.Message
+		}
+		for _, p := range c.Properties {
+			switch p.Name {
+			case propClaim:
+				specs[i].Claims = append(specs[i].Claims, p.Value)
+			case propEvidence:
+				specs[i].Evidence = p.Value
+			case propShows:
+				for _, id := range strings.Split(p.Value, ",") {
+					if id = strings.TrimSpace(id); id != "" {
+						specs[i].Shows = append(specs[i].Shows, id)
+					}
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// supports says what a passed spec that shows none of its claims did: they
+// are only supported (a Linux twin, simulated nodes, the API alone, a
+// partial look), or it recorded no evidence.
+func (s Spec) supports() string {
+	if len(s.Claims) == 0 && s.Evidence == "" {
+		return "shows nothing: the JUnit report names no claim or evidence for it"
+	}
+	var only []string
+	for _, id := range s.Claims {
+		if !slices.Contains(s.Shows, id) {
+			only = append(only, id)
+		}
+	}
+	what := "its claims"
+	if len(only) > 0 {
+		what = strings.Join(only, ", ")
+	}
+	ev := s.Evidence
+	if ev == "" {
+		ev = "not in the JUnit report"
+	}
+	return fmt.Sprintf("shows nothing: %s only supported, evidence %s", what, ev)
 }
 
 // WriteSpecs lists the specs that were selected, one a line, by status then
@@ -123,15 +185,24 @@ func WriteSpecs(w io.Writer, specs []Spec) {
 		}
 		return shown[i].Name < shown[j].Name
 	})
+	showing := 0
 	for _, s := range shown {
 		line := fmt.Sprintf("  %-7s %s", s.Status, s.Name)
-		if s.Status != "passed" && s.Message != "" {
+		switch {
+		case s.Status == "passed" && len(s.Shows) > 0:
+			showing++
+			line += " (shows " + strings.Join(s.Shows, ", ") + ")"
+		case s.Status == "passed":
+			line += " (" + s.supports() + ")"
+		case s.Message != "":
 			line += "\n            " + text.FirstLine(s.Message)
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "  %d passed, %d failed, %d skipped (with their reasons); %d outside the selection\n",
-		counts["passed"], counts["failed"], counts["skipped"], notSelected)
+	// A passing spec shows its claims only at their evidence level: count
+	// the ones that did apart from those that only support them.
+	fmt.Fprintf(w, "  %d passed: %d showing its claims, %d only supporting them (below their evidence level); %d failed, %d skipped (with their reasons); %d outside the selection\n",
+		counts["passed"], showing, counts["passed"]-showing, counts["failed"], counts["skipped"], notSelected)
 	if counts[Other] > 0 {
 		fmt.Fprintf(w, "  %d result(s) that are not specs (above): Sonobuoy's record of a plugin that failed\n", counts[Other])
 	}

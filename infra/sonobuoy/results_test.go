@@ -92,9 +92,9 @@ func TestParseDetailedAndWriteSpecs(t *testing.T) {
 	got := b.String()
 	for _, want := range []string{
 		"  failed  [limitations] LIM-03\n            expected x\n",
-		"  passed  [limitations] LIM-01 privileged [os:linux]\n",
+		"  passed  [limitations] LIM-01 privileged [os:linux] (shows nothing: the JUnit report names no claim or evidence for it)\n",
 		"  skipped [limitations] LIM-02 windows\n            skipped: no Windows node\n",
-		"1 passed, 1 failed, 1 skipped (with their reasons); 1 outside the selection",
+		"1 passed: 0 showing its claims, 1 only supporting them (below their evidence level); 1 failed, 1 skipped (with their reasons); 1 outside the selection",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -121,7 +121,7 @@ func TestParseDetailedAndWriteSpecs(t *testing.T) {
 	}
 }
 
-func TestAddSkipReasons(t *testing.T) {
+func TestFromJUnitSkipReasons(t *testing.T) {
 	specs := []Spec{
 		{Name: "[It] a LIM-03 windows", Status: "skipped"},
 		{Name: "[It] NET-01 outside", Status: "skipped"},
@@ -133,7 +133,7 @@ func TestAddSkipReasons(t *testing.T) {
 <testcase name="[It] NET-01 outside" status="skipped"><skipped message="skipped"></skipped></testcase>
 <testcase name="[It] passes" status="passed"></testcase>
 </testsuite></testsuites>`
-	if err := AddSkipReasons(specs, []byte(junit)); err != nil {
+	if err := FromJUnit(specs, []byte(junit)); err != nil {
 		t.Fatal(err)
 	}
 	if specs[0].Message != "skipped - no Windows node in this cluster" || !specs[0].Selected() {
@@ -145,7 +145,42 @@ func TestAddSkipReasons(t *testing.T) {
 	if specs[2].Message != "" || !specs[2].Selected() {
 		t.Errorf("a passed spec: %+v", specs[2])
 	}
-	if err := AddSkipReasons(specs, []byte("<oops")); err == nil {
+	if err := FromJUnit(specs, []byte("<oops")); err == nil {
 		t.Error("no error for a report that is not XML")
+	}
+}
+
+// A passing spec shows its claims only at their evidence level (the JUnit's
+// shows property, reports.AmendJUnit); a Linux twin or an API-only check
+// passes without showing them. The count says which, as the summary does.
+func TestWriteSpecsCountsShownApartFromSupported(t *testing.T) {
+	specs := []Spec{
+		{Name: "[It] NET-07 linux pods", Status: "passed"},
+		{Name: "[It] WEB-01 linux twin", Status: "passed"},
+		{Name: "[It] LIM-09 API echo", Status: "passed"},
+		{Name: "[It] NET-03 windows", Status: "skipped", Message: "no Windows node"},
+	}
+	junit := `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="4"><testsuite name="winconform" tests="4">
+<testcase name="[It] NET-07 linux pods" status="passed"><properties><property name="claim" value="NET-07"></property><property name="evidence" value="linux"></property><property name="shows" value="NET-07"></property><property name="result" value="passed"></property></properties></testcase>
+<testcase name="[It] WEB-01 linux twin" status="passed"><properties><property name="claim" value="WEB-01"></property><property name="evidence" value="linux"></property><property name="shows" value=""></property><property name="result" value="passed"></property></properties></testcase>
+<testcase name="[It] LIM-09 API echo" status="passed"><properties><property name="claim" value="LIM-09"></property><property name="evidence" value="api"></property><property name="shows" value=""></property></properties></testcase>
+<testcase name="[It] NET-03 windows" status="skipped"><skipped message="no Windows node"></skipped></testcase>
+</testsuite></testsuites>`
+	if err := FromJUnit(specs, []byte(junit)); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	WriteSpecs(&b, specs)
+	got := b.String()
+	for _, want := range []string{
+		"  passed  [It] NET-07 linux pods (shows NET-07)\n",
+		"  passed  [It] WEB-01 linux twin (shows nothing: WEB-01 only supported, evidence linux)\n",
+		"  passed  [It] LIM-09 API echo (shows nothing: LIM-09 only supported, evidence api)\n",
+		"3 passed: 1 showing its claims, 2 only supporting them (below their evidence level); 0 failed, 1 skipped (with their reasons); 0 outside the selection",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
 	}
 }

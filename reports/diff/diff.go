@@ -286,11 +286,21 @@ func levels(before, after map[claims.Level]int) (gained, lost []claims.Level) {
 }
 
 // Describe puts a claim's outcome and its evidence in a few words:
-// "shown (windows-node 2)", "supported (linux twin)", "failed".
+// "shown (windows-node 2)", "supported (linux twin)", "failed". A shown
+// claim's evidence is that of the specs that show it.
 func Describe(c reports.Claim) string {
 	var ev []string
 	for _, l := range claims.Levels {
-		if n := c.Evidence[l]; n > 0 {
+		n := c.Evidence[l]
+		if c.Outcome == reports.Shown && c.Shown != nil {
+			n = 0
+			for _, s := range c.Shown {
+				if s.Level == l {
+					n += s.Specs
+				}
+			}
+		}
+		if n > 0 {
 			ev = append(ev, fmt.Sprintf("%s %d", l, n))
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/evidence"
+	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
@@ -77,6 +79,11 @@ type Item struct {
 	specs []string
 	// outcome is the claim's outcome, for ordering.
 	outcome string
+	// waivable marks a failure (a claim or spec that failed, was blocked by
+	// a failing setup, flaked or drifted): what a known issue may waive.
+	// What was not shown (a skip, a Linux twin, a level or build below the
+	// policy's, an unknown cluster) is no failure, and no known issue waives it.
+	waivable bool
 }
 
 // rank orders items for people: the cluster, then failures (claims and
@@ -241,6 +248,10 @@ func (g *gater) cluster() {
 			windowsLevels++
 		}
 	}
+	if !c.Known {
+		g.add(Item{Kind: KindCluster, Required: "a known cluster", Got: got, Decision: Block,
+			Reason: "the cluster is unknown: the run did not reach it (its summary has no facts of the cluster's nodes), so nothing it reports can be tied to a cluster; rerun the suites against the cluster"})
+	}
 	switch {
 	case p.Cluster.WindowsNodes > 0 && c.WindowsNodes < p.Cluster.WindowsNodes:
 		it := Item{Kind: KindCluster, Required: fmt.Sprintf("at least %d real Windows node(s)", p.Cluster.WindowsNodes), Got: got, Decision: Block}
@@ -258,14 +269,26 @@ func (g *gater) cluster() {
 	case p.Cluster.WindowsNodes > 0:
 		g.add(Item{Kind: KindCluster, Required: fmt.Sprintf("at least %d real Windows node(s)", p.Cluster.WindowsNodes), Got: got, Decision: Pass, Reason: "the cluster had them"})
 	}
-	builds := append(append([]string{}, p.Cluster.WindowsBuilds...), g.in.WindowsBuilds...)
-	for _, b := range builds {
-		it := Item{Kind: KindCluster, Required: "Windows build " + b, Got: got, Decision: Pass, Reason: "a real Windows node of this build ran"}
+	for _, b := range g.builds() {
+		it := Item{Kind: KindCluster, Required: "Windows build " + b, Got: got, Decision: Pass,
+			Reason: "a real Windows node of this build was in the cluster (each claim required on Windows must still be shown on it)"}
 		if !slices.Contains(c.WindowsBuilds, b) {
 			it.Decision, it.Reason = Block, fmt.Sprintf("no real Windows node of build %s ran (builds: %s)", b, orNone(c.WindowsBuilds))
 		}
 		g.add(it)
 	}
+}
+
+// builds are the Windows builds the policy and --windows-build ask for,
+// each once.
+func (g *gater) builds() []string {
+	var out []string
+	for _, b := range append(append([]string{}, g.in.Policy.Cluster.WindowsBuilds...), g.in.WindowsBuilds...) {
+		if b = evidence.BuildOf(b); !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func orNone(s []string) string {
@@ -291,31 +314,86 @@ func (g *gater) requirements(c claims.Claim) ([]claims.Level, bool) {
 	return out, required
 }
 
-// levelMet says whether claim c was shown on evidence that meets every level of req.
-func levelMet(c reports.Claim, req []claims.Level) bool {
+// meets says whether a result at level l shows claim cat at its own level
+// and at level req (empty: the claim's own).
+func meets(cat claims.Claim, req claims.Level) func(claims.Level) bool {
+	return func(l claims.Level) bool { return cat.Level.Shows(l) && (req == "" || req.Shows(l)) }
+}
+
+// levelMet says whether claim c was shown, by specs that show it (never a
+// partial or a below-level record), at its catalogue level and at every
+// level of req: a requirement's level can raise the claim's, never lower it.
+func levelMet(c reports.Claim, cat claims.Claim, req []claims.Level) bool {
+	if !c.ShownAt(meets(cat, "")) {
+		return false
+	}
 	for _, r := range req {
-		ok := false
-		for l, n := range c.Evidence {
-			if n > 0 && c.Level.Shows(l) && r.Shows(l) {
-				ok = true
-			}
-		}
-		if !ok {
+		if !c.ShownAt(meets(cat, r)) {
 			return false
 		}
 	}
 	return true
 }
 
-func levelsText(own claims.Level, req []claims.Level) string {
-	if len(req) == 0 {
-		return "shown (at " + string(own) + ", its own level)"
+// onWindows says whether the policy requires claim cat on Windows: its own
+// level, or a level the policy asks of it, is one on Windows.
+func onWindows(cat claims.Claim, req []claims.Level) bool {
+	return cat.Level.OnWindows() || slices.ContainsFunc(req, claims.Level.OnWindows)
+}
+
+// missingBuild returns the first build of builds that claim c was not shown
+// on at the levels required, and where it was shown instead.
+func missingBuild(c reports.Claim, cat claims.Claim, req []claims.Level, builds []string) (string, string) {
+	ok := func(l claims.Level) bool {
+		if !l.OnWindows() || !cat.Level.Shows(l) {
+			return false
+		}
+		for _, r := range req {
+			if !r.Shows(l) {
+				return false
+			}
+		}
+		return true
 	}
+	got := c.ShownOnBuilds(ok)
+	for _, b := range builds {
+		if !slices.Contains(got, b) {
+			var known []string
+			unrecorded := false
+			for _, g := range got {
+				if g == evidence.Unrecorded {
+					unrecorded = true
+				} else {
+					known = append(known, g)
+				}
+			}
+			where := strings.Join(known, ", ")
+			if unrecorded {
+				if where != "" {
+					where += " and "
+				}
+				where += "a node of unrecorded build"
+			}
+			if where == "" {
+				where = "no Windows build"
+			}
+			return b, where
+		}
+	}
+	return "", ""
+}
+
+func levelsText(own claims.Level, req []claims.Level) string {
 	var s []string
 	for _, l := range req {
-		s = append(s, string(l))
+		if !slices.Contains(s, string(l)) && l != own {
+			s = append(s, string(l))
+		}
 	}
-	return "shown at " + strings.Join(s, " and ") + " or better"
+	if len(s) == 0 {
+		return "shown (at " + string(own) + ", its own level)"
+	}
+	return "shown at " + string(own) + " (its own level) and at " + strings.Join(s, " and ") + " or better"
 }
 
 // failingSpecs lists the specs of claim id that failed, were blocked or
@@ -346,25 +424,6 @@ func (g *gater) flakyOnly(id string) []string {
 	return flaky
 }
 
-func (g *gater) outcomeAction(outcome string) policy.Action {
-	o := g.in.Policy.Outcomes
-	switch outcome {
-	case reports.Inconclusive:
-		return o.Inconclusive
-	case reports.Blocked:
-		return o.Blocked
-	case reports.Interrupted:
-		return o.Interrupted
-	case reports.NotRun:
-		return o.NotRun
-	case reports.Skipped:
-		return o.Skipped
-	case reports.NotCovered:
-		return o.NotCovered
-	}
-	return policy.Block
-}
-
 func decision(a policy.Action) Decision {
 	if a == policy.Report {
 		return Report
@@ -374,9 +433,12 @@ func decision(a policy.Action) Decision {
 
 // claims decides every claim of the run.
 func (g *gater) claims() {
+	// Drift is an unexpected lift (one this server version does not
+	// explain), seen at the claim's level (reports.Ledger makes a Linux
+	// twin's observation inconclusive).
 	drift := map[string]bool{}
 	for _, e := range g.in.Run.Ledger {
-		if e.Verdict == "lifted" {
+		if e.Verdict == ledger.Lifted && e.Unexpected {
 			drift[e.Claim] = true
 		}
 	}
@@ -391,7 +453,8 @@ func (g *gater) claims() {
 		if c.Why != "" && c.Outcome != reports.Supported && c.Outcome != reports.Shown && !diff.Failing(c.Outcome) {
 			got += ": " + short(c.Why)
 		}
-		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(c.Level, req), Got: got, specs: g.failingSpecs(c.ID), outcome: c.Outcome}
+		failure := c.Outcome == reports.Failed || c.Outcome == reports.Blocked || c.Outcome == reports.Drift
+		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(cat.Level, req), Got: got, specs: g.failingSpecs(c.ID), outcome: c.Outcome, waivable: failure}
 		if !required {
 			it.Kind, it.Required = KindFailure, ""
 			switch {
@@ -403,7 +466,7 @@ func (g *gater) claims() {
 				}
 				g.add(it)
 			case c.Outcome == reports.Drift || drift[c.ID]:
-				it.Kind, it.Decision, it.Reason = KindDrift, decision(g.in.Policy.Drift), "the documented limitation no longer holds (drift: "+string(g.in.Policy.Drift)+")"
+				it.Kind, it.Decision, it.Reason, it.waivable = KindDrift, decision(g.in.Policy.Drift), "the documented limitation no longer holds, and this server version does not explain it (drift: "+string(g.in.Policy.Drift)+")", true
 				g.add(it)
 			}
 			continue
@@ -413,26 +476,34 @@ func (g *gater) claims() {
 		if g.noWindows() && (cat.Level.OnWindows() || slices.ContainsFunc(req, claims.Level.OnWindows)) {
 			noWin = "no Windows node: "
 		}
+		// A required claim passes only when it is met; anything else
+		// blocks (a known issue naming the claim may waive a failure).
+		builds := g.builds()
 		switch c.Outcome {
 		case reports.Shown:
-			if levelMet(c, req) {
-				it.Decision, it.Reason = Pass, "shown"
-			} else {
+			switch b, where := missingBuild(c, cat, req, builds); {
+			case !levelMet(c, cat, req):
 				it.Decision, it.Reason = Block, noWin+c.ID+" shown only at "+shownLevels(c)+", below what the policy requires"
+			case onWindows(cat, req) && b != "":
+				it.Decision, it.Reason = Block, fmt.Sprintf("%s not shown on Windows build %s (shown on %s): a release gate for a build counts only results obtained on that build", c.ID, b, where)
+			default:
+				it.Decision, it.Reason = Pass, "shown"
+				if len(builds) > 0 && onWindows(cat, req) {
+					it.Reason += " on build " + strings.Join(builds, ", ")
+				}
 			}
 		case reports.Failed:
+			it.Decision, it.Reason = Block, c.ID+" failed: "+g.failure(c)
 			if flaky := g.flakyOnly(c.ID); len(flaky) > 0 {
-				it.Kind, it.Decision, it.Reason = KindFlake, g.flakeDecision(), "failed on flaky matrix cells only: "+strings.Join(flaky, ", ")
-			} else {
-				it.Decision, it.Reason = Block, c.ID+" failed: "+g.failure(c)
+				it.Reason = c.ID + " not shown: failed on flaky matrix cells only: " + strings.Join(flaky, ", ") +
+					" (a flaky cell is no evidence: flakes.tolerated lets flakes pass, it shows no claim)"
 			}
 		case reports.Supported:
 			it.Decision, it.Reason = Block, noWin+c.ID+" "+diff.Describe(c)+", not shown"
 		case reports.Drift:
-			it.Kind, it.Decision, it.Reason = KindDrift, decision(g.in.Policy.Drift), "the documented limitation no longer holds (drift: "+string(g.in.Policy.Drift)+"): "+short(c.Why)
+			it.Decision, it.Reason = Block, c.ID+" drifted, not shown: "+short(c.Why)+" (a required claim whose documented limitation no longer holds is not met, whatever drift: says)"
 		default:
-			a := g.outcomeAction(c.Outcome)
-			it.Decision = decision(a)
+			it.Decision = Block
 			it.Reason = noWin + c.ID + " " + c.Outcome
 			if c.Why != "" {
 				it.Reason += " (" + short(c.Why) + ")"
@@ -440,33 +511,23 @@ func (g *gater) claims() {
 			if c.Outcome == reports.NotCovered {
 				it.Reason += ": no spec exercises it yet"
 			}
-			it.Reason += fmt.Sprintf(", not shown (outcomes.%s: %s)", outcomeField(c.Outcome), a)
+			it.Reason += ", not shown"
 		}
 		if it.Decision == Pass {
 			g.res.Met++
 		}
 		g.add(it)
 		if drift[c.ID] && c.Outcome != reports.Drift {
-			g.add(Item{Kind: KindDrift, Claim: c.ID, Got: "the ledger has the limitation lifted", Decision: decision(g.in.Policy.Drift),
-				Reason: "the documented limitation no longer holds (drift: " + string(g.in.Policy.Drift) + ")"})
+			g.add(Item{Kind: KindDrift, Claim: c.ID, Got: "the ledger has the limitation lifted, unexpectedly for this server version", Decision: decision(g.in.Policy.Drift),
+				Reason: "the documented limitation no longer holds, and this server version does not explain it (drift: " + string(g.in.Policy.Drift) + ")", waivable: true})
 		}
 	}
-}
-
-func outcomeField(o string) string {
-	switch o {
-	case reports.NotRun:
-		return "notRun"
-	case reports.NotCovered:
-		return "notCovered"
-	}
-	return o
 }
 
 func shownLevels(c reports.Claim) string {
 	var s []string
 	for _, l := range claims.Levels {
-		if c.Evidence[l] > 0 {
+		if c.ShownAt(func(x claims.Level) bool { return x == l }) {
 			s = append(s, string(l))
 		}
 	}
@@ -537,7 +598,7 @@ func (g *gater) specs() {
 			continue
 		}
 		g.add(Item{Kind: KindFailure, Spec: sp.Name, Got: sp.Result, Decision: decision(g.in.Policy.OtherFailures),
-			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}})
+			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}, waivable: true})
 	}
 	for _, name := range g.in.Run.Summary.Unrecorded {
 		g.add(Item{Kind: KindFailure, Spec: name, Got: "passed, recorded no evidence", Decision: decision(g.in.Policy.OtherFailures),
@@ -570,11 +631,11 @@ func (g *gater) flakeItems() {
 	tol := g.in.Policy.Flakes.Tolerated
 	verdict := fmt.Sprintf("%d flaky (spec passed on a retry, cell whose probes disagreed); the policy tolerates %d", g.flakes, tol)
 	for _, name := range g.in.Run.Retried {
-		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, specs: []string{name}})
+		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, specs: []string{name}, waivable: true})
 	}
 	for _, c := range g.cellsByClaim[""] {
 		if c.Verdict == netmatrix.Flaky {
-			it := Item{Kind: KindFlake, Cell: c.Source + " -> " + c.Target, Got: "flaky: " + c.Describe(), Decision: g.flakeDecision(), Reason: verdict}
+			it := Item{Kind: KindFlake, Cell: c.Source + " -> " + c.Target, Got: "flaky: " + c.Describe(), Decision: g.flakeDecision(), Reason: verdict, waivable: true}
 			if len(c.Claims) > 0 {
 				it.Claim = strings.Join(c.Claims, ",")
 			}
@@ -605,7 +666,7 @@ func (g *gater) baseline() {
 	}
 	for _, id := range d.NewlyFailing {
 		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.NewlyFailing),
-			Reason: "newly failing since the baseline (baseline.newlyFailing: " + string(p.NewlyFailing) + ")", specs: g.failingSpecs(id)})
+			Reason: "newly failing since the baseline (baseline.newlyFailing: " + string(p.NewlyFailing) + ")", specs: g.failingSpecs(id), waivable: true})
 	}
 	for _, id := range d.LostShown {
 		if slices.Contains(d.NewlyFailing, id) {
@@ -619,8 +680,11 @@ func (g *gater) baseline() {
 	}
 }
 
-// knownIssues applies the policy's known issues to blocking items, and
-// lists those that matched nothing.
+// knownIssues applies the policy's known issues to blocking failures, and
+// lists those that waived nothing. A known issue waives a failure of its
+// claim (or its spec's failure), never a claim left unshown (a skip, a
+// Linux twin, a level or build below the policy's); a claim the policy
+// requires only by a known issue that names the claim.
 func (g *gater) knownIssues() {
 	used := make([]bool, len(g.in.Policy.KnownIssues))
 	for i := range g.res.Items {
@@ -629,7 +693,11 @@ func (g *gater) knownIssues() {
 			continue
 		}
 		for k, ki := range g.in.Policy.KnownIssues {
-			if !applies(ki, *it) {
+			if !g.applies(ki, *it) {
+				continue
+			}
+			if !it.waivable {
+				it.Reason += fmt.Sprintf("; the known issue naming %s (%s) does not apply: a known issue waives a failure, not a claim left %s", ki.Subject(), ki.Link, notShownWord(*it))
 				continue
 			}
 			used[k] = true
@@ -650,6 +718,11 @@ func (g *gater) knownIssues() {
 		}
 		it := Item{Kind: KindIssue, Claim: ki.Claim, Spec: ki.Spec, Got: "nothing it applies to", Decision: Report,
 			Reason: "a known issue that waived nothing in this run: drop it once it is fixed", KnownIssue: &g.in.Policy.KnownIssues[k]}
+		if ki.Spec != "" {
+			if n := len(g.specsMatching(ki.Spec)); n > 1 {
+				it.Reason = fmt.Sprintf("a known issue whose spec: matches %d specs, so it waives none: name one spec, by its full name (or a longer prefix)", n)
+			}
+		}
 		if ki.Expired(g.in.Now) {
 			it.Reason = "a known issue that expired on " + ki.Expires + " and waived nothing: drop it"
 		}
@@ -657,21 +730,61 @@ func (g *gater) knownIssues() {
 	}
 }
 
-// applies says whether known issue ki covers item it: the same claim, or
-// the spec (its full name, or a part of it) every failing spec of the item matches.
-func applies(ki policy.KnownIssue, it Item) bool {
+func notShownWord(it Item) string {
+	switch {
+	case it.Kind == KindCluster:
+		return "unshown because of the cluster"
+	case it.outcome != "" && it.outcome != reports.Shown:
+		return it.outcome
+	}
+	return "shown below what the policy requires"
+}
+
+// applies says whether known issue ki covers item it: by claim, the same
+// claim; by spec, an item that is not a claim the policy requires, every
+// one of whose failing specs is the one spec ki names (specMatches).
+func (g *gater) applies(ki policy.KnownIssue, it Item) bool {
 	if ki.Claim != "" {
 		return slices.Contains(strings.Split(it.Claim, ","), ki.Claim)
 	}
-	if len(it.specs) == 0 {
+	if it.Kind == KindRequired || len(it.specs) == 0 {
 		return false
 	}
+	if len(g.specsMatching(ki.Spec)) != 1 {
+		return false // names no spec, or several
+	}
 	for _, s := range it.specs {
-		if s != ki.Spec && !strings.Contains(s, ki.Spec) {
+		if !specMatches(ki.Spec, s) {
 			return false
 		}
 	}
 	return true
+}
+
+// specMatches says whether a known issue's spec: names spec name: the full
+// name, or a prefix of at least policy.MinSpecPrefix characters that ends
+// where a word of the name does.
+func specMatches(ki, name string) bool {
+	ki = strings.TrimSpace(ki)
+	if ki == name {
+		return true
+	}
+	if len(ki) < policy.MinSpecPrefix || !strings.HasPrefix(name, ki) {
+		return false
+	}
+	next := name[len(ki)]
+	return next == ' ' || strings.ContainsRune(" :-/,", rune(ki[len(ki)-1]))
+}
+
+// specsMatching lists the run's specs a known issue's spec: names.
+func (g *gater) specsMatching(ki string) []string {
+	var out []string
+	for _, sp := range g.in.Run.Summary.Specs {
+		if specMatches(ki, sp.Name) && !slices.Contains(out, sp.Name) {
+			out = append(out, sp.Name)
+		}
+	}
+	return out
 }
 
 // Markdown renders the decisions for people: the verdict and the blocking

@@ -190,7 +190,7 @@ func (v *view) build() {
 			}
 			g.Rows = append(g.Rows, r)
 		}
-		for _, k := range []netmatrix.Verdict{netmatrix.OK, netmatrix.Regression, netmatrix.Wrong, netmatrix.Flaky, netmatrix.Drift, netmatrix.Broken, netmatrix.Skipped} {
+		for _, k := range []netmatrix.Verdict{netmatrix.OK, netmatrix.Regression, netmatrix.Wrong, netmatrix.Flaky, netmatrix.Drift, netmatrix.Broken, netmatrix.Unobserved, netmatrix.Skipped} {
 			if counts[string(k)] > 0 {
 				g.Counts = append(g.Counts, count{string(k), counts[string(k)]})
 			}

@@ -96,7 +96,10 @@ type Requirement struct {
 }
 
 // Outcomes are the actions for a required claim's outcomes that say
-// nothing was decided. Every one defaults to block.
+// nothing was decided. Each is block (the default, and the only value
+// accepted): a required claim is met only when it is shown, and a release
+// never ships with one unmet unless a known issue naming it waives its
+// failure. Drop a claim that cannot be shown from required: instead.
 type Outcomes struct {
 	Inconclusive Action `yaml:"inconclusive,omitempty" json:"inconclusive"`
 	Blocked      Action `yaml:"blocked,omitempty" json:"blocked"`
@@ -126,7 +129,13 @@ type Baseline struct {
 	OtherShape Action `yaml:"otherShape,omitempty" json:"otherShape"`
 }
 
-// KnownIssue accepts a claim's or a spec's failure until Expires.
+// MinSpecPrefix is the least length of a known issue's spec: that is a
+// prefix of a spec's full name rather than the whole of it.
+const MinSpecPrefix = 16
+
+// KnownIssue accepts a claim's or a spec's failure until Expires. Spec is
+// a spec's full name as summary.json has it, or a prefix of it of at least
+// MinSpecPrefix characters ending at a word's end, that names one spec.
 type KnownIssue struct {
 	Claim  string `yaml:"claim,omitempty" json:"claim,omitempty"`
 	Spec   string `yaml:"spec,omitempty" json:"spec,omitempty"`
@@ -218,6 +227,10 @@ var (
 	blockReport  = []string{string(Block), string(Report)}
 )
 
+// ValidBuild says whether b is a Windows build as the node label
+// node.kubernetes.io/windows-build has it (10.0.20348).
+func ValidBuild(b string) bool { return buildPattern.MatchString(b) }
+
 // Validate lists every problem of a defaulted policy.
 func (p *Policy) Validate() field.ErrorList {
 	var errs field.ErrorList
@@ -239,7 +252,12 @@ func (p *Policy) Validate() field.ErrorList {
 	op := field.NewPath("outcomes")
 	for name, a := range map[string]Action{"inconclusive": p.Outcomes.Inconclusive, "blocked": p.Outcomes.Blocked,
 		"interrupted": p.Outcomes.Interrupted, "notRun": p.Outcomes.NotRun, "skipped": p.Outcomes.Skipped, "notCovered": p.Outcomes.NotCovered} {
-		errs = append(errs, checkAction(op.Child(name), a, blockReport)...)
+		if a == Report {
+			errs = append(errs, field.Invalid(op.Child(name), a, "a required claim that is "+name+" is not shown, and a release never ships with a required claim unmet: "+
+				"remove the line (block is the only value), drop the claims that cannot be shown here from required: (except:), or accept a failure with a known issue naming its claim"))
+			continue
+		}
+		errs = append(errs, checkAction(op.Child(name), a, []string{string(Block)})...)
 	}
 	errs = append(errs, checkAction(field.NewPath("otherFailures"), p.OtherFailures, blockReport)...)
 	errs = append(errs, checkAction(field.NewPath("drift"), p.Drift, blockReport)...)
@@ -428,6 +446,10 @@ func (k KnownIssue) validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, "name the claim or the spec, not both: one known issue each"))
 	case k.Claim != "":
 		errs = append(errs, checkClaim(path.Child("claim"), k.Claim)...)
+	case len(strings.TrimSpace(k.Spec)) < MinSpecPrefix:
+		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, fmt.Sprintf("too short to name one spec: write the spec's full name, as summary.json has it (or a prefix of at least %d characters that names one spec), or name its claim: instead", MinSpecPrefix)))
+	case strings.TrimSpace(k.Spec) != k.Spec:
+		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, "leading or trailing spaces: write the spec's name as summary.json has it"))
 	}
 	if strings.TrimSpace(k.Reason) == "" {
 		errs = append(errs, field.Required(path.Child("reason"), "say why the failure is accepted"))

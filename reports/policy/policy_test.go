@@ -101,6 +101,16 @@ func TestBadPolicies(t *testing.T) {
 		{"bad action", "name: x\ndrift: warn\n", []string{"drift", `"warn"`, `"block"`, `"report"`}},
 		{"bad outcome action", "name: x\noutcomes:\n  notRun: ignore\n", []string{"outcomes.notRun", `"ignore"`}},
 		{"bad shape action", "name: x\nbaseline:\n  otherShape: block\n", []string{"baseline.otherShape", `"refuse"`}},
+		// A required claim that is not shown never lets a release ship.
+		{"outcome reported", "name: x\nrequired:\n- claims: [NET-03]\noutcomes:\n  skipped: report\n",
+			[]string{"outcomes.skipped", "never ships with a required claim unmet", "except:", "known issue naming its claim"}},
+		// A known issue names one spec: never a blank or a letter.
+		{"known issue blank spec", "name: x\nknownIssues:\n- spec: \" \"\n  reason: r\n  link: https://example.com/1\n  expires: 2026-01-01\n",
+			[]string{"knownIssues[0].spec", "too short to name one spec", "full name"}},
+		{"known issue one-letter spec", "name: x\nknownIssues:\n- spec: W\n  reason: r\n  link: https://example.com/1\n  expires: 2026-01-01\n",
+			[]string{"knownIssues[0].spec", `"W"`, "too short"}},
+		{"known issue spec with spaces", "name: x\nknownIssues:\n- spec: \" networking NET-21 a node's host \"\n  reason: r\n  link: https://example.com/1\n  expires: 2026-01-01\n",
+			[]string{"knownIssues[0].spec", "spaces"}},
 		{"negative flakes", "name: x\nflakes:\n  tolerated: -1\n", []string{"flakes.tolerated", "0 or more"}},
 		{"bad build", "name: x\ncluster:\n  windowsBuilds: [ltsc2022]\n", []string{"cluster.windowsBuilds[0]", "10.0.20348"}},
 		{"no name", "required:\n- areas: [NET]\n", []string{"name", "Required"}},

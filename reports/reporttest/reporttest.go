@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/reports"
 )
@@ -23,6 +24,10 @@ type Claim struct {
 	Evidence    map[claims.Level]int
 	SupportedBy []string
 	Why         string
+	// Shown are the showing specs by level and build; when nil, a shown
+	// claim's are its Evidence at the levels that show it (on Windows, of
+	// an unrecorded build).
+	Shown []reports.Showing
 }
 
 // Shown is a claim shown at level.
@@ -55,8 +60,20 @@ func Summary(cluster reports.ClusterView, set map[string]Claim, specs ...reports
 		if ev == nil {
 			ev = map[claims.Level]int{}
 		}
+		shown := cl.Shown
+		if shown == nil && cl.Outcome == reports.Shown {
+			for _, l := range claims.Levels {
+				if n := ev[l]; n > 0 && c.Level.Shows(l) {
+					sh := reports.Showing{Level: l, Specs: n}
+					if l.OnWindows() {
+						sh.Build = evidence.Unrecorded
+					}
+					shown = append(shown, sh)
+				}
+			}
+		}
 		r := reports.Claim{ID: c.ID, Kind: string(c.Kind), Level: c.Level, Title: c.Title, Outcome: cl.Outcome, Why: cl.Why,
-			Evidence: ev, Specs: map[string]int{}, SupportedBy: cl.SupportedBy}
+			Evidence: ev, Specs: map[string]int{}, SupportedBy: cl.SupportedBy, Shown: shown}
 		if cl.Outcome == reports.Skipped {
 			r.SkipReasons = []string{"no-windows-node"}
 		}

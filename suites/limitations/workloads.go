@@ -18,10 +18,10 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/winconform/winconform/framework/e2e"
-	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/kwok/kwokspec"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/nodeagent"
 	"github.com/winconform/winconform/framework/ospod"
 )
 
@@ -33,35 +33,8 @@ func podTemplate(name, os string, opts ...ospod.Option) corev1.PodTemplateSpec {
 }
 
 // selectsLinuxOnly says whether a pod template can only land on Linux
-// nodes: a node selector or a required node affinity on kubernetes.io/os.
-func selectsLinuxOnly(spec corev1.PodSpec) bool {
-	if spec.NodeSelector[facts.LabelOS] == linux {
-		return true
-	}
-	a := spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return false
-	}
-	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if len(terms) == 0 {
-		return false
-	}
-	for _, t := range terms { // terms are ORed: each must pin Linux
-		pinned := false
-		for _, r := range t.MatchExpressions {
-			if r.Key == facts.LabelOS && r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 && r.Values[0] == linux {
-				pinned = true
-			}
-			if r.Key == facts.LabelOS && r.Operator == corev1.NodeSelectorOpNotIn && len(r.Values) == 1 && r.Values[0] == windows {
-				pinned = true
-			}
-		}
-		if !pinned {
-			return false
-		}
-	}
-	return true
-}
+// nodes (framework/nodeagent).
+func selectsLinuxOnly(spec corev1.PodSpec) bool { return nodeagent.PinnedTo(spec, linux) }
 
 // targetsNode says whether a (DaemonSet) pod is on node or, Pending, is
 // meant for it (the DaemonSet controller pins its pods by node affinity on
@@ -88,21 +61,10 @@ func targetsNode(p corev1.Pod, node string) bool {
 	return false
 }
 
-// isNodeAgent says whether a DaemonSet is kube-proxy or a CNI agent.
-func isNodeAgent(ds appsv1.DaemonSet) (string, bool) {
-	switch {
-	case ds.Name == "kube-proxy":
-		return "kube-proxy", true
-	case strings.Contains(ds.Name, "flannel") || ds.Namespace == "kube-flannel":
-		return "CNI agent (flannel)", true
-	}
-	for _, cni := range []string{"calico-node", "cilium", "antrea-agent", "weave-net", "kindnet"} {
-		if strings.HasPrefix(ds.Name, cni) {
-			return "CNI agent (" + cni + ")", true
-		}
-	}
-	return "", false
-}
+// isNodeAgent says whether a DaemonSet is the Linux side of kube-proxy or
+// a CNI agent; the Windows side (pinned to Windows nodes, as the harness's
+// own kube-flannel-ds-windows) is not (framework/nodeagent).
+func isNodeAgent(ds appsv1.DaemonSet) (string, bool) { return nodeagent.Linux(ds) }
 
 var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite("limitations"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	f := e2e.NewFramework("win-workloads")

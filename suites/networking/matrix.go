@@ -133,10 +133,10 @@ func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
 	}
 }
 
-// probed says whether a cell's path was tested (a probe error tests nothing).
-func probed(c *netmatrix.Cell) bool {
-	return c.Verdict != netmatrix.Skipped && c.Verdict != netmatrix.Broken
-}
+// probed says whether a cell's verdict is evidence (netmatrix.Cell.Decided:
+// a probe error, a flaky cell, a limitation of a source that reached
+// nothing decide nothing).
+func probed(c *netmatrix.Cell) bool { return c.Decided() }
 
 // assertCells fails on the failing cells of what, reports drift, and records
 // the levels the probed cells were obtained at; it returns their counts.

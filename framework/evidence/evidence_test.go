@@ -1,0 +1,40 @@
+package evidence
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/framework/claims"
+)
+
+// A record carries the Windows build of the node it was obtained on, as the
+// node label node.kubernetes.io/windows-build has it (10.0.20348), or as a
+// machine reports it with its revision (10.0.20348.2700); a build on a
+// result that was not obtained on Windows is refused.
+func TestBuildTravelsWithTheRecord(t *testing.T) {
+	r, err := Parse(`{"level":"windows-node","detail":"win-1","build":"10.0.20348"}`)
+	if err != nil || r.Build != "10.0.20348" || r.OnWindowsBuild() != "10.0.20348" {
+		t.Fatalf("Parse = %+v, %v", r, err)
+	}
+	if r, _ := Parse(`{"level":"windows-machine","build":"10.0.20348.2700"}`); r.OnWindowsBuild() != "10.0.20348" {
+		t.Errorf("a machine's build with its revision: %q, want the build", r.OnWindowsBuild())
+	}
+	if r, _ := Parse(`{"level":"windows-node"}`); r.OnWindowsBuild() != Unrecorded {
+		t.Errorf("a Windows record without a build: %q, want %q", r.OnWindowsBuild(), Unrecorded)
+	}
+	if r, _ := Parse(`{"level":"scheduler"}`); r.OnWindowsBuild() != "" {
+		t.Errorf("a scheduler record: build %q, want none", r.OnWindowsBuild())
+	}
+	for value, want := range map[string]string{
+		`{"level":"linux","build":"10.0.20348"}`:      "not obtained on Windows",
+		`{"level":"windows-node","build":"ltsc2022"}`: "not a Windows build",
+		`{"level":"windows"}`:                         "unknown level",
+	} {
+		if _, err := Parse(value); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%s) = %v, want an error saying %q", value, err, want)
+		}
+	}
+	if err := (Record{Level: claims.Domain, Build: "10.0.17763"}).Check(); err != nil {
+		t.Errorf("a domain record of build 10.0.17763: %v", err)
+	}
+}
