@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -548,39 +547,6 @@ func TestCNIManifest(t *testing.T) {
 	}
 	if !strings.Contains(string(m), `"Type": "host-gw"`) || strings.Contains(string(m), `"VNI"`) {
 		t.Error("host-gw config rendered a vxlan manifest")
-	}
-}
-
-func TestHarnessKubernetesVersion(t *testing.T) {
-	v := HarnessKubernetesVersion()
-	if !regexp.MustCompile(`^v1\.\d+\.\d+$`).MatchString(v) {
-		t.Errorf("HarnessKubernetesVersion = %q, want v1.MINOR.PATCH", v)
-	}
-	// Read go.mod on disk: the require of k8s.io/kubernetes, not a replace.
-	data, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	inRequire := false
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 2 && f[0] == "require" && f[1] == "(":
-			inRequire = true
-		case len(f) == 1 && f[0] == ")":
-			inRequire = false
-		case inRequire && len(f) >= 2 && f[0] == "k8s.io/kubernetes":
-			found = append(found, f[1])
-		case len(f) >= 3 && f[0] == "require" && f[1] == "k8s.io/kubernetes":
-			found = append(found, f[2])
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("go.mod requires k8s.io/kubernetes %d times: %q", len(found), found)
-	}
-	if found[0] != v {
-		t.Errorf("HarnessKubernetesVersion = %q, go.mod requires %q", v, found[0])
 	}
 }
 

@@ -277,3 +277,31 @@ func goRun(dir string, args ...string) error {
 	}
 	return nil
 }
+
+// The node image carries the base files of the kind the harness creates
+// clusters with: the sigs.k8s.io/kind its go.mod requires.
+func TestKindVersion(t *testing.T) {
+	data, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := goOut(context.Background(), os.Stderr, ".", "mod", "edit", "-json", "../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range m.Require {
+		if r.Path == "sigs.k8s.io/kind" {
+			if KindVersion() != r.Version {
+				t.Errorf("KindVersion() = %q, go.mod requires %s", KindVersion(), r.Version)
+			}
+			return
+		}
+	}
+	t.Errorf("go.mod requires no sigs.k8s.io/kind:\n%s", data)
+}
