@@ -10,6 +10,7 @@
 #   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
 #   make sonobuoy             the suites inside the local cluster, as a Sonobuoy plugin
 #   make up / make down / make list / make bench
+#   make up KUBERNETES_VERSION=v1.36.3   the local cluster on another supported line (or 1.36)
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
 #   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
 #   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
@@ -30,6 +31,9 @@ NODES      ?= 1
 RERUN      ?=
 INVENTORY  ?=
 CONFIG     ?=
+# The local cluster's Kubernetes: a supported line's release or name (v1.36.3,
+# 1.36); empty: the cluster file's kubernetesVersion, else the newest line.
+KUBERNETES_VERSION ?=
 REPORT_DIR ?= $(OUT)/report
 # kwok simulates Windows nodes for the scheduling specs on clusters without them.
 KWOK_VERSION ?= v0.8.0
@@ -56,6 +60,7 @@ SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser ||
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
 CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
+VERSION_FLAG = $(if $(KUBERNETES_VERSION),--kubernetes-version '$(KUBERNETES_VERSION)')
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(CLAIM)' --labels '$(LABELS)'
 RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
@@ -97,7 +102,7 @@ $(BIN)/ginkgo:
 
 ## up: create the local cluster (or check and reuse it); with INVENTORY, join its Windows machines
 up: build
-	$(WINCONFORM) up $(CONFIG_FLAG) $(INVENTORY_FLAG)
+	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG)
 
 ## down: delete the local cluster
 down: build
@@ -105,12 +110,12 @@ down: build
 
 ## e2e: run the suites (SUITE, CLAIM, LABELS, NODES, RERUN) on the local cluster, or on EXISTING
 e2e: build
-	$(WINCONFORM) e2e $(CONFIG_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 
 ## sonobuoy: the suites (SUITE, CLAIM, LABELS) inside the local cluster as a Sonobuoy
 ## plugin: images built and loaded, sonobuoy run, retrieve, results (in _output/sonobuoy)
 sonobuoy: build $(BIN)/sonobuoy
-	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(SELECT) --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
+	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
 
 ## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
 join: build
@@ -140,10 +145,10 @@ unit: fmt vet lint
 e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) list --check > /dev/null
 	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(VERSION_FLAG) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
 	$(WINCONFORM) report --report $(OUT)/test-report $(SCREENSHOT); rendered=$$?; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
-	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --suite '$(TEST_SONOBUOY_SUITE)' \
+	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
 		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
 	exit $$rendered
 
@@ -162,9 +167,9 @@ bench: build
 	$(WINCONFORM) bench matrix
 	$(WINCONFORM) bench suites --procs 4
 
-## node-image: build (or find cached) the air-gapped node image
+## node-image: build (or find cached) the air-gapped node image (of KUBERNETES_VERSION's line)
 node-image: build
-	$(WINCONFORM) node-image
+	$(WINCONFORM) node-image $(VERSION_FLAG)
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -1,8 +1,8 @@
 // Package winconform is the root of the winconform conformance harness.
 //
-// It embeds the module's own go.mod and go.sum so that the CLI can compile the
-// Kubernetes binaries of a locally built kind node image from exactly the
-// dependency graph the harness itself was built against, wherever the binary runs.
+// It embeds the module's own go.mod so that the CLI knows, wherever its
+// binary runs, which kind it creates clusters with: a locally built node
+// image carries that kind's base image files (infra/nodeimage).
 package winconform
 
 import _ "embed"
@@ -11,8 +11,3 @@ import _ "embed"
 //
 //go:embed go.mod
 var GoMod []byte
-
-// GoSum is the content of the module's go.sum.
-//
-//go:embed go.sum
-var GoSum []byte

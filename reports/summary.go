@@ -199,6 +199,9 @@ type ClusterView struct {
 	// SimulatedWindowsNodes counts kwok nodes the cluster had at the start.
 	SimulatedWindowsNodes int      `json:"simulatedWindowsNodes,omitempty"`
 	WindowsBuilds         []string `json:"windowsBuilds,omitempty"`
+	// Cgroup is what the Linux kubelets run on, as facts.Facts.Cgroup says:
+	// "cgroup v1, failCgroupV1 off", "cgroup v2"; empty when unknown.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // Summary is the harness's view of a run.
@@ -322,7 +325,7 @@ func clusterView(data string) ClusterView {
 	if err := json.Unmarshal([]byte(data), &f); err != nil {
 		return ClusterView{}
 	}
-	v := ClusterView{Known: true, ServerVersion: f.ServerVersion, CNI: f.CNI}
+	v := ClusterView{Known: true, ServerVersion: f.ServerVersion, CNI: f.CNI, Cgroup: f.Cgroup()}
 	for _, n := range f.Nodes {
 		switch {
 		case n.OS == labels.Linux && !n.Simulated:
@@ -625,6 +628,9 @@ func (s Summary) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# winconform run: %s\n\n", s.Status)
 	fmt.Fprintf(&b, "**%s**\n\n", s.Headline)
+	if c := s.Cluster; c.Known && c.Cgroup != "" {
+		fmt.Fprintf(&b, "Cluster: Kubernetes %s; Linux kubelets on %s.\n\n", c.ServerVersion, c.Cgroup)
+	}
 	b.WriteString("A claim is *shown* only by a passing spec at its evidence level (the catalogue's `evidence`); " +
 		"a passing spec below it (a Linux twin, simulated nodes, the API alone) only *supports* it.\n\n")
 	if s.Rerun != "" {

@@ -240,6 +240,34 @@ func TestStatusSaysWhenTheClusterHadNoWindowsNode(t *testing.T) {
 	}
 }
 
+// The report says what the Linux kubelets ran on: on a cgroup v1 host a
+// kubelet from 1.35 runs only with failCgroupV1: false, which the facts read
+// from each kubelet.
+func TestClusterViewCgroup(t *testing.T) {
+	off := false
+	r := sampleReport()
+	r.SpecReports[0] = clusterEntry(
+		facts.Node{Name: "cp", OS: "linux", ControlPlane: true, Ready: true, CgroupVersion: 1, FailCgroupV1: &off},
+		facts.Node{Name: "w", OS: "linux", Ready: true, CgroupVersion: 1, FailCgroupV1: &off})
+	s := Summarize(r)
+	if got := s.Cluster.Cgroup; got != "cgroup v1, failCgroupV1 off" {
+		t.Errorf("cgroup v1: %q", got)
+	}
+	if md := s.Markdown(); !strings.Contains(md, "Cluster: Kubernetes v1.34.4; Linux kubelets on cgroup v1, failCgroupV1 off.\n") {
+		t.Errorf("summary.md does not say the cgroup:\n%s", md)
+	}
+	if md := Summarize(sampleReport()).Markdown(); strings.Contains(md, "Linux kubelets on") {
+		t.Error("summary.md says a cgroup the facts do not know")
+	}
+	r.SpecReports[0] = clusterEntry(facts.Node{Name: "cp", OS: "linux", Ready: true, CgroupVersion: 2})
+	if got := Summarize(r).Cluster.Cgroup; got != "cgroup v2" {
+		t.Errorf("cgroup v2: %q", got)
+	}
+	if got := Summarize(sampleReport()).Cluster.Cgroup; got != "" {
+		t.Errorf("facts without kubelets' answers: %q", got)
+	}
+}
+
 func TestHeadline(t *testing.T) {
 	s := Summarize(sampleReport())
 	want := "Shown: 3 of 91 (on Windows: 0). Failed: 1. Supported only: 4 (API only 1, linux twin 1, partial: no cell probed from Windows pods 1, simulated nodes 1). " +

@@ -135,7 +135,7 @@ func newBaseline(cmd *cobra.Command, cfg kind.Config, res *kind.Result, kindBin,
 		return nil, err
 	}
 	b := &baseline{cfg: cfg, dir: dir, kindBin: kindBin, kubectl: kubectl, kconf: filepath.Join(dir, "kubeconfig"), out: cmd.ErrOrStderr()}
-	kc, err := yaml.Marshal(cfg.KindConfig(res.NodeImage))
+	kc, err := yaml.Marshal(cfg.KindConfig(res.NodeImage, res.CgroupV1))
 	if err != nil {
 		return nil, err
 	}

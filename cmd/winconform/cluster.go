@@ -14,6 +14,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // clusterFlags are the flags of every command that makes or finds a local cluster.
@@ -22,6 +23,7 @@ type clusterFlags struct {
 	name       string
 	kubeconfig string
 	backend    string
+	version    string
 	probe      string
 	// images are more archives to load into the nodes (the Sonobuoy images).
 	images []kind.ImageArchive
@@ -32,6 +34,8 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to write (default: _output/<name>.kubeconfig)")
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
+	cmd.Flags().StringVar(&f.version, "kubernetes-version", "", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
+		"; a line's name (1.36) means its newest patch (overrides the cluster file's kubernetesVersion; default "+kubelines.Default().Version+")")
 	cmd.Flags().StringVar(&f.probe, "probe", "_output/bin/probe-linux-amd64", "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
 }
 
@@ -46,6 +50,11 @@ func (f *clusterFlags) load() (kind.Config, error) {
 	}
 	if f.backend != "" {
 		cfg.CNI.Backend = f.backend
+	}
+	if f.version != "" {
+		if cfg, err = cfg.WithKubernetesVersion(f.version); err != nil {
+			return cfg, fmt.Errorf("--kubernetes-version: %w", err)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("cluster config: %w", err)

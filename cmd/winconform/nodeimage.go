@@ -1,22 +1,28 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/winconform/winconform/infra/docker"
-	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 func nodeImageCmd() *cobra.Command {
 	var force bool
+	var version string
 	cmd := &cobra.Command{
 		Use:   "node-image",
-		Short: "Build (or find cached) the air-gapped kind node image and print its tag",
+		Short: "Build (or find cached) the air-gapped kind node image of a Kubernetes line and print its tag",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, release, err := kubelines.Resolve(version)
+			if err != nil {
+				return fmt.Errorf("--kubernetes-version: %w", err)
+			}
 			d, err := docker.New()
 			if err != nil {
 				return err
@@ -25,7 +31,7 @@ func nodeImageCmd() *cobra.Command {
 				return err
 			}
 			tag, err := nodeimage.Ensure(cmd.Context(), d, nodeimage.Spec{
-				KubernetesVersion: kind.HarnessKubernetesVersion(),
+				KubernetesVersion: release,
 				CacheDir:          nodeimage.DefaultCacheDir(),
 				Force:             force,
 				Log:               os.Stderr,
@@ -38,5 +44,6 @@ func nodeImageCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "rebuild even when an image with the same inputs exists")
+	cmd.Flags().StringVar(&version, "kubernetes-version", kubelines.Default().Version, "Kubernetes release, on a supported line: "+kubelines.Supported()+"; a line's name (1.36) means its newest patch")
 	return cmd
 }

@@ -1,20 +1,25 @@
 // Package facts discovers, once per run, what the cluster under test is made
 // of: its nodes by OS and role, their Windows builds, which nodes are
-// simulated (kwok), the server version and the CNI. Specs decide from these
+// simulated (kwok), the Linux kubelets' cgroup version and failCgroupV1, the
+// server version and the CNI. Specs decide from these
 // facts what they can run and why they skip.
 package facts
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Well-known node labels and annotations.
@@ -42,6 +47,13 @@ type Node struct {
 	OSImage       string         `json:"osImage"`
 	InternalIP    string         `json:"internalIP"`
 	Taints        []corev1.Taint `json:"taints,omitempty"`
+	// CgroupVersion is the cgroup version a Linux node's kubelet runs on
+	// (its kubelet_cgroup_version metric): 1 or 2, 0 when unknown.
+	CgroupVersion int `json:"cgroupVersion,omitempty"`
+	// FailCgroupV1 is the Linux kubelet's failCgroupV1 setting (its
+	// configz), nil when unknown: from 1.35 it defaults to true, and a
+	// kubelet on cgroup v1 runs only with it false.
+	FailCgroupV1 *bool `json:"failCgroupV1,omitempty"`
 }
 
 // Facts is the cluster as discovered at the start of a run.
@@ -52,8 +64,30 @@ type Facts struct {
 	CNI string `json:"cni"`
 }
 
-// Discover reads the facts from the API server.
+// Discover reads the facts from the API server, and from each real Linux
+// node's kubelet through it (the API server's node proxy).
 func Discover(ctx context.Context, cs kubernetes.Interface) (*Facts, error) {
+	return discover(ctx, cs, kubeletProxy(cs))
+}
+
+// kubeletReader reads path (configz, metrics) of node's kubelet.
+type kubeletReader func(ctx context.Context, node, path string) ([]byte, error)
+
+// kubeletProxy reads from the kubelet through the API server's node proxy
+// (/api/v1/nodes/NAME/proxy/PATH), within 15 seconds.
+func kubeletProxy(cs kubernetes.Interface) kubeletReader {
+	return func(ctx context.Context, node, path string) ([]byte, error) {
+		rc, ok := cs.CoreV1().RESTClient().(*rest.RESTClient)
+		if !ok || rc == nil { // a fake clientset has none
+			return nil, errors.New("no REST client to reach the kubelet with")
+		}
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		return rc.Get().Resource("nodes").Name(node).SubResource("proxy").Suffix(path).DoRaw(ctx)
+	}
+}
+
+func discover(ctx context.Context, cs kubernetes.Interface, kubelet kubeletReader) (*Facts, error) {
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("server version: %w", err)
@@ -64,7 +98,11 @@ func Discover(ctx context.Context, cs kubernetes.Interface) (*Facts, error) {
 	}
 	f := &Facts{ServerVersion: v.GitVersion, CNI: detectCNI(ctx, cs)}
 	for _, n := range list.Items {
-		f.Nodes = append(f.Nodes, FromNode(&n))
+		node := FromNode(&n)
+		if node.OS == "linux" && !node.Simulated {
+			node.CgroupVersion, node.FailCgroupV1 = kubeletCgroup(ctx, kubelet, node.Name)
+		}
+		f.Nodes = append(f.Nodes, node)
 	}
 	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Name < f.Nodes[j].Name })
 	return f, nil
@@ -109,6 +147,62 @@ func detectCNI(ctx context.Context, cs kubernetes.Interface) string {
 		return "flannel"
 	}
 	return "flannel/" + conf.Backend.Type
+}
+
+var cgroupMetric = regexp.MustCompile(`(?m)^kubelet_cgroup_version(?:\{[^}]*\})?\s+([12])(?:\.0+)?(?:\s|$)`)
+
+// kubeletCgroup reads what a Linux kubelet says of cgroups: the version it
+// runs on (its kubelet_cgroup_version gauge, pkg/kubelet/metrics) and its
+// failCgroupV1 setting (its configz). What cannot be read stays unknown: a
+// kubelet that does not answer says nothing of its host.
+func kubeletCgroup(ctx context.Context, kubelet kubeletReader, node string) (version int, failCgroupV1 *bool) {
+	if metrics, err := kubelet(ctx, node, "metrics"); err == nil {
+		if m := cgroupMetric.FindSubmatch(metrics); m != nil {
+			version = int(m[1][0] - '0')
+		}
+	}
+	if configz, err := kubelet(ctx, node, "configz"); err == nil {
+		var c struct {
+			KubeletConfig struct {
+				FailCgroupV1 *bool `json:"failCgroupV1"`
+			} `json:"kubeletconfig"`
+		}
+		if json.Unmarshal(configz, &c) == nil {
+			failCgroupV1 = c.KubeletConfig.FailCgroupV1
+		}
+	}
+	return version, failCgroupV1
+}
+
+// Cgroup says what the real Linux nodes' kubelets run on: "cgroup v2",
+// "cgroup v1", "cgroup v1, failCgroupV1 off" (every kubelet on cgroup v1
+// was told failCgroupV1: false, as kubelets from 1.35 must be there), or ""
+// when no kubelet said.
+func (f *Facts) Cgroup() string {
+	v1, v2, off := 0, 0, 0
+	for _, n := range f.Nodes {
+		if n.OS != "linux" || n.Simulated {
+			continue
+		}
+		switch n.CgroupVersion {
+		case 1:
+			v1++
+			if n.FailCgroupV1 != nil && !*n.FailCgroupV1 {
+				off++
+			}
+		case 2:
+			v2++
+		}
+	}
+	switch {
+	case v1 > 0 && off == v1:
+		return "cgroup v1, failCgroupV1 off"
+	case v1 > 0:
+		return "cgroup v1"
+	case v2 > 0:
+		return "cgroup v2"
+	}
+	return ""
 }
 
 // Query selects nodes.
@@ -163,7 +257,11 @@ func (f *Facts) Summary() string {
 	if sim > 0 {
 		s += fmt.Sprintf(" (%d simulated)", sim)
 	}
-	return s + ", CNI " + f.CNI
+	s += ", CNI " + f.CNI
+	if c := f.Cgroup(); c != "" {
+		s += ", " + c
+	}
+	return s
 }
 
 var (

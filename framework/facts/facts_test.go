@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -322,5 +323,101 @@ func TestGetDiscoversOnce(t *testing.T) {
 	}
 	if first != second || second.ServerVersion != "v1.34.4" || len(second.Nodes) != 1 {
 		t.Errorf("second Get = %+v, want the cached facts of the first", second)
+	}
+}
+
+// kubeletAnswers stands in for the kubelets behind the API server's node
+// proxy: per node and path, what the kubelet serves. The shapes are the
+// kubelet's own: its Prometheus text metrics with the ALPHA gauge
+// kubelet_cgroup_version (k8s.io/kubernetes pkg/kubelet/metrics
+// CgroupVersion, set in pkg/kubelet/kubelet_linux.go cgroupVersionCheck),
+// and /configz's {"kubeletconfig": KubeletConfiguration}, where from 1.35
+// failCgroupV1 is always set (defaults.go: true unless configured).
+type kubeletAnswers map[string]map[string]string
+
+func (k kubeletAnswers) read(_ context.Context, node, path string) ([]byte, error) {
+	if a, ok := k[node][path]; ok {
+		return []byte(a), nil
+	}
+	return nil, errors.New(`the server could not find the requested resource`)
+}
+
+func cgroupMetrics(v string) string {
+	return "# HELP kubelet_cgroup_version [ALPHA] cgroup version on the hosts.\n# TYPE kubelet_cgroup_version gauge\nkubelet_cgroup_version " + v + "\n" +
+		"# HELP kubelet_node_name [ALPHA] The node's name. The count is always 1.\n# TYPE kubelet_node_name gauge\nkubelet_node_name{node=\"n\"} 1\n"
+}
+
+func configz(failCgroupV1 string) string {
+	return `{"kubeletconfig":{"enableServer":true,"cgroupRoot":"/kubelet","cgroupDriver":"systemd","failSwapOn":false,"failCgroupV1":` + failCgroupV1 + `,"containerRuntimeEndpoint":"unix:///run/containerd/containerd.sock"}}`
+}
+
+func TestDiscoverCgroup(t *testing.T) {
+	nodes := []runtime.Object{
+		node("cp", label(LabelOS, "linux"), label(LabelControlPlane, ""), ready(corev1.ConditionTrue)),
+		node("worker", label(LabelOS, "linux"), ready(corev1.ConditionTrue)),
+		node("win", label(LabelOS, "windows"), ready(corev1.ConditionTrue)),
+		node("kwok-linux", label(LabelOS, "linux"), annotation(AnnotationKwok, "fake")),
+	}
+	asked := map[string]bool{}
+	answers := kubeletAnswers{
+		"cp":     {"metrics": cgroupMetrics("1"), "configz": configz("false")},
+		"worker": {"metrics": cgroupMetrics("1"), "configz": configz("false")},
+	}
+	f, err := discover(context.Background(), fakeClient("v1.37.2", nodes...), func(ctx context.Context, node, path string) ([]byte, error) {
+		asked[node] = true
+		return answers.read(ctx, node, path)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	for _, n := range f.Select(Query{OS: "linux", Real: true}) {
+		if n.CgroupVersion != 1 || n.FailCgroupV1 == nil || *n.FailCgroupV1 != off {
+			t.Errorf("%s: cgroup %d, failCgroupV1 %v", n.Name, n.CgroupVersion, n.FailCgroupV1)
+		}
+	}
+	// Only real Linux kubelets are asked: Windows has no cgroups, kwok no kubelet.
+	if !reflect.DeepEqual(asked, map[string]bool{"cp": true, "worker": true}) {
+		t.Errorf("asked %v", asked)
+	}
+	if got := f.Cgroup(); got != "cgroup v1, failCgroupV1 off" {
+		t.Errorf("Cgroup() = %q", got)
+	}
+	if s := f.Summary(); s != "Kubernetes v1.37.2, nodes: 3 linux, 1 windows (1 simulated), CNI unknown, cgroup v1, failCgroupV1 off" {
+		t.Errorf("Summary() = %q", s)
+	}
+	// The facts travel as JSON (the report entry, cluster.json).
+	data, _ := json.Marshal(f)
+	if !strings.Contains(string(data), `"cgroupVersion":1,"failCgroupV1":false`) {
+		t.Errorf("JSON lacks the cgroup facts: %s", data)
+	}
+
+	for _, c := range []struct {
+		name    string
+		answers kubeletAnswers
+		want    string
+	}{
+		// On cgroup v2 nothing changes: failCgroupV1 keeps its default.
+		{"cgroup v2", kubeletAnswers{"cp": {"metrics": cgroupMetrics("2"), "configz": configz("true")}, "worker": {"metrics": cgroupMetrics("2"), "configz": configz("true")}}, "cgroup v2"},
+		// A kubelet before 1.35 on cgroup v1 has no failCgroupV1 to turn off.
+		{"cgroup v1, an older kubelet", kubeletAnswers{"cp": {"metrics": cgroupMetrics("1"), "configz": `{"kubeletconfig":{"cgroupRoot":"/kubelet"}}`}}, "cgroup v1"},
+		{"one kubelet of two told", kubeletAnswers{"cp": {"metrics": cgroupMetrics("1"), "configz": configz("false")}, "worker": {"metrics": cgroupMetrics("1"), "configz": configz("true")}}, "cgroup v1"},
+		{"no kubelet answers", kubeletAnswers{}, ""},
+		{"no gauge", kubeletAnswers{"cp": {"metrics": "kubelet_node_name{node=\"cp\"} 1\n", "configz": "not json"}}, ""},
+	} {
+		f, err := discover(context.Background(), fakeClient("v1.37.2", nodes...), c.answers.read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Cgroup(); got != c.want {
+			t.Errorf("%s: Cgroup() = %q, want %q", c.name, got, c.want)
+		}
+	}
+
+	// Discover on a clientset without a REST client (a fake one) leaves the
+	// cgroup facts unknown rather than failing.
+	f, err = Discover(context.Background(), fakeClient("v1.37.2", nodes...))
+	if err != nil || f.Cgroup() != "" || len(f.Nodes) != 4 {
+		t.Errorf("Discover without kubelets: %v, %q", err, f.Cgroup())
 	}
 }

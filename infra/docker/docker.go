@@ -132,3 +132,23 @@ func (c *Client) Pull(ctx context.Context, ref string, timeout time.Duration) er
 	defer cancel()
 	return c.Run(ctx, "pull", "--quiet", ref)
 }
+
+// CgroupVersion returns the cgroup version of the daemon's host (1 or 2),
+// which kind's nodes share: `docker info`'s CgroupVersion (Docker 20.10 and
+// later).
+func (c *Client) CgroupVersion(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := c.Output(ctx, nil, "info", "--format", "{{.CgroupVersion}}")
+	if err != nil {
+		return 0, fmt.Errorf("docker info: %w", err)
+	}
+	switch v := strings.TrimSpace(string(out)); v {
+	case "1":
+		return 1, nil
+	case "2":
+		return 2, nil
+	default:
+		return 0, fmt.Errorf("docker info reports cgroup version %q, neither 1 nor 2: Docker 20.10 or later reports it", v)
+	}
+}

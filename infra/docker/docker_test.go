@@ -312,3 +312,26 @@ func TestFirstLine(t *testing.T) {
 		}
 	}
 }
+
+func TestCgroupVersion(t *testing.T) {
+	for out, want := range map[string]int{"1": 1, "2\n": 2} {
+		log := newCallLog(t)
+		c := &Client{Bin: fakeDocker(t, log.record()+"\nprintf '"+out+"'")}
+		got, err := c.CgroupVersion(context.Background())
+		if err != nil || got != want {
+			t.Errorf("docker info says %q: CgroupVersion = %d, %v; want %d", out, got, err, want)
+		}
+		if calls := log.calls(t); len(calls) != 1 || !slices.Equal(calls[0], []string{"info", "--format", "{{.CgroupVersion}}"}) {
+			t.Errorf("docker called with %q", calls)
+		}
+	}
+	// Docker before 20.10 has no such field: the template prints nothing.
+	c := &Client{Bin: fakeDocker(t, "echo")}
+	if v, err := c.CgroupVersion(context.Background()); err == nil || !strings.Contains(err.Error(), `cgroup version ""`) {
+		t.Errorf("empty answer: %d, %v", v, err)
+	}
+	c = &Client{Bin: fakeDocker(t, "echo 'Cannot connect to the Docker daemon' >&2; exit 1")}
+	if _, err := c.CgroupVersion(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "docker info: ") {
+		t.Errorf("failing docker: %v", err)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 )
 
@@ -50,12 +51,18 @@ type ImageArchive struct {
 
 // Result says what Up made or found.
 type Result struct {
-	Name       string        `json:"name"`
-	Kubeconfig string        `json:"kubeconfig"`
-	NodeImage  string        `json:"nodeImage"`
-	LocalImage bool          `json:"localNodeImage"`
-	Reused     bool          `json:"reused"`
-	Quirks     docker.Quirks `json:"hostQuirks"`
+	Name       string `json:"name"`
+	Kubeconfig string `json:"kubeconfig"`
+	NodeImage  string `json:"nodeImage"`
+	LocalImage bool   `json:"localNodeImage"`
+	// KubernetesVersion is the cluster's Kubernetes release.
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// Cgroup is the host's cgroup version as the nodes see it, and what the
+	// kubelet was told of it: "v2", "v1" or "v1, failCgroupV1 off".
+	Cgroup   string        `json:"cgroup,omitempty"`
+	CgroupV1 bool          `json:"-"`
+	Reused   bool          `json:"reused"`
+	Quirks   docker.Quirks `json:"hostQuirks"`
 	// LoadBalancer is what serves LoadBalancer Services; nil when nothing does.
 	LoadBalancer *LoadBalancerResult `json:"loadBalancer,omitempty"`
 	Timings      map[string]string   `json:"timings"`
@@ -113,8 +120,11 @@ func (c *Cluster) Exists() (bool, error) {
 // that fails to come up, or whose making is interrupted, is deleted, with
 // its logs kept in Options.LogDir.
 func (c *Cluster) Up(ctx context.Context) (*Result, error) {
-	res := &Result{Name: c.cfg.Name, Kubeconfig: c.opts.Kubeconfig, Timings: c.timings}
+	res := &Result{Name: c.cfg.Name, Kubeconfig: c.opts.Kubeconfig, KubernetesVersion: c.cfg.KubernetesVersion, Timings: c.timings}
 	if err := c.checkPool(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.detectCgroup(ctx, res); err != nil {
 		return nil, err
 	}
 	exists, err := c.Exists()
@@ -137,7 +147,7 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer restore()
-	if err := c.timed("kind create", func() error { return c.create(ctx, res.NodeImage) }); err != nil {
+	if err := c.timed("kind create", func() error { return c.create(ctx, res.NodeImage, res.CgroupV1) }); err != nil {
 		return nil, err
 	}
 	// From here on, a failure deletes the cluster.
@@ -154,6 +164,35 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, errors.New(msg + "; the cluster was deleted")
 	}
 	return res, nil
+}
+
+// detectCgroup records the host's cgroup version and whether the kubelet
+// gets failCgroupV1: false for it (KindConfig).
+func (c *Cluster) detectCgroup(ctx context.Context, res *Result) error {
+	v, err := c.docker.CgroupVersion(ctx)
+	if err != nil {
+		return err
+	}
+	res.CgroupV1 = v == 1
+	res.Cgroup = CgroupNote(res.CgroupV1, c.cfg.Line())
+	if res.CgroupV1 {
+		c.logf("cgroup v1 host: Kubernetes %s's kubelet refuses cgroup v1 unless told otherwise; the cluster's kubelets get failCgroupV1: false (%s)", c.cfg.Line().Name(), res.Cgroup)
+	}
+	return nil
+}
+
+// CgroupNote says what the kubelets of line run with on a host of the
+// given cgroup version: "v2", "v1", or "v1, failCgroupV1 off" where the
+// line's kubelet needs it.
+func CgroupNote(cgroupV1 bool, line kubelines.Line) string {
+	switch {
+	case !cgroupV1:
+		return "v2"
+	case line.NeedsFailCgroupV1Off:
+		return "v1, failCgroupV1 off"
+	default:
+		return "v1"
+	}
 }
 
 // finish installs flannel and MetalLB, loads the test images and waits for readiness.
@@ -279,10 +318,6 @@ func (c *Cluster) resolveImage(ctx context.Context, res *Result) error {
 		}
 	}
 	if res.NodeImage == "" {
-		if c.cfg.KubernetesVersion != HarnessKubernetesVersion() {
-			return fmt.Errorf("kubernetesVersion: %s cannot be pulled and a local build has the harness's Kubernetes %s: set nodeImage to an image you can pull, or drop kubernetesVersion",
-				c.cfg.KubernetesVersion, HarnessKubernetesVersion())
-		}
 		tag, err := nodeimage.Ensure(ctx, c.docker, nodeimage.Spec{
 			KubernetesVersion: c.cfg.KubernetesVersion, CacheDir: c.opts.CacheDir, Log: c.opts.Log,
 		})
@@ -337,14 +372,14 @@ func (c *Cluster) prepareHost(ctx context.Context, res *Result) (func(), error) 
 // create runs kind. kind's create cannot be cancelled, so an interruption
 // deletes the nodes under it, which makes it fail fast; either way, kind
 // deletes what it made when it fails.
-func (c *Cluster) create(ctx context.Context, image string) error {
+func (c *Cluster) create(ctx context.Context, image string, cgroupV1 bool) error {
 	if err := os.MkdirAll(filepath.Dir(c.opts.Kubeconfig), 0o755); err != nil {
 		return err
 	}
 	done := make(chan error, 1)
 	go func() {
 		done <- c.provider.Create(c.cfg.Name,
-			cluster.CreateWithV1Alpha4Config(c.cfg.KindConfig(image)),
+			cluster.CreateWithV1Alpha4Config(c.cfg.KindConfig(image, cgroupV1)),
 			cluster.CreateWithKubeconfigPath(c.opts.Kubeconfig),
 			cluster.CreateWithDisplayUsage(false),
 			cluster.CreateWithDisplaySalutation(false),

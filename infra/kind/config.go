@@ -15,6 +15,7 @@ import (
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // Node image policies: what Up does when the node image is not present.
@@ -29,7 +30,10 @@ const (
 type Config struct {
 	// Name is the kind cluster's name (node containers are <name>-control-plane, <name>-worker...).
 	Name string `json:"name"`
-	// KubernetesVersion defaults to the harness's own (see HarnessKubernetesVersion).
+	// KubernetesVersion is the cluster's Kubernetes: a release of a line
+	// the harness supports (v1.36.3), or a line's name (1.36, v1.36) for
+	// its newest served patch; internal/kubelines lists the lines. It
+	// defaults to the newest line's (kubelines.Default).
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// NodeImage defaults to kindest/node:<kubernetesVersion>.
 	NodeImage string `json:"nodeImage,omitempty"`
@@ -163,10 +167,15 @@ func ParseConfig(source string, data []byte) (Config, error) {
 
 func (c *Config) setDefaults() {
 	if c.KubernetesVersion == "" {
-		c.KubernetesVersion = HarnessKubernetesVersion()
+		c.KubernetesVersion = kubelines.Default().Version
+	}
+	// A line's name stands for its newest patch; a bad version is left for
+	// Validate to name.
+	if _, release, err := kubelines.Resolve(c.KubernetesVersion); err == nil {
+		c.KubernetesVersion = release
 	}
 	if c.NodeImage == "" {
-		c.NodeImage = "kindest/node:" + c.KubernetesVersion
+		c.NodeImage = defaultNodeImage(c.KubernetesVersion)
 	}
 	if c.NodeImageBuild == "" {
 		c.NodeImageBuild = BuildAuto
@@ -191,27 +200,54 @@ func (c *Config) setDefaults() {
 	}
 }
 
-var (
-	dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
-	semver   = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
-)
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
+
+// defaultNodeImage is kind's published node image of a Kubernetes release;
+// where it cannot be pulled, Up builds one (nodeImageBuild: auto).
+func defaultNodeImage(version string) string { return "kindest/node:" + version }
+
+// WithKubernetesVersion returns c on Kubernetes version (as kubernetesVersion
+// takes it: v1.36.3 or 1.36), the override of `--kubernetes-version` and
+// `make KUBERNETES_VERSION=...`. A node image left to its default follows
+// the version; one the cluster file names stays.
+func (c Config) WithKubernetesVersion(version string) (Config, error) {
+	_, release, err := kubelines.Resolve(version)
+	if err != nil {
+		return c, err
+	}
+	if c.NodeImage == defaultNodeImage(c.KubernetesVersion) {
+		c.NodeImage = defaultNodeImage(release)
+	}
+	c.KubernetesVersion = release
+	return c, nil
+}
+
+// Line returns the supported Kubernetes line of the cluster's version
+// (Validate has refused any other).
+func (c Config) Line() kubelines.Line {
+	l, err := kubelines.Find(c.KubernetesVersion)
+	if err != nil {
+		return kubelines.Default()
+	}
+	return l
+}
 
 // Validate names the first wrong field and the fix.
 func (c Config) Validate() error {
 	if !dnsLabel.MatchString(c.Name) {
 		return fmt.Errorf("name: %q is not a cluster name: use lower-case letters, digits and '-', at most 40", c.Name)
 	}
-	if !semver.MatchString(c.KubernetesVersion) {
-		return fmt.Errorf("kubernetesVersion: %q is not a version such as %s", c.KubernetesVersion, HarnessKubernetesVersion())
+	// Any supported line can be built locally (infra/nodeimage); a line the
+	// harness does not support is refused, whatever the node image.
+	if _, release, err := kubelines.Resolve(c.KubernetesVersion); err != nil {
+		return fmt.Errorf("kubernetesVersion: %w", err)
+	} else if release != c.KubernetesVersion {
+		return fmt.Errorf("kubernetesVersion: %q: write the release, %s", c.KubernetesVersion, release)
 	}
 	switch c.NodeImageBuild {
 	case BuildAuto, BuildAlways, BuildNever:
 	default:
 		return fmt.Errorf("nodeImageBuild: %q: use %s, %s or %s", c.NodeImageBuild, BuildAuto, BuildAlways, BuildNever)
-	}
-	if c.NodeImageBuild != BuildNever && c.KubernetesVersion != HarnessKubernetesVersion() && c.NodeImageBuild == BuildAlways {
-		return fmt.Errorf("kubernetesVersion: a locally built node image has the harness's Kubernetes %s, not %s: drop kubernetesVersion or set nodeImageBuild: never with a nodeImage you can pull",
-			HarnessKubernetesVersion(), c.KubernetesVersion)
 	}
 	if c.Workers < 0 || c.Workers > 10 {
 		return fmt.Errorf("workers: %d: use 0 to 10 Linux workers", c.Workers)
@@ -264,8 +300,20 @@ func (c Config) CNIManifest(localNodeImage bool) ([]byte, error) {
 	return c.flannel(image, localNodeImage).Manifest()
 }
 
-// KindConfig renders c as kind's own configuration, with nodeImage on every node.
-func (c Config) KindConfig(nodeImage string) *v1alpha4.Cluster {
+// failCgroupV1Off is the kubeadm configuration patch that lets the kubelet
+// start on a cgroup v1 host: from 1.35 its configuration's failCgroupV1
+// defaults to true (k8s.io/kubelet config/v1beta1 FailCgroupV1; the
+// kubelet's validation refuses cgroup v1 then), and kind v0.33 leaves it
+// unset (its KubeletConfiguration template,
+// pkg/cluster/internal/kubeadm/config.go). kind merges a patch into the
+// document of the same kind; kubeadm uploads the KubeletConfiguration for
+// every node that joins.
+const failCgroupV1Off = "kind: KubeletConfiguration\nfailCgroupV1: false\n"
+
+// KindConfig renders c as kind's own configuration, with nodeImage on every
+// node. On a cgroup v1 host (cgroupV1) a line whose kubelet refuses cgroup
+// v1 by default gets failCgroupV1: false; on cgroup v2 nothing changes.
+func (c Config) KindConfig(nodeImage string, cgroupV1 bool) *v1alpha4.Cluster {
 	kc := &v1alpha4.Cluster{
 		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
 		Name:     c.Name,
@@ -291,6 +339,9 @@ func (c Config) KindConfig(nodeImage string) *v1alpha4.Cluster {
 		sans := append([]string{"localhost", addr}, c.Networking.CertSANs...)
 		patch, _ := yaml.Marshal(map[string]any{"kind": "ClusterConfiguration", "apiServer": map[string]any{"certSANs": sans}})
 		kc.KubeadmConfigPatches = append(kc.KubeadmConfigPatches, string(patch))
+	}
+	if cgroupV1 && c.Line().NeedsFailCgroupV1Off {
+		kc.KubeadmConfigPatches = append(kc.KubeadmConfigPatches, failCgroupV1Off)
 	}
 	return kc
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 )
 
@@ -36,7 +36,7 @@ func TestDefaultConfig(t *testing.T) {
 	if !reflect.DeepEqual(c, DefaultConfig()) {
 		t.Errorf("DefaultConfig() = %+v, differs from parsing default.yaml: %+v", DefaultConfig(), c)
 	}
-	v := HarnessKubernetesVersion()
+	v := kubelines.Default().Version
 	on := true
 	want := Config{
 		Name:              "winconform",
@@ -72,7 +72,7 @@ func TestLoadConfigFile(t *testing.T) {
 	}
 	// Defaults fill what the file leaves out.
 	if c.CNI.VNI != cni.WindowsVNI || c.CNI.Port != cni.WindowsPort || c.NodeImageBuild != BuildAuto ||
-		c.KubernetesVersion != HarnessKubernetesVersion() || c.NodeImage != "kindest/node:"+HarnessKubernetesVersion() {
+		c.KubernetesVersion != kubelines.Default().Version || c.NodeImage != "kindest/node:"+kubelines.Default().Version {
 		t.Errorf("defaults not applied: %+v", c)
 	}
 
@@ -141,10 +141,16 @@ func TestParseConfigValidation(t *testing.T) {
 		{"readyTimeout 10s", base + "readyTimeout: 10s\n", ""},
 		{"nodeImageBuild", base + "nodeImageBuild: sometimes\n", "nodeImageBuild: "},
 		{"nodeImageBuild never", base + "nodeImageBuild: never\n", ""},
-		{"kubernetesVersion", base + "kubernetesVersion: \"1.34\"\n", "kubernetesVersion: "},
-		{"other version, auto", base + "kubernetesVersion: v1.33.1\n", ""},
-		{"other version, never", base + "kubernetesVersion: v1.33.1\nnodeImageBuild: never\n", ""},
-		{"other version, always", base + "kubernetesVersion: v1.33.1\nnodeImageBuild: always\n", "kubernetesVersion: "},
+		// Every supported line, built locally or pulled.
+		{"oldest line, always built", base + "kubernetesVersion: v1.35.4\nnodeImageBuild: always\n", ""},
+		{"a line's name", base + "kubernetesVersion: \"1.36\"\n", ""},
+		{"another patch, never built", base + "kubernetesVersion: v1.36.1\nnodeImageBuild: never\n", ""},
+		// A line the harness does not support, whatever the node image.
+		{"a line past its end of life", base + "kubernetesVersion: \"1.34\"\n", "kubernetesVersion: \"1.34\" is on Kubernetes 1.34, older than the oldest line the harness supports"},
+		{"old line, never built", base + "kubernetesVersion: v1.33.1\nnodeImageBuild: never\n", "kubernetesVersion: \"v1.33.1\" is on Kubernetes 1.33"},
+		{"a line newer than the harness knows", base + "kubernetesVersion: v1.38.0\n", "kubernetesVersion: \"v1.38.0\" is on Kubernetes 1.38, newer than any line the harness knows: the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)"},
+		{"no Kubernetes version", base + "kubernetesVersion: latest\n", "kubernetesVersion: \"latest\" is not a Kubernetes version: want v1.MINOR.PATCH or 1.MINOR"},
+		{"a pre-release", base + "kubernetesVersion: v1.37.0-rc.1\n", "kubernetesVersion: \"v1.37.0-rc.1\" is not a Kubernetes version"},
 	} {
 		c, err := ParseConfig("c.yaml", []byte(tc.doc))
 		switch {
@@ -278,16 +284,59 @@ func TestParseConfigDefaultsPerBackend(t *testing.T) {
 	if c.CNI.VNI != 1 || c.CNI.Port != 8472 {
 		t.Errorf("explicit VNI/port overridden: %+v", c.CNI)
 	}
-	c, err = ParseConfig("c", []byte(base+"kubernetesVersion: v1.33.1\nnodeImage: registry.example/node:x\n"))
+	c, err = ParseConfig("c", []byte(base+"kubernetesVersion: v1.36.3\nnodeImage: registry.example/node:x\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.NodeImage != "registry.example/node:x" {
 		t.Errorf("explicit node image overridden: %q", c.NodeImage)
 	}
-	c, err = ParseConfig("c", []byte(base+"kubernetesVersion: v1.33.1\n"))
-	if err != nil || c.NodeImage != "kindest/node:v1.33.1" {
-		t.Errorf("node image for v1.33.1 = %q, %v", c.NodeImage, err)
+	c, err = ParseConfig("c", []byte(base+"kubernetesVersion: v1.36.3\n"))
+	if err != nil || c.NodeImage != "kindest/node:v1.36.3" {
+		t.Errorf("node image for v1.36.3 = %q, %v", c.NodeImage, err)
+	}
+	// A line's name is its newest served patch.
+	c, err = ParseConfig("c", []byte(base+"kubernetesVersion: v1.35\n"))
+	if err != nil || c.KubernetesVersion != "v1.35.4" || c.NodeImage != "kindest/node:v1.35.4" {
+		t.Errorf("kubernetesVersion v1.35: %q, node image %q, %v", c.KubernetesVersion, c.NodeImage, err)
+	}
+}
+
+// The version chosen on the command line (--kubernetes-version, make's
+// KUBERNETES_VERSION) overrides the file's, before any cluster work.
+func TestWithKubernetesVersion(t *testing.T) {
+	c, err := DefaultConfig().WithKubernetesVersion("v1.35.4")
+	if err != nil || c.KubernetesVersion != "v1.35.4" || c.NodeImage != "kindest/node:v1.35.4" || c.Line().Minor != 35 {
+		t.Errorf("v1.35.4: %q, %q, %v", c.KubernetesVersion, c.NodeImage, err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("overridden config invalid: %v", err)
+	}
+	c, err = DefaultConfig().WithKubernetesVersion("1.36")
+	if err != nil || c.KubernetesVersion != "v1.36.3" || c.NodeImage != "kindest/node:v1.36.3" {
+		t.Errorf("1.36: %q, %q, %v", c.KubernetesVersion, c.NodeImage, err)
+	}
+	// A node image the file names stays.
+	own, err := ParseConfig("c", []byte(base+"nodeImage: registry.example/node:x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := own.WithKubernetesVersion("v1.36.3"); err != nil || c.NodeImage != "registry.example/node:x" {
+		t.Errorf("own node image: %q, %v", c.NodeImage, err)
+	}
+	for in, want := range map[string]string{
+		"v1.34.4":   `"v1.34.4" is on Kubernetes 1.34, older than the oldest line the harness supports (past its end of life): the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)`,
+		"v1.99.0":   `"v1.99.0" is on Kubernetes 1.99, newer than any line the harness knows`,
+		"v1.36.3.1": `"v1.36.3.1" is not a Kubernetes version: want v1.MINOR.PATCH or 1.MINOR, such as v1.37.2 or 1.37`,
+		"":          `"" is not a Kubernetes version`,
+	} {
+		c, err := DefaultConfig().WithKubernetesVersion(in)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("WithKubernetesVersion(%q) = %q, %v; want %q", in, c.KubernetesVersion, err, want)
+		}
+		if c.KubernetesVersion != kubelines.Default().Version {
+			t.Errorf("WithKubernetesVersion(%q) changed the config on error: %q", in, c.KubernetesVersion)
+		}
 	}
 }
 
@@ -350,7 +399,7 @@ func TestKindConfig(t *testing.T) {
 	c.Workers = 3
 	c.Networking.PodSubnet, c.Networking.ServiceSubnet = "10.10.0.0/16", "10.20.0.0/16"
 	c.Networking.APIServerPort = 6443
-	kc := c.KindConfig("img:1")
+	kc := c.KindConfig("img:1", false)
 	if kc.Kind != "Cluster" || kc.APIVersion != "kind.x-k8s.io/v1alpha4" || kc.Name != "winconform" {
 		t.Errorf("header: %+v %q", kc.TypeMeta, kc.Name)
 	}
@@ -381,7 +430,7 @@ func TestKindConfig(t *testing.T) {
 	}
 
 	c.Workers = 0
-	if kc := c.KindConfig("img:2"); len(kc.Nodes) != 1 || kc.Nodes[0].Role != v1alpha4.ControlPlaneRole {
+	if kc := c.KindConfig("img:2", false); len(kc.Nodes) != 1 || kc.Nodes[0].Role != v1alpha4.ControlPlaneRole {
 		t.Errorf("0 workers: nodes %+v", kc.Nodes)
 	}
 }
@@ -410,13 +459,13 @@ func certSANsOf(t *testing.T, kc *v1alpha4.Cluster) []string {
 func TestKindConfigCertSANs(t *testing.T) {
 	c := DefaultConfig()
 	c.Networking.CertSANs = []string{"win.example", "10.0.0.5"}
-	got := certSANsOf(t, c.KindConfig("img"))
+	got := certSANsOf(t, c.KindConfig("img", false))
 	if want := []string{"localhost", "127.0.0.1", "win.example", "10.0.0.5"}; !slices.Equal(got, want) {
 		t.Errorf("certSANs = %q, want %q", got, want)
 	}
 
 	c.Networking.APIServerAddress = "192.168.1.10"
-	kc := c.KindConfig("img")
+	kc := c.KindConfig("img", false)
 	if kc.Networking.APIServerAddress != "192.168.1.10" {
 		t.Errorf("apiServerAddress = %q", kc.Networking.APIServerAddress)
 	}
@@ -426,6 +475,50 @@ func TestKindConfigCertSANs(t *testing.T) {
 	}
 	if !slices.Equal(c.Networking.CertSANs, []string{"win.example", "10.0.0.5"}) {
 		t.Errorf("KindConfig changed the config's certSANs: %q", c.Networking.CertSANs)
+	}
+}
+
+// On a cgroup v1 host the kubelet of every supported line is told
+// failCgroupV1: false, which it otherwise defaults to true and refuses to
+// start (k8s.io/kubelet@v0.37.2 config/v1beta1 types.go FailCgroupV1;
+// k8s.io/kubernetes@v1.37.2 pkg/kubelet/apis/config/v1beta1/defaults.go);
+// kind v0.33 leaves it unset. On cgroup v2 nothing changes.
+func TestKindConfigFailCgroupV1(t *testing.T) {
+	for _, l := range kubelines.Lines() {
+		c, err := DefaultConfig().WithKubernetesVersion(l.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kc := c.KindConfig("img", false); len(kc.KubeadmConfigPatches) != 0 {
+			t.Errorf("%s on cgroup v2: patches %q", l, kc.KubeadmConfigPatches)
+		}
+		kc := c.KindConfig("img", true)
+		if len(kc.KubeadmConfigPatches) != 1 {
+			t.Fatalf("%s on cgroup v1: patches %q, want one", l, kc.KubeadmConfigPatches)
+		}
+		var p map[string]any
+		if err := yaml.UnmarshalStrict([]byte(kc.KubeadmConfigPatches[0]), &p); err != nil {
+			t.Fatal(err)
+		}
+		// kind merges a patch into the document of its kind (any apiVersion).
+		if !reflect.DeepEqual(p, map[string]any{"kind": "KubeletConfiguration", "failCgroupV1": false}) {
+			t.Errorf("%s on cgroup v1: patch %v", l, p)
+		}
+		if got := CgroupNote(true, l); got != "v1, failCgroupV1 off" {
+			t.Errorf("CgroupNote(v1, %s) = %q", l, got)
+		}
+	}
+	// With certSANs, both patches.
+	c := DefaultConfig()
+	c.Networking.CertSANs = []string{"win.example"}
+	if kc := c.KindConfig("img", true); len(kc.KubeadmConfigPatches) != 2 || kc.KubeadmConfigPatches[1] != failCgroupV1Off {
+		t.Errorf("certSANs on cgroup v1: %q", kc.KubeadmConfigPatches)
+	}
+	if got := CgroupNote(false, kubelines.Default()); got != "v2" {
+		t.Errorf("CgroupNote(v2) = %q", got)
+	}
+	if got := CgroupNote(true, kubelines.Line{Minor: 34}); got != "v1" {
+		t.Errorf("CgroupNote(v1, a kubelet that starts on cgroup v1) = %q", got)
 	}
 }
 
@@ -454,39 +547,6 @@ func TestCNIManifest(t *testing.T) {
 	}
 	if !strings.Contains(string(m), `"Type": "host-gw"`) || strings.Contains(string(m), `"VNI"`) {
 		t.Error("host-gw config rendered a vxlan manifest")
-	}
-}
-
-func TestHarnessKubernetesVersion(t *testing.T) {
-	v := HarnessKubernetesVersion()
-	if !regexp.MustCompile(`^v1\.34\.\d+$`).MatchString(v) {
-		t.Errorf("HarnessKubernetesVersion = %q, want v1.34.x", v)
-	}
-	// Read go.mod on disk: the require of k8s.io/kubernetes, not a replace.
-	data, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	inRequire := false
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 2 && f[0] == "require" && f[1] == "(":
-			inRequire = true
-		case len(f) == 1 && f[0] == ")":
-			inRequire = false
-		case inRequire && len(f) >= 2 && f[0] == "k8s.io/kubernetes":
-			found = append(found, f[1])
-		case len(f) >= 3 && f[0] == "require" && f[1] == "k8s.io/kubernetes":
-			found = append(found, f[2])
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("go.mod requires k8s.io/kubernetes %d times: %q", len(found), found)
-	}
-	if found[0] != v {
-		t.Errorf("HarnessKubernetesVersion = %q, go.mod requires %q", v, found[0])
 	}
 }
 

@@ -106,7 +106,14 @@ func componentImage(work string, entries []assemble.Entry, cfg assemble.Config) 
 	return assemble.Image(nil, layer, cfg)
 }
 
-var sandboxRe = regexp.MustCompile(`(?m)^\s*sandbox_image\s*=\s*"([^"]+)"`)
+// sandboxRe finds the sandbox image in containerd's configuration. kind's
+// file is in containerd's version 2 format (sandbox_image in the table of
+// the plugin io.containerd.grpc.v1.cri); containerd 2 migrates it on load
+// to the later formats' sandbox key of io.containerd.cri.v1.images'
+// pinned_images (containerd v2.3.7 plugins/cri/images/plugin.go, its
+// TestSandboxImageConfigMigration), which `containerd config default`
+// writes single-quoted (version 4, containerd 2.3's current one).
+var sandboxRe = regexp.MustCompile(`(?m)^\s*(?:sandbox_image|sandbox)\s*=\s*(?:"([^"]+)"|'([^']+)')`)
 
 func sandboxImage(configPath string) (string, error) {
 	data, err := os.ReadFile(configPath)
@@ -114,8 +121,11 @@ func sandboxImage(configPath string) (string, error) {
 		return "", err
 	}
 	m := sandboxRe.FindSubmatch(data)
+	if m != nil && len(m[1]) == 0 {
+		m[1] = m[2]
+	}
 	if m == nil {
-		return "", fmt.Errorf("%s names no sandbox_image", configPath)
+		return "", fmt.Errorf("%s names no sandbox image (sandbox_image or pinned_images' sandbox)", configPath)
 	}
 	return string(m[1]), nil
 }

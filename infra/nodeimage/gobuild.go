@@ -3,8 +3,6 @@ package nodeimage
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/winconform/winconform"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/gotool"
 	"github.com/winconform/winconform/infra/metallb"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // Modules of what the node image carries beside Kubernetes itself. CoreDNS,
@@ -39,7 +39,9 @@ type binaries struct {
 	pause       string
 	wrapper     string
 	metallb     map[string]string // controller, speaker
-	images      []string          // kubeadm config images list
+	containerd  map[string]string // containerd, ctr, containerd-shim-runc-v2
+	runc        string
+	images      []string // kubeadm config images list
 }
 
 func (b *build) buildBinaries(ctx context.Context) error {
@@ -48,9 +50,11 @@ func (b *build) buildBinaries(ctx context.Context) error {
 		name string
 		f    func() error
 	}{
-		{"go module", func() error { return b.prepareModule(ctx) }},
+		{"kubernetes build module", func() error { return b.prepareModule(ctx) }},
 		{"kubernetes binaries", func() error { return b.buildKubernetes(ctx) }},
 		{"kubeadm image list", func() error { return b.listImages(ctx) }},
+		{"containerd", func() error { return b.buildContainerd(ctx) }},
+		{"runc", func() error { return b.buildRunc(ctx) }},
 		{"coredns", func() error { return b.buildCoreDNS(ctx) }},
 		{"flannel", func() error { return b.buildFlannel(ctx) }},
 		{"cni plugins", func() error { return b.buildCNIPlugins(ctx) }},
@@ -76,73 +80,64 @@ func (b *build) command(ctx context.Context, dir string, env []string, name stri
 
 func (b *build) binDir(name string) string { return filepath.Join(b.spec.CacheDir, "bin", name) }
 
-// prepareModule writes the harness's own go.mod and go.sum into a directory,
-// so the Kubernetes commands (tool directives there) build from that graph.
+// prepareModule writes (or finds) the line's build module and downloads
+// the kind module whose base image files the node image carries.
 func (b *build) prepareModule(ctx context.Context) error {
-	dir, err := writeModule(b.spec.CacheDir)
+	var err error
+	b.mod, b.k8sDir, err = kubeModule(ctx, b.out, b.spec.CacheDir, b.spec.KubernetesVersion)
 	if err != nil {
 		return err
 	}
-	b.mod = dir
-	b.kindDir, err = b.moduleDir(ctx, "sigs.k8s.io/kind")
+	b.kindDir, _, err = downloadModule(ctx, b.out, b.spec.CacheDir, "sigs.k8s.io/kind@"+KindVersion())
 	return err
 }
 
-// writeModule puts the embedded go.mod and go.sum in a cache directory named
-// by their digest and returns it.
-func writeModule(cacheDir string) (string, error) {
-	sum := sha256.Sum256(append(append([]byte{}, winconform.GoMod...), winconform.GoSum...))
-	dir := filepath.Join(cacheDir, "mod", hex.EncodeToString(sum[:])[:12])
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+var kindRequire = regexp.MustCompile(`(?m)^\s*sigs\.k8s\.io/kind\s+(v\d+\.\d+\.\d+)`)
+
+// KindVersion is the version of kind the harness creates clusters with (the
+// sigs.k8s.io/kind library its go.mod requires): the node image carries
+// that kind's base image files, so that the node and the library that
+// configures it agree.
+func KindVersion() string {
+	m := kindRequire.FindSubmatch(winconform.GoMod)
+	if m == nil {
+		panic("go.mod requires no sigs.k8s.io/kind version") // the module cannot build without one
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), winconform.GoMod, 0o644); err != nil {
-		return "", err
-	}
-	return dir, os.WriteFile(filepath.Join(dir, "go.sum"), winconform.GoSum, 0o644)
+	return string(m[1])
 }
 
-// HostTools compiles the kind CLI and kubectl from the harness's own module
-// graph (for benchmarks and for people who want them) and returns their paths.
+// HostTools compiles the kind CLI (the version the harness uses as a
+// library) and kubectl of Kubernetes kubernetesVersion (from its line's
+// build module), for benchmarks and for people who want them, and returns
+// their paths.
 func HostTools(ctx context.Context, cacheDir, kubernetesVersion string, log io.Writer) (kindBin, kubectl string, err error) {
-	mod, err := writeModule(cacheDir)
+	_, release, err := kubelines.Resolve(kubernetesVersion)
 	if err != nil {
 		return "", "", err
 	}
-	ldflags, err := versionLDFlags(kubernetesVersion)
+	mod, _, err := kubeModule(ctx, log, cacheDir, release)
 	if err != nil {
 		return "", "", err
 	}
-	dir := filepath.Join(cacheDir, "bin", "host-tools-"+filepath.Base(mod))
-	err = gotool.Once(dir, func(tmp string) error {
-		return gotool.Go(ctx, log, mod, []string{"CGO_ENABLED=0"}, "build", "-ldflags", ldflags, "-o", tmp+"/",
-			"sigs.k8s.io/kind", "k8s.io/kubernetes/cmd/kubectl")
+	ldflags, err := versionLDFlags(release)
+	if err != nil {
+		return "", "", err
+	}
+	kubectlDir := filepath.Join(cacheDir, "bin", "kubectl-"+filepath.Base(mod))
+	err = gotool.Once(kubectlDir, func(tmp string) error {
+		return gotool.Go(ctx, log, mod, []string{"CGO_ENABLED=0"}, "build", "-ldflags", ldflags, "-o", tmp+"/", "k8s.io/kubernetes/cmd/kubectl")
 	})
-	return filepath.Join(dir, "kind"), filepath.Join(dir, "kubectl"), err
+	if err != nil {
+		return "", "", err
+	}
+	kindDir := filepath.Join(cacheDir, "bin", "kind-"+KindVersion())
+	if err := gotool.Install(ctx, log, kindDir, "sigs.k8s.io/kind@"+KindVersion()); err != nil {
+		return "", "", err
+	}
+	return filepath.Join(kindDir, "kind"), filepath.Join(kubectlDir, "kubectl"), nil
 }
 
-// moduleDir downloads module (as the harness's go.mod requires it) and returns its directory.
-func (b *build) moduleDir(ctx context.Context, module string) (string, error) {
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", module)
-	cmd.Dir = b.mod
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
-	cmd.Stdout = &out
-	cmd.Stderr = b.out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go mod download %s: %w", module, err)
-	}
-	var info struct{ Dir, Error string }
-	if err := json.Unmarshal(out.Bytes(), &info); err != nil {
-		return "", err
-	}
-	if info.Error != "" || info.Dir == "" {
-		return "", fmt.Errorf("go mod download %s: %s", module, info.Error)
-	}
-	return info.Dir, nil
-}
-
-// kubeCommands are compiled from k8s.io/kubernetes at the harness's version.
+// kubeCommands are compiled from k8s.io/kubernetes at the line's version.
 var kubeCommands = []string{
 	"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy",
 	"kubelet", "kubeadm", "kubectl",
@@ -170,7 +165,9 @@ func (b *build) buildKubernetes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir := b.binDir("kubernetes-" + b.spec.KubernetesVersion + "-" + b.spec.inputs()[:12])
+	// Named by the build module (the version and upstream's go.mod): the
+	// binaries do not change with the rest of the image's inputs.
+	dir := b.binDir(filepath.Base(b.mod))
 	err = gotool.Once(dir, func(tmp string) error {
 		pkgs := []string{"go.etcd.io/etcd/server/v3"}
 		for _, c := range kubeCommands {
@@ -339,12 +336,8 @@ func (b *build) buildPause(ctx context.Context) error {
 		if err != nil {
 			return errors.New("gcc not found: it compiles the pause container from Kubernetes' pause.c; install it (apt-get install -y gcc libc6-dev)")
 		}
-		k8s, err := b.moduleDir(ctx, "k8s.io/kubernetes")
-		if err != nil {
-			return err
-		}
 		return b.command(ctx, tmp, nil, gcc, "-static", "-O2", "-DVERSION="+tag, "-o", filepath.Join(tmp, "pause"),
-			filepath.Join(k8s, "build", "pause", "linux", "pause.c"))
+			filepath.Join(b.k8sDir, "build", "pause", "linux", "pause.c"))
 	})
 }
 

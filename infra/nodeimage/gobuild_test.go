@@ -197,8 +197,17 @@ func TestSandboxImage(t *testing.T) {
 		t.Errorf("commented line: sandboxImage = %q, %v", got, err)
 	}
 
+	// containerd 2.3's own format (`containerd config default`, version 4):
+	// the sandbox image is pinned_images' sandbox, single-quoted.
+	v4 := "version = 4\n\n[plugins]\n  [plugins.'io.containerd.cri.v1.images'.pinned_images]\n      sandbox = 'registry.k8s.io/pause:3.10.2'\n" +
+		"  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n          sandboxer = 'podsandbox'\n"
+	os.WriteFile(path, []byte(v4), 0o644)
+	if got, err := sandboxImage(path); err != nil || got != "registry.k8s.io/pause:3.10.2" {
+		t.Errorf("version 4: sandboxImage = %q, %v", got, err)
+	}
+
 	os.WriteFile(path, []byte("version = 2\n# sandbox_image = \"x:1\"\n"), 0o644)
-	if _, err := sandboxImage(path); err == nil || !strings.Contains(err.Error(), "names no sandbox_image") {
+	if _, err := sandboxImage(path); err == nil || !strings.Contains(err.Error(), "names no sandbox image") {
 		t.Errorf("no sandbox image: %v", err)
 	}
 	if _, err := sandboxImage(filepath.Join(dir, "missing.toml")); err == nil {

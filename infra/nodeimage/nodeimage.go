@@ -1,8 +1,10 @@
-// Package nodeimage builds a kind node image on a machine that reaches no
-// container registry: a Debian root file system from Debian's packages, kind's
-// base files from its Go module, the Kubernetes binaries compiled from the
-// module cache, and every image the control plane, kube-proxy, CoreDNS and
-// flannel need made locally and pre-loaded into the node's containerd.
+// Package nodeimage builds a kind node image of any supported Kubernetes line
+// on a machine that reaches no container registry: a Debian root file system
+// from Debian's packages, kind's base files from its Go module, containerd 2
+// and runc compiled from theirs, the line's Kubernetes binaries compiled from
+// a build module of its own (buildmodule.go), and every image the control
+// plane, kube-proxy, CoreDNS and flannel need made locally and pre-loaded
+// into the node's containerd.
 //
 // The result is cached as a Docker image whose tag carries a digest of
 // everything that went into it, so a rebuild with nothing changed is a lookup.
@@ -20,14 +22,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/winconform/winconform"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/metallb"
 )
 
 // recipe changes whenever the way the image is put together changes.
-const recipe = "4"
+const recipe = "5"
 
 // Repository is where locally built node images are tagged.
 const Repository = "winconform.local/kind-node"
@@ -47,7 +48,8 @@ var iptablesWrapperSource []byte
 
 // Spec says which node image to build and where to keep what it needs.
 type Spec struct {
-	// KubernetesVersion is the version of the binaries, as in go.mod (v1.34.4).
+	// KubernetesVersion is the version of the binaries (v1.37.2), on a
+	// supported line (internal/kubelines).
 	KubernetesVersion string
 	// CacheDir keeps binaries, the root file system and build logs.
 	CacheDir string
@@ -59,7 +61,8 @@ type Spec struct {
 	Log io.Writer
 }
 
-// Tag is the image tag for spec's inputs.
+// Tag is the image tag for spec's inputs: the Kubernetes version and a
+// digest of everything else, so that the lines' images sit side by side.
 func (s Spec) Tag() string {
 	return fmt.Sprintf("%s:%s-%s", Repository, s.KubernetesVersion, s.inputs()[:12])
 }
@@ -68,13 +71,15 @@ func (s Spec) Tag() string {
 func (s Spec) inputs() string {
 	h := sha256.New()
 	for _, part := range []string{
-		recipe, s.KubernetesVersion, DebianSuite, strings.Join(debianPackages, ","),
+		recipe, s.KubernetesVersion, buildModuleRecipe, DebianSuite, strings.Join(debianPackages, ","),
 		cni.FlannelVersion, cni.PluginsVersion, string(iptablesWrapperSource), defaultStorage,
-		metallb.Version,
+		metallb.Version, KindVersion(), ContainerdVersion, RuncVersion,
 	} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
-	h.Write(winconform.GoSum) // every Go binary in the image comes from this graph
+	// The Kubernetes binaries come from the line's build module, which the
+	// version and buildModuleRecipe decide (the module proxy never changes
+	// a published version); the others from their own modules' versions.
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -121,7 +126,8 @@ type build struct {
 	tag    string
 	out    io.Writer // the build log
 
-	mod     string // a module directory holding the harness's go.mod and go.sum
+	mod     string // the line's build module (buildmodule.go)
+	k8sDir  string // k8s.io/kubernetes in the module cache
 	bins    binaries
 	rootfs  string // the prepared Debian root file system
 	kindDir string // sigs.k8s.io/kind in the module cache

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/docker"
 )
@@ -118,27 +117,6 @@ func TestDefaultCacheDir(t *testing.T) {
 	}
 }
 
-func TestWriteModule(t *testing.T) {
-	cache := t.TempDir()
-	dir, err := writeModule(cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(filepath.Base(dir)) || filepath.Dir(dir) != filepath.Join(cache, "mod") {
-		t.Errorf("module dir = %q", dir)
-	}
-	for name, want := range map[string][]byte{"go.mod": winconform.GoMod, "go.sum": winconform.GoSum} {
-		got, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the embedded one (%v)", name, err)
-		}
-	}
-	again, err := writeModule(cache)
-	if err != nil || again != dir {
-		t.Errorf("second writeModule = %q, %v; want %q", again, err, dir)
-	}
-}
-
 func TestEnsureReusesExistingImage(t *testing.T) {
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
@@ -166,54 +144,5 @@ func TestEnsureReusesExistingImage(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "nodeimage: node image "+tag+" is up to date") {
 		t.Errorf("log = %q", log.String())
-	}
-}
-
-func TestHostToolsWithFakeGo(t *testing.T) {
-	dir := t.TempDir()
-	log := filepath.Join(dir, "go.log")
-	// The fake go records its arguments and makes the binaries in the -o directory.
-	script := `#!/bin/sh
-echo "$*" >> '` + log + `'
-echo "pwd=$(pwd)" >> '` + log + `'
-while [ $# -gt 0 ]; do
-  if [ "$1" = -o ]; then out=$2; fi
-  shift
-done
-: > "$out/kind"; : > "$out/kubectl"
-`
-	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir)
-	cache := t.TempDir()
-	kind, kubectl, err := HostTools(context.Background(), cache, "v1.34.4", nil)
-	if err != nil {
-		t.Fatalf("HostTools: %v", err)
-	}
-	mod, _ := writeModule(cache)
-	want := filepath.Join(cache, "bin", "host-tools-"+filepath.Base(mod))
-	if kind != filepath.Join(want, "kind") || kubectl != filepath.Join(want, "kubectl") {
-		t.Errorf("HostTools = %q, %q; want them in %s", kind, kubectl, want)
-	}
-	for _, p := range []string{kind, kubectl} {
-		if _, err := os.Stat(p); err != nil {
-			t.Error(err)
-		}
-	}
-	data, _ := os.ReadFile(log)
-	got := string(data)
-	for _, want := range []string{
-		"build -ldflags -s -w -X k8s.io/component-base/version.gitVersion=v1.34.4",
-		"sigs.k8s.io/kind k8s.io/kubernetes/cmd/kubectl\n",
-		"pwd=" + mod + "\n",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("go ran as %q, lacking %q", got, want)
-		}
-	}
-
-	if _, _, err := HostTools(context.Background(), cache, "1", nil); err == nil || !strings.Contains(err.Error(), "not vMAJOR.MINOR.PATCH") {
-		t.Errorf("bad version: %v", err)
 	}
 }

@@ -18,13 +18,13 @@ import (
 	"strings"
 )
 
-// DebianSuite is the Debian release of the node's root file system. Its
-// containerd (1.6) and runc run kind's node set-up unchanged.
+// DebianSuite is the Debian release of the node's root file system.
 const DebianSuite = "bookworm"
 
-// debianPackages are what kind's base image installs, taken from Debian.
+// debianPackages are what kind's base image installs, taken from Debian;
+// containerd and runc are compiled (containerd.go).
 var debianPackages = []string{
-	"systemd", "systemd-sysv", "dbus", "containerd", "runc", "iptables", "nftables", "conntrack",
+	"systemd", "systemd-sysv", "dbus", "iptables", "nftables", "conntrack",
 	"iproute2", "ethtool", "util-linux", "mount", "kmod", "libseccomp2", "pigz", "ca-certificates",
 	"procps", "containernetworking-plugins", "socat", "ebtables", "jq", "e2fsprogs", "libcap2-bin",
 }
@@ -102,11 +102,19 @@ func readAptSources() map[string]string {
 	return files
 }
 
-// ensureRootfs makes the prepared root file system once per package list and
-// kind version: debootstrap, then what kind's base Dockerfile does.
+// rootfsKey names the prepared root file system by everything in it: the
+// Debian packages, kind's base files, containerd and runc. It does not
+// depend on the Kubernetes line: every line's node image shares it.
+func rootfsKey() string {
+	h := sha256.Sum256([]byte(strings.Join([]string{recipe, DebianSuite, strings.Join(debianPackages, ","),
+		KindVersion(), ContainerdVersion, RuncVersion}, ";")))
+	return DebianSuite + "-" + hex.EncodeToString(h[:])[:12]
+}
+
+// ensureRootfs makes the prepared root file system once per rootfsKey:
+// debootstrap, then what kind's base Dockerfile does.
 func (b *build) ensureRootfs(ctx context.Context) error {
-	h := sha256.Sum256([]byte(recipe + DebianSuite + strings.Join(debianPackages, ",")))
-	b.rootfs = filepath.Join(b.spec.CacheDir, "rootfs", DebianSuite+"-"+hex.EncodeToString(h[:])[:12])
+	b.rootfs = filepath.Join(b.spec.CacheDir, "rootfs", rootfsKey())
 	if _, err := os.Stat(b.rootfs + ".done"); err == nil {
 		return nil
 	}
@@ -133,8 +141,9 @@ func (b *build) ensureRootfs(ctx context.Context) error {
 }
 
 // prepareBase applies kind's base image recipe to the root file system: its
-// entrypoint, scripts, containerd and kubelet configuration and units, with
-// Debian's binaries where kind compiles its own.
+// entrypoint, scripts, containerd and kubelet configuration and units, the
+// compiled containerd and runc where kind's Dockerfile puts its own, and
+// Debian's binaries for the rest (crictl and fuse-overlayfs left out).
 func (b *build) prepareBase(ctx context.Context) error {
 	if _, err := os.Stat(b.rootfs + ".done"); err == nil {
 		return nil
@@ -167,11 +176,15 @@ func (b *build) prepareBase(ctx context.Context) error {
 			}
 		}
 	}
-	// Debian puts containerd, ctr and the shim in /usr/bin; kind's unit runs /usr/local/bin/containerd.
-	for _, bin := range []string{"containerd", "ctr", "containerd-shim-runc-v2"} {
-		if err := relink(filepath.Join(r, "usr/local/bin", bin), "/usr/bin/"+bin); err != nil {
+	// Where kind's Dockerfile installs them: its containerd unit runs
+	// /usr/local/bin/containerd, which finds the shim and runc on PATH.
+	for _, c := range containerdCommands {
+		if err := installFile(b.bins.containerd[c], filepath.Join(r, "usr/local/bin", c), 0o755); err != nil {
 			return err
 		}
+	}
+	if err := installFile(b.bins.runc, filepath.Join(r, "usr/local/sbin/runc"), 0o755); err != nil {
+		return err
 	}
 	if err := editFile(filepath.Join(r, "etc/containerd/config.toml"), dropFuseOverlayfs); err != nil {
 		return err
@@ -252,7 +265,7 @@ func dropFuseOverlayfs(s string) (string, error) {
 // `ctr oci spec` with kind's product-files hook added and rlimits removed.
 func (b *build) criBaseSpec(ctx context.Context) error {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "chroot", b.rootfs, "ctr", "oci", "spec")
+	cmd := exec.CommandContext(ctx, "chroot", b.rootfs, "/usr/local/bin/ctr", "oci", "spec")
 	cmd.Stdout, cmd.Stderr = &out, b.out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("chroot ctr oci spec: %w", err)

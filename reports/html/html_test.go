@@ -304,3 +304,24 @@ func TestScreenshot(t *testing.T) {
 		os.WriteFile(out, data, 0o644)
 	}
 }
+
+// The cluster line says what the Linux kubelets ran on (the summary's
+// cgroup, from the cluster's facts).
+func TestClusterLineSaysTheCgroup(t *testing.T) {
+	c := reporttest.LinuxCluster
+	c.ServerVersion, c.Cgroup = "v1.35.4", "cgroup v1, failCgroupV1 off"
+	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(c, nil)})
+	if err := html.WriteHTML(dir); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, html.File))
+	if want := "Cluster: Kubernetes v1.35.4, CNI flannel/vxlan, 2 Linux node(s), 0 Windows node(s); Linux kubelets on cgroup v1, failCgroupV1 off."; !strings.Contains(string(data), want) {
+		t.Errorf("report.html lacks %q", want)
+	}
+	dir = reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	html.WriteHTML(dir)
+	data, _ = os.ReadFile(filepath.Join(dir, html.File))
+	if strings.Contains(string(data), "Linux kubelets on") {
+		t.Error("a cluster whose kubelets said nothing of cgroups has a cgroup in its report")
+	}
+}

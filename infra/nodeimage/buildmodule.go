@@ -1,0 +1,184 @@
+package nodeimage
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/winconform/winconform/infra/gotool"
+)
+
+// The Kubernetes binaries of a line are compiled from a build module of
+// their own: the k8s.io/kubernetes module as the Go module proxy serves it
+// has no staging directory (its go.mod replaces every k8s.io staging module,
+// k8s.io/api and the rest, with ./staging/src/k8s.io/..., which the module
+// leaves out), so it cannot be built as it is. The build module requires
+// k8s.io/kubernetes at the line's version and replaces each of those
+// staging modules with the published one of the matching v0.MINOR.PATCH
+// (what `go get k8s.io/kubernetes` users are told to do), keeping every
+// other directive of upstream's go.mod that changes the build (its go and
+// godebug lines, its other replaces and its excludes).
+
+// buildModuleRecipe changes whenever the way a build module is written
+// changes; it is part of the module's cache key and of the image's inputs.
+const buildModuleRecipe = "1"
+
+// kubeModulePath is the generated build module's own path.
+const kubeModulePath = "winconform.local/kubernetes-build"
+
+// buildTools are the main packages a build module builds: etcd's server
+// at the version the Kubernetes graph requires, and the Kubernetes commands.
+func buildTools() []string {
+	tools := []string{"go.etcd.io/etcd/server/v3"}
+	for _, c := range kubeCommands {
+		tools = append(tools, "k8s.io/kubernetes/cmd/"+c)
+	}
+	return tools
+}
+
+// goModFile is the part of `go mod edit -json` the build module reads.
+type goModFile struct {
+	Go      string
+	GoDebug []struct{ Key, Value string }
+	Replace []struct {
+		Old, New struct{ Path, Version string }
+	}
+	Exclude []struct{ Path, Version string }
+}
+
+// stagingVersion is the version k8s.io's staging modules are published at
+// for Kubernetes version: v1.37.2 -> v0.37.2.
+func stagingVersion(version string) (string, error) {
+	rest, ok := strings.CutPrefix(version, "v1.")
+	if !ok || strings.Count(rest, ".") != 1 {
+		return "", fmt.Errorf("kubernetes version %q is not v1.MINOR.PATCH", version)
+	}
+	return "v0." + rest, nil
+}
+
+// buildModuleEdits are the `go mod edit` flags that turn an empty module
+// into the build module of Kubernetes version, whose own go.mod is upstream.
+func buildModuleEdits(version string, upstream goModFile) ([]string, error) {
+	staging, err := stagingVersion(version)
+	if err != nil {
+		return nil, err
+	}
+	if upstream.Go == "" {
+		return nil, fmt.Errorf("k8s.io/kubernetes@%s: its go.mod has no go line", version)
+	}
+	edits := []string{"-go=" + upstream.Go, "-require=k8s.io/kubernetes@" + version}
+	for _, d := range upstream.GoDebug {
+		edits = append(edits, "-godebug="+d.Key+"="+d.Value)
+	}
+	nStaging := 0
+	for _, r := range upstream.Replace {
+		old := r.Old.Path
+		if r.Old.Version != "" {
+			old += "@" + r.Old.Version
+		}
+		switch {
+		case r.New.Path == "./staging/src/"+r.Old.Path && strings.HasPrefix(r.Old.Path, "k8s.io/"):
+			edits = append(edits, "-replace="+old+"="+r.Old.Path+"@"+staging)
+			nStaging++
+		case r.New.Version != "":
+			edits = append(edits, "-replace="+old+"="+r.New.Path+"@"+r.New.Version)
+		default:
+			return nil, fmt.Errorf("k8s.io/kubernetes@%s: its go.mod replaces %s with the directory %s, which is no staging module: the build module cannot stand in for it", version, old, r.New.Path)
+		}
+	}
+	if nStaging == 0 {
+		return nil, fmt.Errorf("k8s.io/kubernetes@%s: its go.mod replaces no staging module (./staging/src/k8s.io/...): the build module's recipe no longer matches upstream", version)
+	}
+	for _, x := range upstream.Exclude {
+		edits = append(edits, "-exclude="+x.Path+"@"+x.Version)
+	}
+	for _, t := range buildTools() {
+		edits = append(edits, "-tool="+t)
+	}
+	return edits, nil
+}
+
+// goOut runs the go tool outside any module's settings and returns its
+// standard output; its standard error goes to log.
+func goOut(ctx context.Context, log io.Writer, dir string, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = &out, log
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+	}
+	return out.Bytes(), nil
+}
+
+// downloadModule downloads module@version from the Go module proxy (checked
+// against the checksum database) and returns its directory and its go.mod.
+func downloadModule(ctx context.Context, log io.Writer, cacheDir, moduleAtVersion string) (dir, goMod string, err error) {
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", "", err
+	}
+	out, err := goOut(ctx, log, cacheDir, "mod", "download", "-json", moduleAtVersion)
+	var info struct{ Dir, GoMod, Error string }
+	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
+		return "", "", fmt.Errorf("go mod download %s: %s", moduleAtVersion, info.Error)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if info.Dir == "" || info.GoMod == "" {
+		return "", "", fmt.Errorf("go mod download %s: no directory", moduleAtVersion)
+	}
+	return info.Dir, info.GoMod, nil
+}
+
+// kubeModule returns the directory of the build module of Kubernetes
+// version (v1.37.2) and of the k8s.io/kubernetes module's source, writing
+// the build module the first time: its go.mod from upstream's, its go.sum
+// by `go mod tidy`, which asks the Go module proxy. The module is cached in
+// cacheDir/mod by version and by a digest of upstream's go.mod.
+func kubeModule(ctx context.Context, log io.Writer, cacheDir, version string) (mod, src string, err error) {
+	src, upstreamMod, err := downloadModule(ctx, log, cacheDir, "k8s.io/kubernetes@"+version)
+	if err != nil {
+		return "", "", err
+	}
+	raw, err := os.ReadFile(upstreamMod)
+	if err != nil {
+		return "", "", err
+	}
+	h := sha256.Sum256(append([]byte(buildModuleRecipe+"\n"), raw...))
+	mod = filepath.Join(cacheDir, "mod", "kubernetes-"+version+"-"+hex.EncodeToString(h[:])[:12])
+	err = gotool.Once(mod, func(tmp string) error {
+		js, err := goOut(ctx, log, tmp, "mod", "edit", "-json", upstreamMod)
+		if err != nil {
+			return err
+		}
+		var upstream goModFile
+		if err := json.Unmarshal(js, &upstream); err != nil {
+			return fmt.Errorf("k8s.io/kubernetes@%s go.mod: %w", version, err)
+		}
+		edits, err := buildModuleEdits(version, upstream)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+kubeModulePath+"\n"), 0o644); err != nil {
+			return err
+		}
+		if _, err := goOut(ctx, log, tmp, append([]string{"mod", "edit"}, edits...)...); err != nil {
+			return err
+		}
+		if err := gotool.Go(ctx, log, tmp, nil, "mod", "tidy"); err != nil {
+			return fmt.Errorf("the build module of Kubernetes %s: %w", version, err)
+		}
+		return nil
+	})
+	return mod, src, err
+}
