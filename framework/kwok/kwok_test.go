@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 )
 
@@ -111,7 +112,7 @@ func TestWindowsNode(t *testing.T) {
 		t.Errorf("address %v is not in TEST-NET-1", n.Status.Addresses)
 	}
 	own, other := IsolationToleration("r1"), IsolationToleration("r2")
-	if !own.ToleratesTaint(&n.Spec.Taints[0]) || other.ToleratesTaint(&n.Spec.Taints[0]) {
+	if !own.ToleratesTaint(klog.Background(), &n.Spec.Taints[0], false) || other.ToleratesTaint(klog.Background(), &n.Spec.Taints[0], false) {
 		t.Errorf("the isolation toleration must tolerate its own run's taint only")
 	}
 	for _, bad := range []string{"", "10.0", "ten.0.1", "10.0.1.2"} {
