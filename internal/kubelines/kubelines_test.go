@@ -1,0 +1,104 @@
+package kubelines
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTable(t *testing.T) {
+	ls := Lines()
+	if len(ls) != 3 {
+		t.Fatalf("lines = %v", ls)
+	}
+	for i, l := range ls {
+		if i > 0 && l.Minor != ls[i-1].Minor+1 {
+			t.Errorf("lines not consecutive, oldest first: %v after %v", l, ls[i-1])
+		}
+		if !strings.HasPrefix(l.Version, "v"+l.Name()+".") {
+			t.Errorf("%v: version not on its line", l)
+		}
+		if _, err := time.Parse(time.DateOnly, l.EndOfLife); err != nil {
+			t.Errorf("%v: end of life %q: %v", l, l.EndOfLife, err)
+		}
+		if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(l.MinContainerd) {
+			t.Errorf("%v: containerd floor %q", l, l.MinContainerd)
+		}
+		// From 1.36 the kubelet needs containerd 2 (containerd's RELEASES.md
+		// lists no 1.x for 1.36 and 1.37).
+		if l.Minor >= 36 && strings.HasPrefix(l.MinContainerd, "1.") {
+			t.Errorf("%v: containerd 1.x floor", l)
+		}
+		if !l.NeedsFailCgroupV1Off {
+			t.Errorf("%v: every line from 1.35 refuses cgroup v1 by default", l)
+		}
+	}
+	if d := Default(); d.Version != "v1.37.2" || d != ls[len(ls)-1] {
+		t.Errorf("default = %v", d)
+	}
+	if o := Oldest(); o.Version != "v1.35.4" {
+		t.Errorf("oldest = %v", o)
+	}
+	if got := Supported(); got != "1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)" {
+		t.Errorf("Supported() = %q", got)
+	}
+	Lines()[0].Version = "changed"
+	if Lines()[0].Version != "v1.35.4" {
+		t.Error("Lines shares its table")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	for _, c := range []struct{ in, line, release string }{
+		{"v1.36.3", "1.36", "v1.36.3"},
+		{"1.36.3", "1.36", "v1.36.3"},
+		{"v1.36", "1.36", "v1.36.3"},
+		{"1.36", "1.36", "v1.36.3"},
+		{"1.35", "1.35", "v1.35.4"},
+		{"v1.35.0", "1.35", "v1.35.0"},
+		{"v1.37.2", "1.37", "v1.37.2"},
+		{"1.37", "1.37", "v1.37.2"},
+	} {
+		l, release, err := Resolve(c.in)
+		if err != nil || l.Name() != c.line || release != c.release {
+			t.Errorf("Resolve(%q) = %v, %q, %v; want line %s, %s", c.in, l, release, err, c.line, c.release)
+		}
+		if f, err := Find(c.in); err != nil || f != l {
+			t.Errorf("Find(%q) = %v, %v", c.in, f, err)
+		}
+	}
+}
+
+func TestResolveRefuses(t *testing.T) {
+	supported := "the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)"
+	for _, c := range []struct{ in, want string }{
+		// A line the harness does not know, older and newer.
+		{"v1.34.4", `"v1.34.4" is on Kubernetes 1.34, older than the oldest line the harness supports (past its end of life): ` + supported},
+		{"1.33", `"1.33" is on Kubernetes 1.33, older than the oldest line`},
+		{"v1.38.0", `"v1.38.0" is on Kubernetes 1.38, newer than any line the harness knows: ` + supported},
+		// No Kubernetes version at all.
+		{"latest", `"latest" is not a Kubernetes version: want v1.MINOR.PATCH or 1.MINOR, such as v1.37.2 or 1.37`},
+		{"", `"" is not a Kubernetes version`},
+		{"v2.0.0", `"v2.0.0" is not a Kubernetes version`},
+		{"1", `"1" is not a Kubernetes version`},
+		{"v1.37.2-rc.0", `"v1.37.2-rc.0" is not a Kubernetes version`},
+		{"v1.37.2+k3s1", `"v1.37.2+k3s1" is not a Kubernetes version`},
+		{"v1.037.2", `"v1.037.2" is not a Kubernetes version`},
+		{"V1.37.2", `"V1.37.2" is not a Kubernetes version`},
+		{" v1.37.2", `" v1.37.2" is not a Kubernetes version`},
+		{"v1.37.2.1", `"v1.37.2.1" is not a Kubernetes version`},
+	} {
+		l, release, err := Resolve(c.in)
+		if err == nil {
+			t.Errorf("Resolve(%q) = %v, %q; want an error", c.in, l, release)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Resolve(%q): %v\nwant: %s", c.in, err, c.want)
+		}
+		if _, ferr := Find(c.in); ferr == nil || ferr.Error() != err.Error() {
+			t.Errorf("Find(%q): %v", c.in, ferr)
+		}
+	}
+}
