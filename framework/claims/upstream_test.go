@@ -8,6 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // pinnedKubernetes is the k8s.io/kubernetes version the harness's go.mod
@@ -69,6 +73,17 @@ func TestUpstreamDocumentsNameFilesThatExist(t *testing.T) {
 		}
 		if file := strings.TrimPrefix(d.Key, "upstream:"); !strings.Contains(d.Title, "/"+file) {
 			t.Errorf("document %s does not name its file %s: %q", d.Key, file, d.Title)
+		}
+	}
+}
+
+// The catalogue's limitation data were checked for every line the harness
+// supports: a line newer than ReadAt's means reading them again.
+func TestLimitationsCheckedForEverySupportedLine(t *testing.T) {
+	read := version.MustParseGeneric(ReadAt)
+	for _, l := range kubelines.Lines() {
+		if v := version.MustParseGeneric(l.Version); v.Minor() > read.Minor() {
+			t.Errorf("line %s is supported, the catalogue was read at %s: check each limitation at %s", l, ReadAt, l.Version)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func TestDefaultCIDRAvoidsTheLocalCluster(t *testing.T) {
 
 func TestWindowsNode(t *testing.T) {
 	taint := corev1.Taint{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}
-	n, err := WindowsNode("sim-1", "10.0.20348", "r1", "v1.34.4", IsolationTaint("r1"), taint)
+	n, err := WindowsNode("sim-1", "10.0.20348", "r1", "v1.37.2", IsolationTaint("r1"), taint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestWindowsNode(t *testing.T) {
 	}
 	info := n.Status.NodeInfo
 	if info.OperatingSystem != "windows" || info.OSImage != "Windows Server 2022 Datacenter" ||
-		!strings.HasPrefix(info.KernelVersion, "10.0.20348.") || info.KubeletVersion != "v1.34.4" {
+		!strings.HasPrefix(info.KernelVersion, "10.0.20348.") || info.KubeletVersion != "v1.37.2" {
 		t.Errorf("nodeInfo %+v", info)
 	}
 	if len(n.Spec.Taints) != 2 || n.Spec.Taints[0].Key != TaintKey || n.Spec.Taints[0].Value != "r1" || n.Spec.Taints[1] != taint {
@@ -175,7 +175,7 @@ func TestStartAddStop(t *testing.T) {
 	ctx := context.Background()
 	bin, argsFile := fakeKwok(t, 0)
 	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "linux-1"}, Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24"}})
-	sim, err := Start(ctx, Options{Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, RunID: "t1", Timeout: 5 * time.Second, KubeletVersion: "v1.34.4"})
+	sim, err := Start(ctx, Options{Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, RunID: "t1", Timeout: 5 * time.Second, KubeletVersion: "v1.37.2"})
 	if err != nil {
 		t.Fatal(err)
 	}
