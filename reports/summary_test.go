@@ -57,7 +57,7 @@ func ledgerEntry(e ledger.Entry) types.ReportEntry {
 }
 
 func clusterEntry(nodes ...facts.Node) types.SpecReport {
-	data, _ := json.Marshal(facts.Facts{ServerVersion: "v1.34.4", CNI: "flannel/vxlan", Nodes: nodes})
+	data, _ := json.Marshal(facts.Facts{ServerVersion: "v1.37.2", CNI: "flannel/vxlan", Nodes: nodes})
 	return types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed,
 		ReportEntries: types.ReportEntries{entry(ClusterEntry, string(data))}}
 }

@@ -459,8 +459,8 @@ func TestCNIManifest(t *testing.T) {
 
 func TestHarnessKubernetesVersion(t *testing.T) {
 	v := HarnessKubernetesVersion()
-	if !regexp.MustCompile(`^v1\.34\.\d+$`).MatchString(v) {
-		t.Errorf("HarnessKubernetesVersion = %q, want v1.34.x", v)
+	if !regexp.MustCompile(`^v1\.37\.\d+$`).MatchString(v) {
+		t.Errorf("HarnessKubernetesVersion = %q, want v1.37.x", v)
 	}
 	// Read go.mod on disk: the require of k8s.io/kubernetes, not a replace.
 	data, err := os.ReadFile("../../go.mod")

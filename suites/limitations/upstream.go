@@ -24,8 +24,10 @@ import (
 	"github.com/winconform/winconform/framework/skips"
 )
 
-// What the upstream Windows specs (test/e2e/windows: security_context.go,
-// hyperv.go, container_stop_signals.go) check of the limits of Windows pods.
+// What the upstream specs (test/e2e/windows: security_context.go,
+// hyperv.go; test/e2e/common/node/lifecycle_hook.go's ContainerStopSignals
+// specs, with the Windows signals of the API's validation) check of the
+// limits of Windows pods, read at v1.37.2.
 
 // stopSignalField is the field the API server names when it refuses a stop signal.
 const stopSignalField = "spec.containers[0].lifecycle.stopSignal"
@@ -80,7 +82,7 @@ var _ = ginkgo.Describe("Windows stop signals", labels.Suite("limitations"), fun
 			// A field behind a disabled gate is dropped before validation:
 			// every signal would pass, which shows nothing.
 			v, _ := f.ClientSet.Discovery().ServerVersion()
-			skips.Skip(skips.FeatureGateOff, fmt.Sprintf("ContainerStopSignals: the API server (%s) dropped lifecycle.stopSignal from the pod it accepted (the gate is alpha and off by default in 1.33 and 1.34)", v))
+			skips.Skip(skips.FeatureGateOff, fmt.Sprintf("ContainerStopSignals: the API server (%s) dropped lifecycle.stopSignal from the pod it accepted (the gate is alpha and off by default from 1.33 through 1.37)", v))
 		}
 		e2e.API("dry-run creates of Windows pods with stop signals, and of their Linux twins")
 		for _, sig := range windowsStopSignals {
