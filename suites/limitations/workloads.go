@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/kwok/kwokspec"
 	"github.com/winconform/winconform/framework/labels"
@@ -75,7 +76,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	})
 
 	ginkgo.It("runs a StatefulSet on Windows nodes", labels.ForSimulated("LIM-05"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		cs, ns := f.ClientSet, f.Namespace.Name
 		_, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -124,7 +125,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	})
 
 	ginkgo.It("accepts a HorizontalPodAutoscaler for Windows pods and reports its conditions", labels.ForSimulated("LIM-06"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		cs, ns := f.ClientSet, f.Namespace.Name
 		_, metricsErr := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
 		metricsServed := metricsErr == nil
@@ -192,7 +193,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	})
 
 	ginkgo.It("keeps Linux-only DaemonSets (kube-proxy, the CNI agent) off Windows nodes, with none of their pods Pending there", labels.ForClaim("LIM-08"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		cs := f.ClientSet
 		list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
