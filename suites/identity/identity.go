@@ -26,6 +26,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 const (
@@ -85,22 +86,12 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		var reason string
 		err = wait.PollUntilContextTimeout(ctx, 3*time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 			got, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, p.Name, metav1.GetOptions{})
-			if err != nil || len(got.Status.ContainerStatuses) == 0 {
+			if err != nil {
 				return false, nil
 			}
-			st := got.Status.ContainerStatuses[0]
-			if st.State.Running != nil && st.Ready {
-				return false, fmt.Errorf("the container runs as unknown user NoSuchUser-winconform")
-			}
-			if w := st.State.Waiting; w != nil && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
-				reason = w.Reason + ": " + w.Message
-				return w.Reason != "CrashLoopBackOff" || st.RestartCount > 0, nil
-			}
-			if t := st.State.Terminated; t != nil && t.ExitCode != 0 {
-				reason = fmt.Sprintf("terminated %s (exit %d): %s", t.Reason, t.ExitCode, t.Message)
-				return true, nil
-			}
-			return false, nil
+			done, why, err := verdicts.UnknownUser(got, nil)
+			reason = why
+			return done, err
 		})
 		framework.ExpectNoError(err, "the container with an unknown runAsUserName")
 		framework.Logf("a Windows container with an unknown runAsUserName does not start: %s", reason)
@@ -169,7 +160,7 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 			evidence.Inconclusive(fmt.Sprintf("GMSACredentialSpec %s names no DomainJoinConfig.DnsName to compare the container's domain with", name))
 		}
 		stdout := e2e.MustTool(ctx, f, pod, "probe", "env", "USERDNSDOMAIN")
-		gomega.Expect(strings.EqualFold(strings.TrimSpace(stdout), domain)).To(gomega.BeTrue(), "the container's domain is %q, the credential spec's %q", stdout, domain)
+		framework.ExpectNoError(verdicts.DomainIdentity(verdicts.ContainerDomain{Domain: domain, Env: stdout}))
 		evidence.Addf(claims.Domain, "Windows node %s, container domain %s from GMSACredentialSpec %s", node.Name, domain, name)
 		framework.Logf("Windows pod %s runs with gMSA credential spec %s (domain %s): %+v", pod.Name, name, domain, whoami(ctx, f, pod))
 	})

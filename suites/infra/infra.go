@@ -35,6 +35,7 @@ import (
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/framework/verdicts"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -90,9 +91,8 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 			v, err := f.ClientSet.Discovery().ServerVersion()
 			framework.ExpectNoError(err)
 			version, _, _ := strings.Cut(v.GitVersion, "+")
-			if want := e2e.Options.ExpectVersion; want != "" {
-				gomega.Expect(version).To(gomega.Equal(want), "the API server runs %s, the cluster was made at %s", version, want)
-			}
+			partial, err := verdicts.ControlPlaneVersion(version, e2e.Options.ExpectVersion)
+			framework.ExpectNoError(err)
 			cfg, err := framework.LoadConfig()
 			framework.ExpectNoError(err)
 			u, err := url.Parse(cfg.Host)
@@ -108,7 +108,11 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 				framework.ExpectNoError(cert.VerifyHostname(n), "the API server's certificate is not valid for %q, which machines use to reach it", n)
 			}
 			framework.Logf("API server %s at %s; certificate valid for %v (DNS %v, IP %v)", version, u.Host, names, cert.DNSNames, cert.IPAddresses)
-			evidence.Addf(claims.Linux, "the cluster's API server %s at %s", version, u.Host)
+			if partial != "" {
+				evidence.PartialOn(claims.Linux, fmt.Sprintf("the cluster's API server %s at %s", version, u.Host), partial)
+			} else {
+				evidence.Addf(claims.Linux, "the cluster's API server %s at %s", version, u.Host)
+			}
 		})
 
 	ginkgo.DescribeTable("INF-06: flannel networks the pods of every node", func(ctx context.Context, os string) {
@@ -196,7 +200,9 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		gomega.Expect(reset).To(gomega.HaveLen(1), "resetting %s: %v", m.Name, err)
 		framework.ExpectNoError(reset[0].Err, "resetting %s", m.Name)
 		_, err = f.ClientSet.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
-		gomega.Expect(err).To(gomega.HaveOccurred(), "node %s is still there after the reset", m.Name)
+		gone, err := verdicts.NodeGone(err)
+		framework.ExpectNoError(err, "reading node %s after the reset", m.Name)
+		gomega.Expect(gone).To(gomega.BeTrue(), "node %s is still there after the reset", m.Name)
 		joined, err := windows.JoinAll(ctx, inv.Machines[:1], cp, fleetOptions(conns))
 		gomega.Expect(joined).To(gomega.HaveLen(1), "joining %s again after the reset: %v", m.Name, err)
 		framework.ExpectNoError(joined[0].Err, "joining %s again after the reset", m.Name)

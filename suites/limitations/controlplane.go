@@ -5,7 +5,6 @@ package limitations
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -18,8 +17,8 @@ import (
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
-	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 var _ = ginkgo.Describe("control plane", labels.Suite("limitations"), func() {
@@ -55,7 +54,7 @@ var _ = ginkgo.Describe("control plane", labels.Suite("limitations"), func() {
 		framework.Logf("%d control-plane node(s) and %d control-plane pod(s), all on Linux", controlPlanes, len(pods.Items))
 		evidence.Addf(claims.Linux, "%d control-plane node(s) and %d control-plane pod(s) of the cluster", controlPlanes, len(pods.Items))
 		e := e2e.Limitation(ctx, f, "LIM-07")
-		e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("every control-plane node (%d) and pod (%d) runs on Linux", controlPlanes, len(pods.Items))
+		verdicts.ControlPlane(nodes.Items, pods.Items).Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 	})
 })

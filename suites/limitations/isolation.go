@@ -18,6 +18,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 	"github.com/winconform/winconform/images"
 )
 
@@ -118,16 +119,10 @@ var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations
 		ran, got := outcome(ctx, f, p.Name, "CreateContainerError", "RunContainerError", "CreateContainerConfigError", "CrashLoopBackOff")
 		reason := waitingReason(got) + " " + podEvents(ctx, f, p.Name)
 		e := e2e.Limitation(ctx, f, "LIM-03")
-		switch {
-		case ran:
-			e.Observed, e.Evidence = ledger.Works, fmt.Sprintf("a pod with RuntimeClass handler %s ran on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild)
-		case refusedHandler(reason):
-			e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("a pod with RuntimeClass handler %s on %s was refused for its handler: %s", hypervHandler, node.Name, reason)
-		default:
-			// A pod that neither ran nor was refused for its handler (still
-			// pulling, stuck, failed otherwise) says nothing of isolation.
-			e.Observed, e.Evidence = ledger.Unobserved, fmt.Sprintf("a pod with RuntimeClass handler %s on %s neither ran nor was refused for its handler within %s: %s", hypervHandler, node.Name, startTimeout, reason)
-		}
+		verdicts.HyperV(verdicts.HyperVRun{
+			What: fmt.Sprintf("a pod with RuntimeClass handler %s on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild),
+			Ran:  ran, Refused: refusedHandler(reason), Reason: reason,
+		}).Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 	})
 

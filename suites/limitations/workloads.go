@@ -2,9 +2,6 @@ package limitations
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -21,9 +18,9 @@ import (
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/kwok/kwokspec"
 	"github.com/winconform/winconform/framework/labels"
-	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/nodeagent"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 // podTemplate is the probe pod of os as a template labelled app=name.
@@ -105,22 +102,13 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		}
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		framework.ExpectNoError(err)
-		var placed []string
-		ordered := true
 		for _, p := range pods.Items {
-			placed = append(placed, fmt.Sprintf("%s on %s (%s)", p.Name, p.Spec.NodeName, p.Status.Phase))
-			ordered = ordered && (p.Name == "web-0" || p.Name == "web-1") && p.Spec.Hostname == p.Name && p.Spec.Subdomain == "web"
 			gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "StatefulSet pod %s is on %s, not a Windows node", p.Name, p.Spec.NodeName)
-		}
-		sort.Strings(placed)
-		observed, evidence := ledger.Limited, fmt.Sprintf("StatefulSet web: %d/2 ready; pods %v", got.Status.ReadyReplicas, placed)
-		if got.Status.ReadyReplicas == 2 && ordered {
-			observed = ledger.Works
-			evidence = fmt.Sprintf("StatefulSet web: 2/2 ready, stable names and DNS identities (hostname = pod name, subdomain web): %s", strings.Join(placed, ", "))
 		}
 		win.Mark("the StatefulSet controller and the scheduler are real; the pods' Running state comes from kwok, not from a Windows kubelet")
 		e := e2e.Limitation(ctx, f, "LIM-05")
-		e.Observed, e.Evidence, e.Simulated = observed, evidence, win.Simulated
+		verdicts.StatefulSet(verdicts.StatefulSetRun{Name: "web", Replicas: 2, Ready: got.Status.ReadyReplicas, Pods: pods.Items}).Apply(&e)
+		e.Simulated = win.Simulated
 		e2e.RecordLimitation(ctx, f, e)
 	})
 
@@ -165,29 +153,13 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 					return false, nil
 				}
 				conds[os] = h.Status.Conditions
-				return condition(h.Status.Conditions, autoscalingv2.AbleToScale) != nil && condition(h.Status.Conditions, autoscalingv2.ScalingActive) != nil, nil
+				return verdicts.Condition(h.Status.Conditions, autoscalingv2.AbleToScale) != nil && verdicts.Condition(h.Status.Conditions, autoscalingv2.ScalingActive) != nil, nil
 			})
 			framework.ExpectNoError(err, "the HPA controller reported no AbleToScale and ScalingActive conditions for %s: %v", name, conds[os])
 		}
-		w, l := condition(conds[windows], autoscalingv2.ScalingActive), condition(conds[linux], autoscalingv2.ScalingActive)
-		describe := func(c *autoscalingv2.HorizontalPodAutoscalerCondition) string {
-			return fmt.Sprintf("ScalingActive=%s (%s: %s)", c.Status, c.Reason, c.Message)
-		}
-		evidence := fmt.Sprintf("the API server accepted the HPA and the controller reports AbleToScale=%s, %s for the Windows Deployment; the Linux twin: %s; metrics.k8s.io served: %v",
-			condition(conds[windows], autoscalingv2.AbleToScale).Status, describe(w), describe(l), metricsServed)
 		e := e2e.Limitation(ctx, f, "LIM-06")
-		e.Evidence, e.Simulated = evidence, win.Simulated
-		switch {
-		case !metricsServed:
-			// No HPA can scale without a metrics API, Windows or Linux: what
-			// is seen is the cluster's lack, not Windows'.
-			e.Observed = ledger.Unobserved
-			e.Evidence = "this cluster serves no metrics API (metrics.k8s.io), so no HPA can scale anything: " + evidence
-		case w.Status == corev1.ConditionTrue:
-			e.Observed = ledger.Works
-		default:
-			e.Observed = ledger.Limited
-		}
+		verdicts.HPA(verdicts.HPARun{MetricsServed: metricsServed, Windows: conds[windows], Linux: conds[linux]}).Apply(&e)
+		e.Simulated = win.Simulated
 		win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
 		e2e.RecordLimitation(ctx, f, e)
 	})
@@ -238,12 +210,3 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		win.Mark("the DaemonSet controller and the scheduler are real and see the simulated nodes' Windows labels; kwok nodes run no pods of their own")
 	})
 })
-
-func condition(cs []autoscalingv2.HorizontalPodAutoscalerCondition, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
-}

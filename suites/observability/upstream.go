@@ -16,6 +16,7 @@ import (
 	"github.com/winconform/winconform/framework/kubelet"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 // What the upstream Windows kubelet stats specs (test/e2e/windows:
@@ -40,18 +41,9 @@ const (
 )
 
 // checkPodFigures expects live CPU, memory and log figures for a pod and
-// each of its containers.
+// each of its containers (verdicts.PodFigures).
 func checkPodFigures(g gomega.Gomega, ps podStats) {
-	what := "pod " + ps.PodRef.Name
-	g.Expect(ps.CPU).NotTo(gomega.BeNil(), "%s has no CPU figures", what)
-	g.Expect(positive(ps.CPU.UsageCoreNanoSeconds)).To(gomega.BeTrue(), "%s: usageCoreNanoSeconds %s", what, val(ps.CPU.UsageCoreNanoSeconds))
-	g.Expect(ps.Memory).NotTo(gomega.BeNil(), "%s has no memory figures", what)
-	g.Expect(positive(ps.Memory.WorkingSetBytes)).To(gomega.BeTrue(), "%s: workingSetBytes %s", what, val(ps.Memory.WorkingSetBytes))
-	g.Expect(ps.Containers).NotTo(gomega.BeEmpty(), "%s has no container figures", what)
-	for _, c := range ps.Containers {
-		g.Expect(c.Logs).NotTo(gomega.BeNil(), "%s, container %s has no log figures", what, c.Name)
-		g.Expect(positive(c.Logs.AvailableBytes)).To(gomega.BeTrue(), "%s, container %s: logs availableBytes %s", what, c.Name, val(c.Logs.AvailableBytes))
-	}
+	g.Expect(verdicts.PodFigures(ps)).To(gomega.BeEmpty(), "the figures of pod %s in the kubelet's summary", ps.PodRef.Name)
 }
 
 // ours picks the summary's figures of the pods in namespace ns.

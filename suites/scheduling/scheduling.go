@@ -26,6 +26,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 	"github.com/winconform/winconform/images"
 )
 
@@ -91,25 +92,18 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 			placed = got
 			return got.Spec.NodeName != "" || scheduledCondition(got).Reason == corev1.PodReasonUnschedulable, nil
 		})
-		observed := ledger.Limited
-		evidence := fmt.Sprintf("%d of %d %s node(s) carry %s=%s", len(carrying), len(nodes), os, labelBetaOS, os)
 		if placed != nil && placed.Spec.NodeName != "" {
 			gomega.Expect(nodeOS(ctx, f.ClientSet, placed.Spec.NodeName)).To(gomega.Equal(os), "the pod selecting %s=%s landed on node %s", labelBetaOS, os, placed.Spec.NodeName)
-			evidence += fmt.Sprintf("; a pod with nodeSelector %s=%s was scheduled to %s", labelBetaOS, os, placed.Spec.NodeName)
-			if len(carrying) > 0 {
-				observed = ledger.Works
-			}
-		} else {
-			evidence += fmt.Sprintf("; a pod with nodeSelector %s=%s stayed Pending: %s", labelBetaOS, os, scheduledCondition(placed).Message)
 		}
+		o := verdicts.LegacyLabel(verdicts.LegacySelection{OS: os, Carrying: len(carrying), Nodes: len(nodes), Pod: placed})
 		if os != windows {
 			// The Linux twin checks the selection machinery; a Linux node
 			// says nothing of what Windows nodes carry.
-			gomega.Expect(observed).To(gomega.Equal(ledger.Works), "%s", evidence)
+			gomega.Expect(o.Behaviour).To(gomega.Equal(ledger.Works), "%s", o.Evidence)
 			return
 		}
 		e := e2e.Limitation(ctx, f, "SCH-02")
-		e.Observed, e.Evidence = observed, evidence
+		o.Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 	},
 		e2e.OSEntries("SCH-02"),
