@@ -2,41 +2,48 @@ package verdicts
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The exit statuses of the utility VM count (UtilityVMScript).
-const (
-	exitNoVM           = 1
-	exitNoComputeTools = 3
-)
+// utilityVMsPrefix starts the line UtilityVMScript prints the count on.
+const utilityVMsPrefix = "utility-vms="
 
-// UtilityVMScript counts the host's Hyper-V utility VMs of the Windows
-// containerd shim (the Host Compute Service's VirtualMachine compute
-// processes), exiting exitNoVM when there are none. A HostProcess pod on
-// the node runs it.
-var UtilityVMScript = fmt.Sprintf(`if (-not (Get-Command Get-ComputeProcess -ErrorAction SilentlyContinue)) { exit %d }
+// exitNoComputeTools is UtilityVMScript's exit status where the host has no
+// Get-ComputeProcess (the Host Compute Service's PowerShell module).
+const exitNoComputeTools = 3
+
+// UtilityVMScript prints the number of the host's Hyper-V utility VMs of
+// the Windows containerd shim (the Host Compute Service's VirtualMachine
+// compute processes owned by containerd-shim-runhcs-v1.exe) on a line
+// "utility-vms=N", and exits 0. A HostProcess pod on the node runs it. Its
+// exit status says nothing of the count: 1 is also what powershell.exe
+// exits with for any error.
+var UtilityVMScript = fmt.Sprintf(`$ErrorActionPreference = 'Stop'
+if (-not (Get-Command Get-ComputeProcess -ErrorAction SilentlyContinue)) { Write-Output 'Get-ComputeProcess is not on this host'; exit %d }
 $vms = @(Get-ComputeProcess | Where-Object { $_.Type -eq 'VirtualMachine' -and $_.Owner -eq 'containerd-shim-runhcs-v1.exe' })
-Write-Output $vms.Count
-if ($vms.Count -lt 1) { exit %d }`, exitNoComputeTools, exitNoVM)
+Write-Output ('%s' + $vms.Count)`, exitNoComputeTools, utilityVMsPrefix)
 
 // UtilityVMs reads the count from what the HostProcess pod that ran
 // UtilityVMScript left: its phase, its container's exit code (-1 when it
-// has none) and its output.
+// has none) and its output. Only the count decides: a pod that succeeded
+// and printed "utility-vms=N"; anything else (an exit code of 1 included,
+// which PowerShell gives any error) is an error.
 func UtilityVMs(phase corev1.PodPhase, exit int32, output string) (int, error) {
 	if phase == corev1.PodSucceeded {
-		var n int
-		if _, err := fmt.Sscan(strings.TrimSpace(output), &n); err != nil {
-			return 0, fmt.Errorf("the count printed %q: %w", output, err)
+		for _, line := range strings.Split(output, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), utilityVMsPrefix); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return 0, fmt.Errorf("the count printed %q is no count", line)
+				}
+				return n, nil
+			}
 		}
-		return n, nil
 	}
-	if exit == exitNoVM {
-		return 0, nil
-	}
-	return 0, fmt.Errorf("the HostProcess pod ended %s (exit %d); output %q", phase, exit, strings.TrimSpace(output))
+	return 0, fmt.Errorf("the HostProcess pod that counts the utility VMs ended %s (exit %d) without a count: %q", phase, exit, strings.TrimSpace(output))
 }
 
 // HyperVRun is what a spec saw of a pod whose RuntimeClass names the
@@ -58,11 +65,12 @@ type HyperVRun struct {
 
 // HyperV decides whether Hyper-V isolation works: a pod of the handler ran
 // in a utility VM (Works), ran without one, or was refused for its handler
-// (Limited).
+// (Limited). A pod that ran without its node's utility VMs counted, or
+// that neither ran nor was refused for its handler, decides nothing.
 func HyperV(r HyperVRun) Observation {
 	switch {
 	case r.Ran && !r.Counted:
-		return Works("%s ran", r.What)
+		return Unobserved("%s ran, but its node's utility VMs were not counted: how it was isolated was not seen", r.What)
 	case r.Ran && r.VMErr != nil:
 		return Unobserved("%s ran, but the node's compute processes could not be listed: %v", r.What, r.VMErr)
 	case r.Ran && r.VMs == 0:

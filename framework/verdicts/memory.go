@@ -19,10 +19,15 @@ type MemoryFill struct {
 
 // MemoryMedium decides whether the volume is memory-backed: writing into
 // it raised the pod's working set by about what was written (Works), or
-// did not raise it at all (Limited: a directory on the node's disk).
+// did not raise it at all (Limited: a directory on the node's disk). Only
+// that measurement decides: a pod that never started, or a reading that
+// failed, is Unobserved.
 func MemoryMedium(m MemoryFill) Observation {
 	if m.Start != nil {
-		return Limited("the pod with a memory-backed emptyDir did not start: %v", m.Start)
+		return Unobserved("the pod with a memory-backed emptyDir did not start, so nothing was measured: %v", m.Start)
+	}
+	if m.ReadErr != nil {
+		return Unobserved("after writing %d MiB into %s, the pod's working set could not be read: %v", m.FillMiB, m.Mount, m.ReadErr)
 	}
 	grew := int64(m.After) - int64(m.Before)
 	detail := fmt.Sprintf("writing %d MiB into %s moved the pod's working set from %d MiB to %d MiB (%+d MiB) in the kubelet's summary",

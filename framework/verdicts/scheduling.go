@@ -17,17 +17,21 @@ type LegacySelection struct {
 }
 
 // LegacyLabel decides whether a manifest that selects the legacy label
-// still schedules.
+// still schedules, from the scheduler's verdict on the pod: placed (Works:
+// the node carries the label, or the scheduler would not have placed it),
+// or Unschedulable (Limited). A pod still Pending without that verdict
+// when the wait ended, or never read, decides nothing.
 func LegacyLabel(l LegacySelection) Observation {
-	evidence := fmt.Sprintf("%d of %d %s node(s) carry beta.kubernetes.io/os=%s", l.Carrying, l.Nodes, l.OS, l.OS)
-	if l.Pod != nil && l.Pod.Spec.NodeName != "" {
-		evidence += fmt.Sprintf("; a pod with nodeSelector beta.kubernetes.io/os=%s was scheduled to %s", l.OS, l.Pod.Spec.NodeName)
-		if l.Carrying > 0 {
-			return Works("%s", evidence)
-		}
-		return Limited("%s", evidence)
+	evidence := fmt.Sprintf("%d of %d %s node(s) carry beta.kubernetes.io/os=%s when the spec began", l.Carrying, l.Nodes, l.OS, l.OS)
+	switch c := Scheduled(l.Pod); {
+	case l.Pod == nil:
+		return Unobserved("%s; the pod with nodeSelector beta.kubernetes.io/os=%s could not be read", evidence, l.OS)
+	case l.Pod.Spec.NodeName != "":
+		return Works("%s; a pod with nodeSelector beta.kubernetes.io/os=%s was scheduled to %s", evidence, l.OS, l.Pod.Spec.NodeName)
+	case c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
+		return Limited("%s; the scheduler found a pod with nodeSelector beta.kubernetes.io/os=%s Unschedulable: %s", evidence, l.OS, c.Message)
 	}
-	return Limited("%s; a pod with nodeSelector beta.kubernetes.io/os=%s stayed Pending: %s", evidence, l.OS, Scheduled(l.Pod).Message)
+	return Unobserved("%s; a pod with nodeSelector beta.kubernetes.io/os=%s was still Pending, without the scheduler's verdict, when the wait ended (%s)", evidence, l.OS, State(l.Pod))
 }
 
 // Scheduled is the pod's PodScheduled condition (zero when it has none).

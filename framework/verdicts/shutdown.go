@@ -20,10 +20,21 @@ type EndedPod struct {
 // ShutdownOrder checks a graceful node shutdown: every non-critical pod
 // ended before every critical one, as seen and by its container's end, and
 // all within the node's grace period (grace, with slack for the reports).
-// The error names what broke the order, with the timeline.
+// Every pod must have reported when its container ended: a zero time
+// orders nothing. The error names what broke the order, with the timeline.
 func ShutdownOrder(pods []EndedPod, grace, slack time.Duration) error {
 	if len(pods) == 0 {
 		return fmt.Errorf("no pod was ended by the shutdown")
+	}
+	var noEnd []string
+	for _, p := range pods {
+		if p.Seen.IsZero() || p.Finished.IsZero() {
+			noEnd = append(noEnd, p.Name)
+		}
+	}
+	if len(noEnd) > 0 {
+		sort.Strings(noEnd)
+		return fmt.Errorf("the kubelet reported no end time for the container of %s: the order of the ends cannot be checked", strings.Join(noEnd, ", "))
 	}
 	order := append([]EndedPod(nil), pods...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Seen.Before(order[j].Seen) })
@@ -41,7 +52,7 @@ func ShutdownOrder(pods []EndedPod, grace, slack time.Duration) error {
 			if a.Seen.After(b.Seen) {
 				return fmt.Errorf("non-critical pod %s was seen ended after critical pod %s: %s", a.Name, b.Name, tl)
 			}
-			if !a.Finished.IsZero() && !b.Finished.IsZero() && a.Finished.After(b.Finished) {
+			if a.Finished.After(b.Finished) {
 				return fmt.Errorf("the container of non-critical pod %s ended at %s, after that of critical pod %s at %s", a.Name, a.Finished, b.Name, b.Finished)
 			}
 		}

@@ -7,8 +7,9 @@ import (
 )
 
 // PodFigures lists what is missing from a pod's figures in the kubelet's
-// summary (OBS-04): live CPU and memory figures for the pod, and log
-// figures for each of its containers. None when every figure is there.
+// summary (OBS-04): live CPU and memory figures for the pod, and the bytes
+// of each of its containers' logs (every container of the spec's pods
+// writes a line when it starts). None when every figure is there.
 func PodFigures(ps statsv1alpha1.PodStats) []string {
 	what := "pod " + ps.PodRef.Name
 	var out []string
@@ -31,8 +32,10 @@ func PodFigures(ps statsv1alpha1.PodStats) []string {
 		switch {
 		case c.Logs == nil:
 			out = append(out, fmt.Sprintf("%s, container %s has no log figures", what, c.Name))
-		case !positive(c.Logs.AvailableBytes):
-			out = append(out, fmt.Sprintf("%s, container %s: logs availableBytes %s", what, c.Name, val(c.Logs.AvailableBytes)))
+		case !positive(c.Logs.UsedBytes):
+			// The bytes of the container's log files; AvailableBytes is
+			// the free space of their file system, and says nothing of them.
+			out = append(out, fmt.Sprintf("%s, container %s: logs usedBytes %s", what, c.Name, val(c.Logs.UsedBytes)))
 		}
 	}
 	return out

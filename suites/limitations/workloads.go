@@ -64,6 +64,10 @@ func targetsNode(p corev1.Pod, node string) bool {
 // own kube-flannel-ds-windows) is not (framework/nodeagent).
 func isNodeAgent(ds appsv1.DaemonSet) (string, bool) { return nodeagent.Linux(ds) }
 
+// hpaTimeout bounds the wait for the HPAs' verdicts, after their pods are
+// Ready: the metrics' warm-up (verdicts.HPAWarmUp) and a few syncs.
+const hpaTimeout = 5 * time.Minute
+
 var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite("limitations"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	f := e2e.NewFramework("win-workloads")
 	var win *kwokspec.Windows
@@ -92,18 +96,26 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		}
 		_, err = cs.AppsV1().StatefulSets(ns).Create(ctx, ss, metav1.CreateOptions{})
 		framework.ExpectNoError(err, "the API server refused a StatefulSet of Windows pods")
+		// The pods start one after the other (OrderedReady), each as long
+		// as a Windows pod takes; those not Ready when the wait ends
+		// decide nothing (verdicts.StatefulSet).
 		var got *appsv1.StatefulSet
-		_ = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, e2e.StartTimeout(windows)+e2e.PodStartTimeout, true, func(ctx context.Context) (bool, error) {
 			got, err = cs.AppsV1().StatefulSets(ns).Get(ctx, "web", metav1.GetOptions{})
 			return err == nil && got.Status.ReadyReplicas == 2, nil
 		})
+		if ctx.Err() != nil {
+			return // interrupted: nothing was observed
+		}
 		if got == nil {
 			framework.Failf("reading StatefulSet web: %v", err)
 		}
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		framework.ExpectNoError(err)
 		for _, p := range pods.Items {
-			gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "StatefulSet pod %s is on %s, not a Windows node", p.Name, p.Spec.NodeName)
+			if p.Spec.NodeName != "" {
+				gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "StatefulSet pod %s is on %s, not a Windows node", p.Name, p.Spec.NodeName)
+			}
 		}
 		win.Mark("the StatefulSet controller and the scheduler are real; the pods' Running state comes from kwok, not from a Windows kubelet")
 		e := e2e.Limitation(ctx, f, "LIM-05")
@@ -145,20 +157,47 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 			_, err = cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "the API server refused an HPA for the %s Deployment", os)
 		}
+		// An HPA measures Ready pods only: the Deployments' pods first.
+		unready := map[string]string{}
 		for _, os := range []string{windows, linux} {
 			name := "hpa-" + os
-			err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-				h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return false, nil
-				}
-				conds[os] = h.Status.Conditions
-				return verdicts.Condition(h.Status.Conditions, autoscalingv2.AbleToScale) != nil && verdicts.Condition(h.Status.Conditions, autoscalingv2.ScalingActive) != nil, nil
+			err := wait.PollUntilContextTimeout(ctx, 3*time.Second, e2e.StartTimeout(os), true, func(ctx context.Context) (bool, error) {
+				d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+				return err == nil && d.Status.AvailableReplicas >= 1, nil
 			})
-			framework.ExpectNoError(err, "the HPA controller reported no AbleToScale and ScalingActive conditions for %s: %v", name, conds[os])
+			if err != nil {
+				unready[os] = podsState(ctx, f, "app="+name)
+			}
+		}
+		if ctx.Err() != nil {
+			return // interrupted: nothing was observed
+		}
+		// Then the HPAs' conditions, until the Windows HPA computes a
+		// replica count, or its Linux twin has been computing them for
+		// the metrics' warm-up: ScalingActive appears False on both while
+		// the metrics API has no figures for the new pods yet.
+		var linuxSince time.Time
+		_ = wait.PollUntilContextTimeout(ctx, 5*time.Second, hpaTimeout, true, func(ctx context.Context) (bool, error) {
+			for _, os := range []string{windows, linux} {
+				if h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "hpa-"+os, metav1.GetOptions{}); err == nil {
+					conds[os] = h.Status.Conditions
+				}
+			}
+			if c := verdicts.Condition(conds[linux], autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionTrue && linuxSince.IsZero() {
+				linuxSince = time.Now()
+			}
+			w := verdicts.Condition(conds[windows], autoscalingv2.ScalingActive)
+			return !metricsServed || w != nil && w.Status == corev1.ConditionTrue || !linuxSince.IsZero() && time.Since(linuxSince) >= verdicts.HPAWarmUp, nil
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		run := verdicts.HPARun{MetricsServed: metricsServed, Windows: conds[windows], Linux: conds[linux], WindowsUnready: unready[windows]}
+		if !linuxSince.IsZero() {
+			run.LinuxActiveFor = time.Since(linuxSince)
 		}
 		e := e2e.Limitation(ctx, f, "LIM-06")
-		verdicts.HPA(verdicts.HPARun{MetricsServed: metricsServed, Windows: conds[windows], Linux: conds[linux]}).Apply(&e)
+		verdicts.HPA(run).Apply(&e)
 		e.Simulated = win.Simulated
 		win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
 		e2e.RecordLimitation(ctx, f, e)

@@ -86,8 +86,12 @@ func failedReady(p *corev1.Pod) bool {
 	return false
 }
 
-// finishedAt is when p's container ended, zero when it has not.
+// finishedAt is when p's container ended, zero when it has not (or the
+// kubelet did not say: verdicts.ShutdownOrder refuses to order it).
 func finishedAt(p *corev1.Pod) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if t := cs.State.Terminated; t != nil {
 			return t.FinishedAt.Time
@@ -169,6 +173,9 @@ var _ = ginkgo.Describe("graceful node shutdown (upstream Windows specs)", label
 		var seen []verdicts.EndedPod
 		for name, at := range ended {
 			seen = append(seen, verdicts.EndedPod{Name: name, Critical: isCritical[name], Seen: at, Finished: finishedAt(byName[name])})
+		}
+		for _, p := range seen {
+			framework.Logf("pod %s (critical %v): seen ended %s, its container ended %s", p.Name, p.Critical, p.Seen.Format(time.TimeOnly), p.Finished.Format(time.TimeOnly))
 		}
 		framework.ExpectNoError(verdicts.ShutdownOrder(seen, grace, statusSlack), "the shutdown of %s", node.Name)
 

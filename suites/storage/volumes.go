@@ -305,6 +305,7 @@ func recordMemoryMedium(ctx context.Context, f *framework.Framework, p *corev1.P
 		return // interrupted: nothing was observed
 	}
 	if err != nil {
+		// A pod that did not start measured nothing: unobserved.
 		verdicts.MemoryMedium(verdicts.MemoryFill{Start: err}).Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 		return
@@ -324,7 +325,8 @@ const fillMiB = 64
 // measureMemoryMedium writes fillMiB into the volume mounted at mount and
 // watches the pod's working set in the kubelet's summary: a memory-backed
 // volume raises it by about what was written, a disk-backed one does not
-// (verdicts.MemoryMedium decides). An error when the working set could not
+// (verdicts.MemoryMedium decides; a last reading that failed is kept in
+// ReadErr, and decides nothing). An error when the working set could not
 // be read before the write.
 func measureMemoryMedium(ctx context.Context, f *framework.Framework, pod *corev1.Pod, mount string) (verdicts.MemoryFill, error) {
 	m := verdicts.MemoryFill{Mount: mount, FillMiB: fillMiB}
@@ -336,9 +338,9 @@ func measureMemoryMedium(ctx context.Context, f *framework.Framework, pod *corev
 	e2e.MustTool(ctx, f, pod, "", "fill", fixtures.Join(mount, "filled"), fmt.Sprint(fillMiB))
 	// The summary is refreshed every few seconds: wait for the growth, or
 	// for long enough that its absence means something.
-	err = wait.PollUntilContextTimeout(ctx, 5*time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		m.After, err = podWorkingSet(ctx, f, pod)
-		return err == nil && m.After >= m.Before+fillMiB*3/4<<20, nil
+	_ = wait.PollUntilContextTimeout(ctx, 5*time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		m.After, m.ReadErr = podWorkingSet(ctx, f, pod)
+		return m.ReadErr == nil && m.After >= m.Before+fillMiB*3/4<<20, nil
 	})
 	if ctx.Err() != nil {
 		return m, ctx.Err()
