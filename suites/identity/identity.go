@@ -170,7 +170,8 @@ var _ = ginkgo.Describe("container identity", labels.Suite("identity"), func() {
 		p := ospod.Probe("gmsa", windows, ospod.OnNode(node))
 		p.Spec.SecurityContext = &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{GMSACredentialSpecName: &name}}
 		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "nltest", Image: servercore, Command: []string{"cmd", "/c", "ping -t localhost"}})
-		pod := e2e.StartPods(ctx, f, p)[0]
+		// Server Core is a large image: the Windows start timeout.
+		pod := e2e.Start(ctx, f, p)
 		wo := pod.Spec.SecurityContext.WindowsOptions
 		gomega.Expect(wo.GMSACredentialSpec).NotTo(gomega.BeNil(), "the gMSA webhook did not fill in the credential spec (is it installed?)")
 		if domain == "" {
