@@ -25,9 +25,9 @@ func ledgerSpec(name string, entries ...ledger.Entry) types.SpecReport {
 func TestLedgerCollectsSortsAndRenders(t *testing.T) {
 	r := types.Report{SpecReports: types.SpecReports{
 		ledgerSpec("volumes", ledger.Entry{Claim: "VOL-05", Limitation: "medium: Memory unsupported", Document: "seed 004", Era: "1.9",
-			Server: "v1.34.4", Expected: ledger.Works, Observed: ledger.Limited, Evidence: "mount failed"}),
+			Server: "v1.37.2", Expected: ledger.Works, Observed: ledger.Limited, Evidence: "mount failed"}),
 		ledgerSpec("config", ledger.Entry{Claim: "CFG-03", Limitation: "Secret volumes unsupported", Document: "seed 000", Era: "1.9",
-			Server: "v1.34.4", Expected: ledger.Works, Observed: ledger.Works, Evidence: "file read back", Simulated: true}),
+			Server: "v1.37.2", Expected: ledger.Works, Observed: ledger.Works, Evidence: "file read back", Simulated: true}),
 	}}
 	entries, err := Ledger(r)
 	if err != nil {
@@ -44,7 +44,7 @@ func TestLedgerCollectsSortsAndRenders(t *testing.T) {
 		t.Errorf("spec = %q", entries[1].Spec)
 	}
 	md := LedgerMarkdown(entries)
-	for _, want := range []string{"| CFG-03 | Secret volumes unsupported (seed 000, 1.9) | v1.34.4 | works | works | inconclusive | file read back (on a simulated node) |",
+	for _, want := range []string{"| CFG-03 | Secret volumes unsupported (seed 000, 1.9) | v1.37.2 | works | works | inconclusive | file read back (on a simulated node) |",
 		"**regressed (unexpected)**"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)

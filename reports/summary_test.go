@@ -57,7 +57,7 @@ func ledgerEntry(e ledger.Entry) types.ReportEntry {
 }
 
 func clusterEntry(nodes ...facts.Node) types.SpecReport {
-	data, _ := json.Marshal(facts.Facts{ServerVersion: "v1.34.4", CNI: "flannel/vxlan", Nodes: nodes})
+	data, _ := json.Marshal(facts.Facts{ServerVersion: "v1.37.2", CNI: "flannel/vxlan", Nodes: nodes})
 	return types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed,
 		ReportEntries: types.ReportEntries{entry(ClusterEntry, string(data))}}
 }
@@ -253,7 +253,7 @@ func TestClusterViewCgroup(t *testing.T) {
 	if got := s.Cluster.Cgroup; got != "cgroup v1, failCgroupV1 off" {
 		t.Errorf("cgroup v1: %q", got)
 	}
-	if md := s.Markdown(); !strings.Contains(md, "Cluster: Kubernetes v1.34.4; Linux kubelets on cgroup v1, failCgroupV1 off.\n") {
+	if md := s.Markdown(); !strings.Contains(md, "Cluster: Kubernetes "+s.Cluster.ServerVersion+"; Linux kubelets on cgroup v1, failCgroupV1 off.\n") {
 		t.Errorf("summary.md does not say the cgroup:\n%s", md)
 	}
 	if md := Summarize(sampleReport()).Markdown(); strings.Contains(md, "Linux kubelets on") {

@@ -52,7 +52,7 @@ const (
 	era110    = "Kubernetes 1.10"
 	eraBlog19 = "Kubernetes 1.14 to 1.16 (2019)"
 	eraNow    = "current Kubernetes documentation"
-	eraUp     = "Kubernetes 1.34 (upstream e2e)"
+	eraUp     = upstreamEra + " (upstream e2e)"
 	// stable is the release from which Windows nodes are supported.
 	stable = "1.14"
 )
@@ -225,7 +225,9 @@ var catalogue = []Claim{
 	{ID: "VOL-08", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:volumes.go"},
 		Title: "Writing to a read-only emptyDir or hostPath mount fails with \"Access is denied.\" while a read-write container of the same pod writes."},
 	{ID: "VOL-09", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:subpath_cleanup.go"},
-		Title: "A pod with many subPath mounts (ConfigMap, Secret, projected, downward API, nested hostPath, memory emptyDir) is deleted within 5 minutes."},
+		Title: "A pod with many subPath mounts (ConfigMap, Secret, projected, downward API, nested hostPath, memory emptyDir) is deleted within 5 minutes.",
+		Fix: &Fix{In: "1.37", Bug: "kubernetes/kubernetes#112630", Change: "kubernetes/kubernetes#138367",
+			Symptom: "the Windows kubelet leaked the file handles of all but the last subPath mount it prepared, so the pod's volumes could not be torn down and it stayed Terminating"}},
 
 	// Scheduling.
 	{ID: "SCH-01", Kind: Feature, Level: Scheduler, OSes: win, Docs: []string{"000", "002"},
@@ -333,7 +335,7 @@ var catalogue = []Claim{
 	{ID: "OBS-03", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"002"},
 		Title: "kubectl exec runs a command in a Windows container."},
 	{ID: "OBS-04", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:kubelet_stats.go"},
-		Title: "With ten pods on a Windows node the summary API answers within 10 s (mean of 5), with non-zero CPU, working set and log bytes and a boot ID; /metrics/resource carries pod_memory_working_set_bytes."},
+		Title: "With ten pods on a Windows node (fewer where a per-pod memory overhead leaves no room, at least three) the summary API answers within 10 s (mean of 5), with non-zero CPU, working set and log bytes and a boot ID; /metrics/resource carries pod_memory_working_set_bytes."},
 
 	// Container identity.
 	{ID: "ID-01", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"002"},

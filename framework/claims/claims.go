@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Kind says how a claim is checked.
@@ -192,6 +193,41 @@ type Claim struct {
 	Limitation *Limitation
 	// Parts are the matrix cells of a path claim.
 	Parts []Part
+	// Fix is an upstream fix the claim depends on: on a kubelet older
+	// than the release that carries it, the claim is expected to fail as
+	// the fixed bug did.
+	Fix *Fix
+}
+
+// Fix is an upstream bug fix a feature claim depends on.
+type Fix struct {
+	// In is the first release with the fix, as 1.37.
+	In string
+	// Bug is the upstream issue, Change the pull request that fixed it
+	// (owner/repo#number).
+	Bug, Change string
+	// Symptom is what fails without the fix.
+	Symptom string
+}
+
+// Missing says whether a kubelet of version kubelet lacks the fix: it is
+// older than In. Pre-release and vendor suffixes are taken as their
+// release; a version that does not parse is not blamed.
+func (f Fix) Missing(kubelet string) bool {
+	v, err := version.ParseGeneric(kubelet)
+	if err != nil {
+		return false
+	}
+	return v.LessThan(version.MustParseGeneric(f.In))
+}
+
+// Explain says why a failure on a kubelet of version kubelet is expected,
+// or nothing when the kubelet has the fix.
+func (f Fix) Explain(kubelet string) string {
+	if !f.Missing(kubelet) {
+		return ""
+	}
+	return fmt.Sprintf("kubelet %s predates %s, which fixed %s in Kubernetes %s: %s", kubelet, f.Change, f.Bug, f.In, f.Symptom)
 }
 
 // Area is the part of the ID before the dash (NET, WEB, ...).
@@ -379,6 +415,9 @@ func Check(entries []Claim) []string {
 			if l.Holds.Never && (l.Holds.Since != "" || l.Holds.Until != "") {
 				bad("limitation holds never, yet has versions")
 			}
+		}
+		if f := c.Fix; f != nil && (!validVersion(f.In) || f.Bug == "" || f.Change == "" || f.Symptom == "") {
+			bad("upstream fix lacks its release (like 1.37), bug, change or symptom")
 		}
 		if c.Kind == Path && len(c.Parts) == 0 {
 			bad("is a path with no parts for the matrix")

@@ -1,9 +1,20 @@
 package claims
 
+// ReadAt is the Kubernetes release whose sources the catalogue was last read
+// against: the upstream Windows e2e specs (test/e2e/windows in
+// kubernetes/kubernetes, in the module cache at the version the harness's
+// go.mod pins) and, for each limitation, the code and documentation that
+// decide whether it still holds (the ledger carries expectations over to
+// newer servers, and says so). A test holds it to go.mod: moving the
+// harness to a new line means reading them again.
+const ReadAt = "v1.37.2"
+
+// upstreamEra is the era of the upstream documents: the line of ReadAt.
+const upstreamEra = "Kubernetes 1.37"
+
 // documents are the sources of the claims: the shared seed documents (by
 // number), the current Kubernetes documentation, the harness's design card,
-// and the upstream Windows e2e specs (test/e2e/windows in kubernetes/kubernetes,
-// read at v1.34.4, the version the harness pins).
+// and the upstream Windows e2e specs (read at ReadAt).
 var documents = []Document{
 	{"000", `"Using Windows Server Containers in Kubernetes", the Kubernetes 1.9 guide (seed 000)`, "Kubernetes 1.9"},
 	{"001", `kubernetes-for-windows, Ansible playbooks for a hybrid cluster with flannel host-gw (seed 001)`, "Kubernetes 1.10"},
@@ -12,21 +23,21 @@ var documents = []Document{
 	{"004", `SIG-Windows introduction, the SIG's notes on its remaining work (seed 004)`, "Kubernetes 1.8 to 1.9 (2017)"},
 	{"docs", `Kubernetes documentation, Windows networking and troubleshooting pages`, "current Kubernetes documentation"},
 	{"card", `the winconform design card`, "current"},
-	{"upstream:memory_limits.go", `upstream e2e test/e2e/windows/memory_limits.go`, "Kubernetes 1.34"},
-	{"upstream:cpu_limits.go", `upstream e2e test/e2e/windows/cpu_limits.go`, "Kubernetes 1.34"},
-	{"upstream:eviction.go", `upstream e2e test/e2e/windows/eviction.go`, "Kubernetes 1.34"},
-	{"upstream:density.go", `upstream e2e test/e2e/windows/density.go`, "Kubernetes 1.34"},
-	{"upstream:kubelet_stats.go", `upstream e2e test/e2e/windows/kubelet_stats.go (metrics.go in newer releases)`, "Kubernetes 1.34"},
-	{"upstream:volumes.go", `upstream e2e test/e2e/windows/volumes.go`, "Kubernetes 1.34"},
-	{"upstream:subpath_cleanup.go", `upstream e2e test/e2e/windows/subpath_cleanup.go (newer releases)`, "Kubernetes 1.35 and later"},
-	{"upstream:security_context.go", `upstream e2e test/e2e/windows/security_context.go`, "Kubernetes 1.34"},
-	{"upstream:hyperv.go", `upstream e2e test/e2e/windows/hyperv.go`, "Kubernetes 1.34"},
-	{"upstream:host_process.go", `upstream e2e test/e2e/windows/host_process.go`, "Kubernetes 1.34"},
-	{"upstream:node_shutdown.go", `upstream e2e test/e2e/windows/node_shutdown.go`, "Kubernetes 1.34"},
-	{"upstream:reboot_node.go", `upstream e2e test/e2e/windows/reboot_node.go`, "Kubernetes 1.34"},
-	{"upstream:service.go", `upstream e2e test/e2e/windows/service.go`, "Kubernetes 1.34"},
-	{"upstream:lifecycle_hook.go", `upstream e2e test/e2e/common/node/lifecycle_hook.go (newer releases: test/e2e/windows/container_stop_signals.go)`, "Kubernetes 1.34"},
-	{"upstream:dns.go", `upstream e2e test/e2e/windows/dns.go`, "Kubernetes 1.34"},
+	{"upstream:memory_limits.go", `upstream e2e test/e2e/windows/memory_limits.go (from 1.37: net of existing pods and a per-pod memory overhead)`, upstreamEra},
+	{"upstream:cpu_limits.go", `upstream e2e test/e2e/windows/cpu_limits.go`, upstreamEra},
+	{"upstream:eviction.go", `upstream e2e test/e2e/windows/eviction.go`, upstreamEra},
+	{"upstream:density.go", `upstream e2e test/e2e/windows/density.go`, upstreamEra},
+	{"upstream:kubelet_stats.go", `upstream e2e test/e2e/windows/kubelet_stats.go (from 1.37: up to 10 pods, fewer where a per-pod memory overhead leaves no room, at least 3)`, upstreamEra},
+	{"upstream:volumes.go", `upstream e2e test/e2e/windows/volumes.go`, upstreamEra},
+	{"upstream:subpath_cleanup.go", `upstream e2e test/e2e/windows/subpath_cleanup.go (new in 1.37, with the kubelet fix it checks)`, upstreamEra},
+	{"upstream:security_context.go", `upstream e2e test/e2e/windows/security_context.go`, upstreamEra},
+	{"upstream:hyperv.go", `upstream e2e test/e2e/windows/hyperv.go`, upstreamEra},
+	{"upstream:host_process.go", `upstream e2e test/e2e/windows/host_process.go`, upstreamEra},
+	{"upstream:node_shutdown.go", `upstream e2e test/e2e/windows/node_shutdown.go`, upstreamEra},
+	{"upstream:reboot_node.go", `upstream e2e test/e2e/windows/reboot_node.go (skipped upstream since 1.35, until graceful node shutdown is enabled there)`, upstreamEra},
+	{"upstream:service.go", `upstream e2e test/e2e/windows/service.go`, upstreamEra},
+	{"upstream:lifecycle_hook.go", `upstream e2e test/e2e/common/node/lifecycle_hook.go (the ContainerStopSignals specs)`, upstreamEra},
+	{"upstream:dns.go", `upstream e2e test/e2e/windows/dns.go`, upstreamEra},
 }
 
 var documentsByKey = func() map[string]Document {

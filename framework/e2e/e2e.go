@@ -93,11 +93,7 @@ func Facts(ctx context.Context, f *framework.Framework) *facts.Facts {
 func Nodes(fs *facts.Facts, os string, n int) []facts.Node {
 	ready := fs.Select(facts.Query{OS: os, Real: true, Ready: true})
 	if len(ready) >= n {
-		names := make([]string, n)
-		for i, node := range ready[:n] {
-			names[i] = node.Name
-		}
-		evidence.Add(NodeLevel(os), fmt.Sprintf("real %s node(s) %s", os, strings.Join(names, ", ")))
+		evidence.AddRecords(NodeRecords(os, ready[:n])...)
 		return ready[:n]
 	}
 	real := fs.Select(facts.Query{OS: os, Real: true})
@@ -119,6 +115,22 @@ func Nodes(fs *facts.Facts, os string, n int) []facts.Node {
 		skips.Skip(skips.TooFewNodes, fmt.Sprintf("needs %d Ready %s nodes with a kubelet, found %d", n, os, len(ready)))
 	}
 	return nil
+}
+
+// NodeRecords are the evidence of a result obtained on real nodes of os:
+// on Windows nodes one record per build (their node.kubernetes.io/windows-build
+// label), so that a gate for a build counts only what was seen on it.
+func NodeRecords(os string, nodes []facts.Node) []evidence.Record {
+	return evidence.Records(NodeLevel(os), fmt.Sprintf("real %s node(s)", os), "", On(nodes...))
+}
+
+// On lists nodes as evidence.On: each with its Windows build.
+func On(nodes ...facts.Node) []evidence.On {
+	out := make([]evidence.On, len(nodes))
+	for i, n := range nodes {
+		out[i] = evidence.On{Name: n.Name, Build: n.WindowsBuild}
+	}
+	return out
 }
 
 // OSEntries are the entries of a table over OS for claim id, from its

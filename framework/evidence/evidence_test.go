@@ -38,3 +38,37 @@ func TestBuildTravelsWithTheRecord(t *testing.T) {
 		t.Errorf("a domain record of build 10.0.17763: %v", err)
 	}
 }
+
+// A result obtained on Windows nodes of two builds is two records, one per
+// build, each naming its nodes; a node whose label is not a build shares a
+// record without build (counted as unrecorded, never as some build); a
+// result off Windows is one record without build.
+func TestRecordsOnePerBuild(t *testing.T) {
+	got := Records(claims.WindowsNode, "real windows node(s)", "", []On{
+		{"win-a", "10.0.20348"}, {"win-b", "10.0.17763"}, {"win-c", "10.0.20348"}, {"win-d", "ltsc2022"},
+	})
+	want := []Record{
+		{Level: claims.WindowsNode, Detail: "real windows node(s) win-a, win-c", Build: "10.0.20348"},
+		{Level: claims.WindowsNode, Detail: "real windows node(s) win-b", Build: "10.0.17763"},
+		{Level: claims.WindowsNode, Detail: "real windows node(s) win-d"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Records = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d = %+v, want %+v", i, got[i], want[i])
+		}
+		if err := got[i].Check(); err != nil {
+			t.Errorf("record %d: %v", i, err)
+		}
+	}
+	lin := Records(claims.Linux, "real linux node(s)", "", []On{{"lin-a", ""}, {"lin-b", ""}})
+	if len(lin) != 1 || lin[0].Build != "" || lin[0].Detail != "real linux node(s) lin-a, lin-b" {
+		t.Errorf("Linux records = %+v", lin)
+	}
+	part := Records(claims.WindowsNode, "nodes", "enforcement", []On{{"win-a", "10.0.20348"}})
+	if len(part) != 1 || part[0].Partial != "enforcement" || part[0].Build != "10.0.20348" {
+		t.Errorf("partial records = %+v", part)
+	}
+}

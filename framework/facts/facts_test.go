@@ -136,7 +136,7 @@ func TestFromNodeInternalIP(t *testing.T) {
 }
 
 func sampleFacts() *Facts {
-	return &Facts{ServerVersion: "v1.34.4", CNI: "flannel/vxlan", Nodes: []Node{
+	return &Facts{ServerVersion: "v1.37.2", CNI: "flannel/vxlan", Nodes: []Node{
 		{Name: "cp", OS: "linux", ControlPlane: true, Ready: true},
 		{Name: "lin-1", OS: "linux", Ready: true},
 		{Name: "lin-2", OS: "linux", Ready: false},
@@ -190,7 +190,7 @@ func TestControlPlane(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
-	if got, want := sampleFacts().Summary(), "Kubernetes v1.34.4, nodes: 3 linux, 4 windows (1 simulated), CNI flannel/vxlan"; got != want {
+	if got, want := sampleFacts().Summary(), "Kubernetes v1.37.2, nodes: 3 linux, 4 windows (1 simulated), CNI flannel/vxlan"; got != want {
 		t.Errorf("Summary() = %q, want %q", got, want)
 	}
 	f := &Facts{ServerVersion: "v1.30.0", CNI: "unknown", Nodes: []Node{{Name: "a", OS: "linux"}}}
@@ -216,7 +216,7 @@ func flannelConfig(netConf string) *corev1.ConfigMap {
 }
 
 func TestDiscover(t *testing.T) {
-	cs := fakeClient("v1.34.4",
+	cs := fakeClient("v1.37.2",
 		node("zeta-win", label(LabelOS, "windows"), annotation(AnnotationKwok, "fake"), ready(corev1.ConditionTrue)),
 		node("alpha-cp", label(LabelOS, "linux"), label(LabelControlPlane, ""), ready(corev1.ConditionTrue), address(corev1.NodeInternalIP, "172.18.0.2")),
 		node("mid-linux", nodeInfoOS("linux"), ready(corev1.ConditionFalse)),
@@ -226,7 +226,7 @@ func TestDiscover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.ServerVersion != "v1.34.4" {
+	if f.ServerVersion != "v1.37.2" {
 		t.Errorf("ServerVersion = %q", f.ServerVersion)
 	}
 	if f.CNI != "flannel/vxlan" {
@@ -245,7 +245,7 @@ func TestDiscover(t *testing.T) {
 	if win.OS != "windows" || !win.Simulated {
 		t.Errorf("windows node = %+v", win)
 	}
-	if s := f.Summary(); s != "Kubernetes v1.34.4, nodes: 2 linux, 1 windows (1 simulated), CNI flannel/vxlan" {
+	if s := f.Summary(); s != "Kubernetes v1.37.2, nodes: 2 linux, 1 windows (1 simulated), CNI flannel/vxlan" {
 		t.Errorf("Summary() = %q", s)
 	}
 }
@@ -281,7 +281,7 @@ func TestDiscoverCNI(t *testing.T) {
 }
 
 func TestDiscoverErrors(t *testing.T) {
-	cs := fakeClient("v1.34.4")
+	cs := fakeClient("v1.37.2")
 	cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("boom")
 	})
@@ -289,7 +289,7 @@ func TestDiscoverErrors(t *testing.T) {
 		t.Errorf("Discover with failing node list: err = %v", err)
 	}
 
-	cs = fakeClient("v1.34.4")
+	cs = fakeClient("v1.37.2")
 	cs.PrependReactor("get", "version", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("no server")
 	})
@@ -305,7 +305,7 @@ func TestGetDiscoversOnce(t *testing.T) {
 	mu.Unlock()
 	t.Cleanup(func() { mu.Lock(); cached = saved; mu.Unlock() })
 
-	failing := fakeClient("v1.34.4")
+	failing := fakeClient("v1.37.2")
 	failing.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("boom")
 	})
@@ -313,7 +313,7 @@ func TestGetDiscoversOnce(t *testing.T) {
 		t.Fatal("Get with a failing cluster returned no error")
 	}
 
-	first, err := Get(context.Background(), fakeClient("v1.34.4", node("a")))
+	first, err := Get(context.Background(), fakeClient("v1.37.2", node("a")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestGetDiscoversOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first != second || second.ServerVersion != "v1.34.4" || len(second.Nodes) != 1 {
+	if first != second || second.ServerVersion != "v1.37.2" || len(second.Nodes) != 1 {
 		t.Errorf("second Get = %+v, want the cached facts of the first", second)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
@@ -189,9 +190,12 @@ func Metrics(ctx context.Context, cs kubernetes.Interface, node, path string) (F
 // Families are metric families by name.
 type Families map[string]*dto.MetricFamily
 
-// ParseMetrics reads the Prometheus text format.
+// ParseMetrics reads the Prometheus text format. The parser is told which
+// metric names to accept: prometheus/common v0.70 (Kubernetes 1.37's)
+// panics without a scheme. UTF-8 names are a superset of the legacy ones
+// the kubelet writes.
 func ParseMetrics(data []byte) (Families, error) {
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	f, err := p.TextToMetricFamilies(bytes.NewReader(data))
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 )
 
@@ -83,7 +84,7 @@ func TestDefaultCIDRAvoidsTheLocalCluster(t *testing.T) {
 
 func TestWindowsNode(t *testing.T) {
 	taint := corev1.Taint{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}
-	n, err := WindowsNode("sim-1", "10.0.20348", "r1", "v1.34.4", IsolationTaint("r1"), taint)
+	n, err := WindowsNode("sim-1", "10.0.20348", "r1", "v1.37.2", IsolationTaint("r1"), taint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestWindowsNode(t *testing.T) {
 	}
 	info := n.Status.NodeInfo
 	if info.OperatingSystem != "windows" || info.OSImage != "Windows Server 2022 Datacenter" ||
-		!strings.HasPrefix(info.KernelVersion, "10.0.20348.") || info.KubeletVersion != "v1.34.4" {
+		!strings.HasPrefix(info.KernelVersion, "10.0.20348.") || info.KubeletVersion != "v1.37.2" {
 		t.Errorf("nodeInfo %+v", info)
 	}
 	if len(n.Spec.Taints) != 2 || n.Spec.Taints[0].Key != TaintKey || n.Spec.Taints[0].Value != "r1" || n.Spec.Taints[1] != taint {
@@ -111,7 +112,7 @@ func TestWindowsNode(t *testing.T) {
 		t.Errorf("address %v is not in TEST-NET-1", n.Status.Addresses)
 	}
 	own, other := IsolationToleration("r1"), IsolationToleration("r2")
-	if !own.ToleratesTaint(&n.Spec.Taints[0]) || other.ToleratesTaint(&n.Spec.Taints[0]) {
+	if !own.ToleratesTaint(klog.Background(), &n.Spec.Taints[0], false) || other.ToleratesTaint(klog.Background(), &n.Spec.Taints[0], false) {
 		t.Errorf("the isolation toleration must tolerate its own run's taint only")
 	}
 	for _, bad := range []string{"", "10.0", "ten.0.1", "10.0.1.2"} {
@@ -174,7 +175,7 @@ func TestStartAddStop(t *testing.T) {
 	ctx := context.Background()
 	bin, argsFile := fakeKwok(t, 0)
 	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "linux-1"}, Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24"}})
-	sim, err := Start(ctx, Options{Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, RunID: "t1", Timeout: 5 * time.Second, KubeletVersion: "v1.34.4"})
+	sim, err := Start(ctx, Options{Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, RunID: "t1", Timeout: 5 * time.Second, KubeletVersion: "v1.37.2"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (e *Entry) Decide() {
 
 // Cluster is what a limitation's expectation depends on.
 type Cluster struct {
-	Server string // the server version, v1.34.4
+	Server string // the server version, v1.37.2
 	CNI    string // flannel/vxlan, ...
 }
 
@@ -123,8 +123,21 @@ func Expect(id string, c Cluster) (Behaviour, string) {
 	return ExpectOf(*cl.Limitation, c)
 }
 
-// ExpectOf is Expect for limitation l.
+// ExpectOf is Expect for limitation l. The catalogue's limitations were
+// checked at claims.ReadAt: on a server of a newer line the expectation is
+// carried over, and the reason says it is unchecked there.
 func ExpectOf(l claims.Limitation, c Cluster) (Behaviour, string) {
+	b, why := expectOf(l, c)
+	if v, err := version.ParseGeneric(c.Server); err == nil {
+		read := version.MustParseGeneric(claims.ReadAt)
+		if v.Major() > read.Major() || v.Major() == read.Major() && v.Minor() > read.Minor() {
+			why += fmt.Sprintf(" (the catalogue's limitations were checked at %s; server %s is of a newer line: the expectation is carried over, unchecked)", claims.ReadAt, c.Server)
+		}
+	}
+	return b, why
+}
+
+func expectOf(l claims.Limitation, c Cluster) (Behaviour, string) {
 	if l.Holds.Never {
 		return Works, l.Why
 	}

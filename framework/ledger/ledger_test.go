@@ -79,19 +79,19 @@ func TestExpectOf(t *testing.T) {
 
 // Expectations from the catalogue, as the suites and the matrix use them.
 func TestExpectFromTheCatalogue(t *testing.T) {
-	v134 := Cluster{Server: "v1.34.4", CNI: "flannel/vxlan"}
+	v137 := Cluster{Server: "v1.37.2", CNI: "flannel/vxlan"}
 	v19 := Cluster{Server: "v1.9.3", CNI: "flannel/host-gw"}
 	cases := []struct {
 		id      string
 		cluster Cluster
 		want    Behaviour
 	}{
-		{"CFG-03", v134, Works}, {"CFG-03", v19, Limited},
-		{"LIM-05", v134, Works}, {"LIM-05", v19, Limited},
-		{"LIM-01", v134, Limited}, {"LIM-07", v134, Limited},
-		{"NET-17", v19, Limited}, {"NET-17", v134, Works}, {"NET-17", Cluster{Server: "v1.9.3", CNI: "flannel/vxlan"}, Works},
-		{"NET-21", v134, Limited}, {"SCH-02", v134, Works}, {"LIM-11", v134, Works},
-		{"NOPE-01", v134, Limited},
+		{"CFG-03", v137, Works}, {"CFG-03", v19, Limited},
+		{"LIM-05", v137, Works}, {"LIM-05", v19, Limited},
+		{"LIM-01", v137, Limited}, {"LIM-07", v137, Limited},
+		{"NET-17", v19, Limited}, {"NET-17", v137, Works}, {"NET-17", Cluster{Server: "v1.9.3", CNI: "flannel/vxlan"}, Works},
+		{"NET-21", v137, Limited}, {"SCH-02", v137, Works}, {"LIM-11", v137, Works},
+		{"NOPE-01", v137, Limited},
 	}
 	for _, c := range cases {
 		if got, why := Expect(c.id, c.cluster); got != c.want {
@@ -101,8 +101,8 @@ func TestExpectFromTheCatalogue(t *testing.T) {
 }
 
 func TestNewFillsTheEntryFromTheCatalogue(t *testing.T) {
-	e := New("CFG-03", Cluster{Server: "v1.34.4"})
-	if e.Claim != "CFG-03" || e.Server != "v1.34.4" || e.Era != "Kubernetes 1.9" || e.Expected != Works ||
+	e := New("CFG-03", Cluster{Server: "v1.37.2"})
+	if e.Claim != "CFG-03" || e.Server != "v1.37.2" || e.Era != "Kubernetes 1.9" || e.Expected != Works ||
 		!strings.Contains(e.Limitation, "Secrets cannot be mounted") || !strings.Contains(e.Document, "seed 000") || !strings.Contains(e.Why, "1.14") {
 		t.Errorf("New = %+v", e)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/framework/probeclient"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 func TestObserve(t *testing.T) {
@@ -96,7 +97,7 @@ func documented(version, cni string) Profile {
 }
 
 func TestExpectWindowsNodeToClusterIP(t *testing.T) {
-	p := documented("v1.34.4", "flannel/vxlan")
+	p := documented("v1.37.2", "flannel/vxlan")
 	// svc-windows's backends run on win-1 only.
 	local := serviceTargets(peerSvcWindows)[0]
 	e := p.Expect(nodeWin1, local)
@@ -120,7 +121,7 @@ func TestExpectWindowsNodeToClusterIP(t *testing.T) {
 }
 
 func TestExpectWindowsNodeNodePort(t *testing.T) {
-	p := documented("v1.34.4", "flannel/vxlan")
+	p := documented("v1.37.2", "flannel/vxlan")
 	ts := serviceTargets(peerSvcLinux, win1, win2, linCP)
 	self := p.Expect(nodeWin1, targetByID(t, ts, "svc-linux/nodeport@"+win1))
 	if self.Reachable || self.Rule != "windows-host-local-nodeport" || self.Claim != "NET-27" || self.Doc != DocTroubleshooting {
@@ -138,7 +139,7 @@ func TestExpectWindowsNodeNodePort(t *testing.T) {
 }
 
 func TestExpectLinuxNodeReachesEverything(t *testing.T) {
-	for _, prof := range []Profile{documented("v1.34.4", "flannel/vxlan"), documented("v1.13.5", "flannel/host-gw"), documented("", "")} {
+	for _, prof := range []Profile{documented("v1.37.2", "flannel/vxlan"), documented("v1.13.5", "flannel/host-gw"), documented("", "")} {
 		for _, src := range []Peer{nodeLinCP, nodeLinW} {
 			for _, tg := range fullTargets() {
 				if e := prof.Expect(src, tg); !e.Reachable || e != (Expectation{Reachable: true}) {
@@ -161,7 +162,7 @@ func TestExpectWindowsPodOutboundNAT(t *testing.T) {
 		{"v1.13", "flannel/host-gw", false},
 		{"v1.14.0", "flannel/host-gw", true},
 		{"v1.14.1", "flannel/host-gw", true},
-		{"v1.34.4", "flannel/host-gw", true},
+		{"v1.37.2", "flannel/host-gw", true},
 		{"v1.13.5", "flannel/vxlan", true},
 		{"v1.13.5", "", true},
 		{"v1.13.5", "calico", true},
@@ -213,7 +214,7 @@ func TestProfileCoversAsTheCatalogueSays(t *testing.T) {
 		{"NET-17, vxlan 1.13", Profile{ServerVersion: "v1.13.5", CNI: "flannel/vxlan"}, "NET-17", false},
 		{"NET-17, unknown CNI", Profile{ServerVersion: "main", CNI: "calico"}, "NET-17", false},
 		{"NET-17, host-gw, unparseable version", Profile{ServerVersion: "main", CNI: "flannel/host-gw"}, "NET-17", true},
-		{"NET-21, any version", Profile{ServerVersion: "v1.34.4", CNI: "flannel/vxlan"}, "NET-21", true},
+		{"NET-21, any version", Profile{ServerVersion: "v1.37.2", CNI: "flannel/vxlan"}, "NET-21", true},
 		{"NET-27, no version", Profile{}, "NET-27", true},
 		{"not in the catalogue: kept", Profile{ServerVersion: "v1.2.3"}, "XYZ-01", true},
 	}
@@ -279,7 +280,7 @@ func TestExpectationString(t *testing.T) {
 func TestRuleBuildBounds(t *testing.T) {
 	rule := Rule{ID: "r", SinceBuild: "10.0.17763", UntilBuild: "10.0.20348",
 		Match: func(src Peer, t Target) bool { return src.Kind == Node }}
-	p := Profile{ServerVersion: "v1.34.4", Rules: []Rule{rule}}
+	p := Profile{ServerVersion: "v1.37.2", Rules: []Rule{rule}}
 	for build, unreachable := range map[string]bool{
 		"10.0.17763":      true,  // ltsc2019: inside [since, until)
 		"10.0.17763.5458": true,  // a revision of it
@@ -290,6 +291,29 @@ func TestRuleBuildBounds(t *testing.T) {
 		got := p.Expect(Peer{Kind: Node, Build: build}, Target{})
 		if got.Reachable == unreachable {
 			t.Errorf("build %q: reachable = %v, want %v", build, got.Reachable, !unreachable)
+		}
+	}
+}
+
+// The documented network limitations on every line the harness supports:
+// a Windows node's host still cannot reach Service IPs (NET-21) nor a
+// NodePort through its own address (NET-27), as the current documentation
+// says; outbound NAT from Windows pods (NET-17) works with either flannel
+// back end, lifted since 1.14.
+func TestExpectOnEverySupportedLine(t *testing.T) {
+	for _, l := range kubelines.Lines() {
+		for _, cni := range []string{"flannel/vxlan", "flannel/host-gw"} {
+			p := documented(l.Version, cni)
+			if e := p.Expect(nodeWin1, serviceTargets(peerSvcWindows)[0]); e.Reachable || e.Claim != "NET-21" {
+				t.Errorf("%s %s: win-1 -> its own Service's ClusterIP: %+v, want unreachable (NET-21)", l.Version, cni, e)
+			}
+			ts := serviceTargets(peerSvcLinux, win1, win2, linCP)
+			if e := p.Expect(nodeWin1, targetByID(t, ts, "svc-linux/nodeport@"+win1)); e.Reachable || e.Claim != "NET-27" {
+				t.Errorf("%s %s: win-1 -> NodePort via itself: %+v, want unreachable (NET-27)", l.Version, cni, e)
+			}
+			if e := p.Expect(peerWinA, outsideTarget()); !e.Reachable {
+				t.Errorf("%s %s: windows pod -> outside: %+v, want reachable (NET-17 lifted in 1.14)", l.Version, cni, e)
+			}
 		}
 	}
 }

@@ -38,7 +38,7 @@ func tableMatrix(t *testing.T) *Matrix {
 		return backend(call, url)
 	})}
 	m := &Matrix{Sources: []Source{pod, node}, Targets: ts, Claims: ClaimsFor, Applies: Applicable, Workers: 2,
-		Profile: documented("v1.34.4", "flannel/vxlan")}
+		Profile: documented("v1.37.2", "flannel/vxlan")}
 	m.Run(context.Background(), nil)
 	return m
 }
@@ -245,7 +245,7 @@ func TestMarkdown(t *testing.T) {
 	md := m.Markdown()
 	ts := m.Targets
 	u := func(id string) string { return targetByID(t, ts, id).URL }
-	if !strings.HasPrefix(md, "# Network matrix\n\nCluster: Kubernetes v1.34.4, CNI flannel/vxlan.") {
+	if !strings.HasPrefix(md, "# Network matrix\n\nCluster: Kubernetes v1.37.2, CNI flannel/vxlan.") {
 		t.Errorf("Markdown does not start with the title and the cluster:\n%s", md)
 	}
 	head := "| source |"
@@ -317,7 +317,7 @@ func TestMarkdownWhenAllIsAsExpected(t *testing.T) {
 func TestReportAndWriteRoundTrip(t *testing.T) {
 	m := tableMatrix(t)
 	r := m.Report()
-	if r.ServerVersion != "v1.34.4" || r.CNI != "flannel/vxlan" {
+	if r.ServerVersion != "v1.37.2" || r.CNI != "flannel/vxlan" {
 		t.Errorf("report keys %q %q", r.ServerVersion, r.CNI)
 	}
 	if !reflect.DeepEqual(r.Sources, []Peer{peerLinA, nodeWin1}) {
@@ -372,7 +372,7 @@ func TestReportAndWriteRoundTrip(t *testing.T) {
 		t.Errorf("%d re-probed cells in the JSON, want 6", reprobed)
 	}
 	// Field names are the documented ones.
-	for _, key := range []string{`"serverVersion": "v1.34.4"`, `"cni": "flannel/vxlan"`, `"backendIPs"`, `"mode": "nodeport"`,
+	for _, key := range []string{`"serverVersion": "v1.37.2"`, `"cni": "flannel/vxlan"`, `"backendIPs"`, `"mode": "nodeport"`,
 		`"via": "win-1"`, `"viaOS": "windows"`, `"observed": "blocked"`, `"verdict": "regression"`, `"reprobed": true`, `"first": {`,
 		`"rule": "windows-host-to-local-service-ip"`, `"claim": "NET-21"`, `"claims": [`, `"repro": "repro-from`} {
 		if !strings.Contains(string(data), key) {

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/images"
@@ -87,7 +88,7 @@ func TestProbeWindows(t *testing.T) {
 	if !reflect.DeepEqual(p.Spec.Tolerations, want) {
 		t.Errorf("tolerations = %+v, want %+v", p.Spec.Tolerations, want)
 	}
-	if !p.Spec.Tolerations[0].ToleratesTaint(&WindowsTaint) {
+	if !p.Spec.Tolerations[0].ToleratesTaint(klog.Background(), &WindowsTaint, false) {
 		t.Error("Windows pod does not tolerate WindowsTaint")
 	}
 	if Probe("lin", "linux").Spec.Tolerations != nil {
@@ -132,7 +133,7 @@ func TestOnNode(t *testing.T) {
 	for i := range n.Taints[:2] {
 		tolerated := false
 		for _, tol := range p.Spec.Tolerations {
-			tolerated = tolerated || tol.ToleratesTaint(&n.Taints[i])
+			tolerated = tolerated || tol.ToleratesTaint(klog.Background(), &n.Taints[i], false)
 		}
 		if !tolerated {
 			t.Errorf("taint %+v is not tolerated", n.Taints[i])
@@ -151,7 +152,7 @@ func TestOnNodeWindowsKeepsWindowsToleration(t *testing.T) {
 	if p.Spec.NodeSelector[facts.LabelHostname] != "win-1" || p.Spec.NodeSelector[facts.LabelOS] != "windows" {
 		t.Errorf("nodeSelector = %v", p.Spec.NodeSelector)
 	}
-	if len(p.Spec.Tolerations) != 1 || !p.Spec.Tolerations[0].ToleratesTaint(&WindowsTaint) {
+	if len(p.Spec.Tolerations) != 1 || !p.Spec.Tolerations[0].ToleratesTaint(klog.Background(), &WindowsTaint, false) {
 		t.Errorf("tolerations = %+v, want only the Windows one", p.Spec.Tolerations)
 	}
 }

@@ -49,7 +49,7 @@ func reportDir(t *testing.T) string {
 	cell.Repro = nastyRepro
 	documented := reporttest.Cell("linux-a", "svc/cluster-ip", netmatrix.OK, netmatrix.Blocked)
 	documented.Expect = netmatrix.Expectation{Reason: "a <documented> limitation", Doc: "seed 001"}
-	matrix := &netmatrix.Report{ServerVersion: "v1.34.4", CNI: "flannel/vxlan",
+	matrix := &netmatrix.Report{ServerVersion: "v1.37.2", CNI: "flannel/vxlan",
 		Sources: []netmatrix.Peer{{Name: "linux-a", Kind: netmatrix.Pod, OS: "linux", Node: "w1"}, {Name: "outside", Kind: netmatrix.External}},
 		Targets: []netmatrix.Target{{Peer: netmatrix.Peer{Name: "linux-b", Kind: netmatrix.Pod}, Mode: netmatrix.PodIP, URL: "http://10.0.0.2:8080/json"},
 			{Peer: netmatrix.Peer{Name: "svc", Kind: netmatrix.Service}, Mode: netmatrix.ClusterIP, URL: "http://10.96.0.9/json"}},

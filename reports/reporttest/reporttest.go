@@ -41,10 +41,10 @@ func Twin() Claim {
 }
 
 // LinuxCluster is the default kind cluster: two Linux nodes, no Windows node.
-var LinuxCluster = reports.ClusterView{Known: true, ServerVersion: "v1.34.4", CNI: "flannel/vxlan", LinuxNodes: 2}
+var LinuxCluster = reports.ClusterView{Known: true, ServerVersion: "v1.37.2", CNI: "flannel/vxlan", LinuxNodes: 2}
 
 // HybridCluster has two Linux nodes and two Windows nodes of build 10.0.20348.
-var HybridCluster = reports.ClusterView{Known: true, ServerVersion: "v1.34.4", CNI: "flannel/vxlan", LinuxNodes: 2, WindowsNodes: 2, WindowsBuilds: []string{"10.0.20348"}}
+var HybridCluster = reports.ClusterView{Known: true, ServerVersion: "v1.37.2", CNI: "flannel/vxlan", LinuxNodes: 2, WindowsNodes: 2, WindowsBuilds: []string{"10.0.20348"}}
 
 // Summary is a summary of every claim of the catalogue: each skipped
 // (no-windows-node) unless set names it.

@@ -2,7 +2,6 @@ package config
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -15,6 +14,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 // The examples of the documents: seed 000's mysecret and example-config,
@@ -151,42 +151,44 @@ func expectEnv(ctx context.Context, f *framework.Framework, pod *corev1.Pod, c f
 
 // checkVolume starts p and reads each key of data from its volume. A Windows
 // pod records in the ledger what became of claim's documented limitation
-// (the pod ran and read every key back, or what stopped it); a Linux pod,
-// the twin, must read every key back: it checks the fixtures and the
-// reading, and says nothing of the Windows limitation.
+// (verdicts.ConfigVolume decides from the pod's start and the reads); a
+// Linux pod, the twin, must read every key back: it checks the fixtures
+// and the reading, and says nothing of the Windows limitation.
 func checkVolume(ctx context.Context, f *framework.Framework, os string, p *corev1.Pod, volume string, data []fixtures.KeyValue, claim string) {
-	observed, err := readVolume(ctx, f, p, volume, data)
-	if os != windows {
-		framework.ExpectNoError(err)
-		framework.Logf("%s", observed)
-		return
-	}
+	mount, reads, start := readVolume(ctx, f, p, volume, data)
 	if ctx.Err() != nil {
 		return // interrupted: nothing was observed
 	}
-	e := e2e.Limitation(ctx, f, claim)
-	e.Observed, e.Evidence = ledger.Works, observed
-	if err != nil {
-		e.Observed, e.Evidence = ledger.Limited, err.Error()
+	o, err := verdicts.ConfigVolume(start, mount, reads)
+	if os != windows {
+		framework.ExpectNoError(err)
+		gomega.Expect(o.Behaviour).To(gomega.Equal(ledger.Works), "%s", o.Evidence)
+		framework.Logf("%s", o.Evidence)
+		return
 	}
+	framework.ExpectNoError(err)
+	e := e2e.Limitation(ctx, f, claim)
+	o.Apply(&e)
 	e2e.RecordLimitation(ctx, f, e)
 }
 
-func readVolume(ctx context.Context, f *framework.Framework, p *corev1.Pod, volume string, data []fixtures.KeyValue) (string, error) {
+// readVolume starts p and reads each key of data from its file under the
+// volume's mount, until a read fails: the mount, the reads, and why the
+// pod did not start (nil when it ran).
+func readVolume(ctx context.Context, f *framework.Framework, p *corev1.Pod, volume string, data []fixtures.KeyValue) (string, []verdicts.FileRead, error) {
 	pod, err := e2e.TryStart(ctx, f, p)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	mount := mountPath(pod, volume)
+	var reads []verdicts.FileRead
 	for _, kv := range data {
 		path := fixtures.Join(mount, kv.Key)
 		got, stderr, err := e2e.Tool(ctx, f, pod, "", "cat", path)
+		reads = append(reads, verdicts.FileRead{Path: path, Want: kv.Value, Got: got, Err: err, Exit: e2e.ExitStatus(err), Stderr: stderr})
 		if err != nil {
-			return "", fmt.Errorf("reading %s in the container: %w (%s)", path, err, stderr)
-		}
-		if got != kv.Value {
-			return "", fmt.Errorf("%s in the container holds %q, want %q", path, got, kv.Value)
+			break
 		}
 	}
-	return fmt.Sprintf("the pod ran and each of the %d keys read back, exactly, from its file under %s", len(data), mount), nil
+	return mount, reads, nil
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,7 @@ import (
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/framework/verdicts"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -45,9 +47,12 @@ const (
 	windowsOS = labels.Windows
 )
 
-// machines loads the inventory and connects to its machines, or skips;
-// the spec's evidence is then the real machines (windows-machine).
-func machines() (*inventory.Inventory, map[string]*remote.WinRM) {
+// machines loads the inventory and connects to its machines, or skips,
+// and asks each what it is (windows.Identify): the spec's evidence is the
+// real machines (windows-machine, with the build each reported), recorded
+// only once every one answered. A machine that cannot say what it is (one
+// the harness simulates, say) fails the spec.
+func machines(ctx context.Context) (*inventory.Inventory, map[string]*remote.WinRM, map[string]windows.Identity) {
 	if e2e.Options.Inventory == "" {
 		skips.Skip(skips.NoInventory)
 	}
@@ -55,12 +60,16 @@ func machines() (*inventory.Inventory, map[string]*remote.WinRM) {
 	framework.ExpectNoError(err)
 	conns, err := windows.Connect(inv)
 	framework.ExpectNoError(err)
-	var names []string
+	ids := map[string]windows.Identity{}
+	var on []evidence.On
 	for _, m := range inv.Machines {
-		names = append(names, m.Name)
+		id, err := windows.Identify(ctx, conns[m.Name])
+		framework.ExpectNoError(err, "machine %s did not say what it is over WinRM", m.Name)
+		ids[m.Name] = id
+		on = append(on, evidence.On{Name: fmt.Sprintf("%s (%s, %s)", m.Name, id.Caption, id.Build), Build: id.Build})
 	}
-	evidence.Add(claims.WindowsMachine, "Windows machine(s) "+strings.Join(names, ", ")+" over WinRM")
-	return inv, conns
+	evidence.AddOn(claims.WindowsMachine, "Windows machine(s) that answered over WinRM:", on...)
+	return inv, conns, ids
 }
 
 // fleetOptions join and reset the machines over the suite's connections,
@@ -90,9 +99,8 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 			v, err := f.ClientSet.Discovery().ServerVersion()
 			framework.ExpectNoError(err)
 			version, _, _ := strings.Cut(v.GitVersion, "+")
-			if want := e2e.Options.ExpectVersion; want != "" {
-				gomega.Expect(version).To(gomega.Equal(want), "the API server runs %s, the cluster was made at %s", version, want)
-			}
+			partial, err := verdicts.ControlPlaneVersion(version, e2e.Options.ExpectVersion)
+			framework.ExpectNoError(err)
 			cfg, err := framework.LoadConfig()
 			framework.ExpectNoError(err)
 			u, err := url.Parse(cfg.Host)
@@ -108,29 +116,12 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 				framework.ExpectNoError(cert.VerifyHostname(n), "the API server's certificate is not valid for %q, which machines use to reach it", n)
 			}
 			framework.Logf("API server %s at %s; certificate valid for %v (DNS %v, IP %v)", version, u.Host, names, cert.DNSNames, cert.IPAddresses)
-			evidence.Addf(claims.Linux, "the cluster's API server %s at %s", version, u.Host)
-		})
-
-	ginkgo.DescribeTable("INF-06: flannel networks the pods of every node", func(ctx context.Context, os string) {
-		fs := e2e.Facts(ctx, f)
-		e2e.Nodes(fs, os, 1)
-		ds := flannelDaemonSet(ctx, f, os)
-		gomega.Expect(ds.Status.NumberReady).To(gomega.Equal(ds.Status.DesiredNumberScheduled), "flannel %s/%s: %d of %d ready", ds.Namespace, ds.Name, ds.Status.NumberReady, ds.Status.DesiredNumberScheduled)
-		for _, n := range fs.Select(facts.Query{OS: os, Real: true}) {
-			node, err := f.ClientSet.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-			framework.ExpectNoError(err)
-			backend := node.Annotations["flannel.alpha.coreos.com/backend-type"]
-			gomega.Expect(backend).NotTo(gomega.BeEmpty(), "node %s carries no flannel back end: flannel has not set it up", n.Name)
-			if backend == "vxlan" {
-				var data struct{ VNI int }
-				framework.ExpectNoError(json.Unmarshal([]byte(node.Annotations["flannel.alpha.coreos.com/backend-data"]), &data))
-				gomega.Expect(data.VNI).To(gomega.Equal(4096), "node %s: vxlan VNI %d; Windows nodes need 4096", n.Name, data.VNI)
+			if partial != "" {
+				evidence.PartialOn(claims.Linux, fmt.Sprintf("the cluster's API server %s at %s", version, u.Host), partial)
+			} else {
+				evidence.Addf(claims.Linux, "the cluster's API server %s at %s", version, u.Host)
 			}
-			framework.Logf("node %s (%s): flannel %s, %s", n.Name, os, backend, node.Annotations["flannel.alpha.coreos.com/backend-data"])
-		}
-	},
-		e2e.OSEntries("INF-06"),
-	)
+		})
 
 	ginkgo.It("INF-09: Windows machines of different builds join one cluster, each labelled with its build", labels.For("INF-09", corev1.Windows), func(ctx context.Context) {
 		nodes := e2e.Nodes(e2e.Facts(ctx, f), windowsOS, 2)
@@ -145,19 +136,18 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 	})
 
-	ginkgo.It("INF-02: each inventory machine is a Ready node with kubernetes.io/os=windows", labels.For("INF-02", corev1.Windows), func(ctx context.Context) {
-		inv, _ := machines()
+	ginkgo.It("INF-02: each inventory machine joined: its node is a Ready Windows node that its own kubelet runs", labels.For("INF-02", corev1.Windows), func(ctx context.Context) {
+		inv, _, ids := machines(ctx)
 		for _, m := range inv.Machines {
 			n, err := f.ClientSet.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
 			framework.ExpectNoError(err, "machine %s is no node: run winconform join --inventory %s", m.Name, e2e.Options.Inventory)
-			fn := facts.FromNode(n)
-			gomega.Expect(fn.OS).To(gomega.Equal(windowsOS), "node %s", m.Name)
-			gomega.Expect(fn.Ready).To(gomega.BeTrue(), "node %s is not Ready", m.Name)
+			framework.ExpectNoError(ids[m.Name].Joined(n), "machine %s", m.Name)
+			framework.Logf("machine %s (%s, build %s, systemUUID %s) is node %s", m.Name, ids[m.Name].Caption, ids[m.Name].Build, ids[m.Name].SystemUUID, n.Name)
 		}
 	})
 
 	ginkgo.It("INF-03: the node's services started in the documented order, as the machine tells", labels.For("INF-03", corev1.Windows), func(ctx context.Context) {
-		inv, conns := machines()
+		inv, conns, _ := machines(ctx)
 		for _, m := range inv.Machines {
 			res, err := conns[m.Name].RunPS(ctx, "process start times", startTimesScript)
 			framework.ExpectNoError(err, "machine %s", m.Name)
@@ -170,7 +160,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 	})
 
 	ginkgo.It("INF-04: joining a joined machine again changes nothing", labels.For("INF-04", corev1.Windows), func(ctx context.Context) {
-		inv, conns := machines()
+		inv, conns, _ := machines(ctx)
 		results, _ := windows.JoinAll(ctx, inv.Machines, controlPlane(f), fleetOptions(conns))
 		gomega.Expect(results).To(gomega.HaveLen(len(inv.Machines)), "the join stopped before every machine was tried")
 		for _, r := range results {
@@ -186,7 +176,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 	})
 
 	ginkgo.It("INF-05: a reset machine leaves the cluster cleanly and can join again", labels.For("INF-05", corev1.Windows), func(ctx context.Context) {
-		inv, conns := machines()
+		inv, conns, _ := machines(ctx)
 		if !e2e.Options.Disruptive {
 			skips.Skip(skips.Reason{Key: "not-disruptive", Text: "resetting and rejoining machines is disruptive: pass --disruptive to allow it"})
 		}
@@ -196,7 +186,9 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		gomega.Expect(reset).To(gomega.HaveLen(1), "resetting %s: %v", m.Name, err)
 		framework.ExpectNoError(reset[0].Err, "resetting %s", m.Name)
 		_, err = f.ClientSet.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
-		gomega.Expect(err).To(gomega.HaveOccurred(), "node %s is still there after the reset", m.Name)
+		gone, err := verdicts.NodeGone(err)
+		framework.ExpectNoError(err, "reading node %s after the reset", m.Name)
+		gomega.Expect(gone).To(gomega.BeTrue(), "node %s is still there after the reset", m.Name)
 		joined, err := windows.JoinAll(ctx, inv.Machines[:1], cp, fleetOptions(conns))
 		gomega.Expect(joined).To(gomega.HaveLen(1), "joining %s again after the reset: %v", m.Name, err)
 		framework.ExpectNoError(joined[0].Err, "joining %s again after the reset", m.Name)
@@ -204,7 +196,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 	})
 
 	ginkgo.It("INF-08: the Defender exclusions cover the runtime and node binaries", labels.For("INF-08", corev1.Windows), func(ctx context.Context) {
-		inv, conns := machines()
+		inv, conns, _ := machines(ctx)
 		paths, processes := windows.DefenderExclusions()
 		checked := 0
 		for _, m := range inv.Machines {
@@ -228,6 +220,54 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 			skips.Skip(skips.Reason{Key: "no-defender-machine", Text: "no inventory machine asks for Defender exclusions (defenderExclusions: true)"})
 		}
 	})
+})
+
+var _ = ginkgo.Describe("flannel", labels.Suite("infra"), func() {
+	f := e2e.NewFramework("infra-flannel")
+
+	ginkgo.DescribeTable("INF-06: flannel networks pods across Linux and Windows nodes", func(ctx context.Context, os string) {
+		fs := e2e.Facts(ctx, f)
+		node := e2e.Nodes(fs, os, 1)[0]
+		ginkgo.By("the API's state: flannel's DaemonSet ready, each node's back end set up")
+		ds := flannelDaemonSet(ctx, f, os)
+		gomega.Expect(ds.Status.NumberReady).To(gomega.Equal(ds.Status.DesiredNumberScheduled), "flannel %s/%s: %d of %d ready", ds.Namespace, ds.Name, ds.Status.NumberReady, ds.Status.DesiredNumberScheduled)
+		for _, n := range fs.Select(facts.Query{OS: os, Real: true}) {
+			node, err := f.ClientSet.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			framework.ExpectNoError(err)
+			backend := node.Annotations["flannel.alpha.coreos.com/backend-type"]
+			gomega.Expect(backend).NotTo(gomega.BeEmpty(), "node %s carries no flannel back end: flannel has not set it up", n.Name)
+			if backend == "vxlan" {
+				var data struct{ VNI int }
+				framework.ExpectNoError(json.Unmarshal([]byte(node.Annotations["flannel.alpha.coreos.com/backend-data"]), &data))
+				gomega.Expect(data.VNI).To(gomega.Equal(4096), "node %s: vxlan VNI %d; Windows nodes need 4096", n.Name, data.VNI)
+			}
+			framework.Logf("node %s (%s): flannel %s, %s", n.Name, os, backend, node.Annotations["flannel.alpha.coreos.com/backend-data"])
+		}
+
+		// The claim is about pod traffic across the OSes: the API's
+		// state is only part of it.
+		peerOS := windowsOS
+		if os == windowsOS {
+			peerOS = linux
+		}
+		if len(fs.Select(facts.Query{OS: peerOS, Real: true})) == 0 {
+			partial, err := verdicts.CrossOS(fmt.Sprintf("the cluster has no real %s node to reach from node %s", peerOS, node.Name), nil)
+			framework.ExpectNoError(err)
+			evidence.PartialOn(e2e.NodeLevel(os), "flannel's state on", partial, e2e.On(node)...)
+			return
+		}
+		peer := e2e.Nodes(fs, peerOS, 1)[0]
+		ginkgo.By(fmt.Sprintf("pod traffic from a %s pod on %s to a %s pod on %s", os, node.Name, peerOS, peer.Name))
+		pods := e2e.StartPods(ctx, f, ospod.Probe("flannel-from", os, ospod.OnNode(node)), ospod.Probe("flannel-to", peerOS, ospod.OnNode(peer)))
+		target := fmt.Sprintf("http://%s/json", net.JoinHostPort(pods[1].Status.PodIP, strconv.Itoa(ospod.HTTPPort)))
+		r := e2e.Connect(ctx, f, pods[0], target)[0]
+		partial, err := verdicts.CrossOS("", &r)
+		framework.ExpectNoError(err)
+		gomega.Expect(partial).To(gomega.BeEmpty())
+		framework.Logf("%s pod %s on %s reached %s pod %s on %s: %s", os, pods[0].Name, node.Name, peerOS, pods[1].Name, peer.Name, r.Describe())
+	},
+		e2e.OSEntries("INF-06"),
+	)
 })
 
 var _ = ginkgo.Describe("kube-proxy's mode", labels.Suite("infra"), func() {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 const (
@@ -38,23 +39,23 @@ func oneLine(err error) string {
 }
 
 // waitingReason describes why the pod's first container is not running.
-func waitingReason(p *corev1.Pod) string {
-	if p == nil || len(p.Status.ContainerStatuses) == 0 {
-		if p != nil {
-			return fmt.Sprintf("phase %s, no container status", p.Status.Phase)
-		}
-		return "no pod"
+func waitingReason(p *corev1.Pod) string { return verdicts.State(p) }
+
+// podsState describes where the pods that selector selects are, for the
+// ledger: each pod's state (verdicts.State).
+func podsState(ctx context.Context, f *framework.Framework, selector string) string {
+	pods, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return fmt.Sprintf("listing the pods %s: %v", selector, err)
 	}
-	s := p.Status.ContainerStatuses[0].State
-	switch {
-	case s.Waiting != nil:
-		return s.Waiting.Reason + ": " + s.Waiting.Message
-	case s.Terminated != nil:
-		return fmt.Sprintf("terminated %s (exit %d): %s", s.Terminated.Reason, s.Terminated.ExitCode, s.Terminated.Message)
-	case s.Running != nil:
-		return "running"
+	if len(pods.Items) == 0 {
+		return "no pod " + selector
 	}
-	return "unknown"
+	var out []string
+	for i := range pods.Items {
+		out = append(out, pods.Items[i].Name+": "+verdicts.State(&pods.Items[i]))
+	}
+	return strings.Join(out, "; ")
 }
 
 func ptr[T any](v T) *T { return &v }

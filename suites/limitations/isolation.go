@@ -12,12 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
+	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 	"github.com/winconform/winconform/images"
 )
 
@@ -99,6 +101,8 @@ func buildMismatch(reason string) bool {
 
 var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations"), func() {
 	f := e2e.NewFramework("win-isolation")
+	// The utility VMs are counted from a HostProcess pod.
+	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
 
 	ginkgo.It("runs containers with process isolation only, not Hyper-V isolation", labels.For("LIM-03", corev1.Windows), func(ctx context.Context) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
@@ -117,17 +121,21 @@ var _ = ginkgo.Describe("Windows container isolation", labels.Suite("limitations
 		framework.ExpectNoError(err)
 		ran, got := outcome(ctx, f, p.Name, "CreateContainerError", "RunContainerError", "CreateContainerConfigError", "CrashLoopBackOff")
 		reason := waitingReason(got) + " " + podEvents(ctx, f, p.Name)
-		e := e2e.Limitation(ctx, f, "LIM-03")
-		switch {
-		case ran:
-			e.Observed, e.Evidence = ledger.Works, fmt.Sprintf("a pod with RuntimeClass handler %s ran on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild)
-		case refusedHandler(reason):
-			e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("a pod with RuntimeClass handler %s on %s was refused for its handler: %s", hypervHandler, node.Name, reason)
-		default:
-			// A pod that neither ran nor was refused for its handler (still
-			// pulling, stuck, failed otherwise) says nothing of isolation.
-			e.Observed, e.Evidence = ledger.Unobserved, fmt.Sprintf("a pod with RuntimeClass handler %s on %s neither ran nor was refused for its handler within %s: %s", hypervHandler, node.Name, startTimeout, reason)
+		if ctx.Err() != nil {
+			return // interrupted: nothing was observed
 		}
+		run := verdicts.HyperVRun{
+			What: fmt.Sprintf("a pod with RuntimeClass handler %s on %s (build %s)", hypervHandler, node.Name, node.WindowsBuild),
+			Ran:  ran, Refused: refusedHandler(reason), Reason: reason,
+		}
+		if ran {
+			// Running says nothing of how it is isolated: the utility VM
+			// it runs in does (or its absence: process isolation).
+			run.Counted = true
+			run.VMs, run.VMErr = utilityVMs(ctx, f, node.Name)
+		}
+		e := e2e.Limitation(ctx, f, "LIM-03")
+		verdicts.HyperV(run).Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 	})
 

@@ -3,7 +3,6 @@ package limitations
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 // securitySetting is one Linux-only security setting, set on a pod.
@@ -163,27 +163,23 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		p := osPod("linux-only", windows)
 		s.set(p)
 		got, err := dryRun(ctx, f, p)
-		var observed ledger.Behaviour
-		var evidence string
-		switch {
-		case err != nil:
+		setting := verdicts.LinuxOnlySetting{Field: s.field}
+		if err != nil {
 			gomega.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "refused, but not by validation: %v", err)
 			gomega.Expect(err.Error()).To(gomega.ContainSubstring(s.field), "the error does not name the field")
-			observed, evidence = ledger.Limited, "refused: "+oneLine(err)
-		case !s.kept(got):
-			observed, evidence = ledger.Limited, fmt.Sprintf("accepted, but %s was dropped from the stored pod (a disabled feature gate)", s.field)
-		default:
-			observed, evidence = ledger.Works, fmt.Sprintf("a Windows pod with %s was accepted and kept it", s.field)
+			setting.Refused = oneLine(err)
+		} else {
+			setting.WindowsKept = s.kept(got)
 		}
 		ginkgo.By("the same setting in a Linux pod is accepted (dry run)")
 		lp := osPod("linux-only", linux)
 		s.set(lp)
-		_, lerr := dryRun(ctx, f, lp)
+		lgot, lerr := dryRun(ctx, f, lp)
 		framework.ExpectNoError(lerr, "the Linux twin with %s", s.field)
-		evidence += "; a Linux pod with it is accepted"
+		setting.LinuxKept = s.kept(lgot)
 		e := e2e.Limitation(ctx, f, "LIM-02")
 		e.Limitation += " (" + s.field + ")"
-		e.Observed, e.Evidence = observed, evidence
+		verdicts.LinuxOnly(setting).Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 	}, entries)
 

@@ -22,10 +22,13 @@ import (
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
-// What the upstream Windows specs (test/e2e/windows: security_context.go,
-// hyperv.go, container_stop_signals.go) check of the limits of Windows pods.
+// What the upstream specs (test/e2e/windows: security_context.go,
+// hyperv.go; test/e2e/common/node/lifecycle_hook.go's ContainerStopSignals
+// specs, with the Windows signals of the API's validation) check of the
+// limits of Windows pods, read at v1.37.2.
 
 // stopSignalField is the field the API server names when it refuses a stop signal.
 const stopSignalField = "spec.containers[0].lifecycle.stopSignal"
@@ -80,7 +83,7 @@ var _ = ginkgo.Describe("Windows stop signals", labels.Suite("limitations"), fun
 			// A field behind a disabled gate is dropped before validation:
 			// every signal would pass, which shows nothing.
 			v, _ := f.ClientSet.Discovery().ServerVersion()
-			skips.Skip(skips.FeatureGateOff, fmt.Sprintf("ContainerStopSignals: the API server (%s) dropped lifecycle.stopSignal from the pod it accepted (the gate is alpha and off by default in 1.33 and 1.34)", v))
+			skips.Skip(skips.FeatureGateOff, fmt.Sprintf("ContainerStopSignals: the API server (%s) dropped lifecycle.stopSignal from the pod it accepted (the gate is alpha and off by default from 1.33 through 1.37)", v))
 		}
 		e2e.API("dry-run creates of Windows pods with stop signals, and of their Linux twins")
 		for _, sig := range windowsStopSignals {
@@ -192,22 +195,15 @@ var _ = ginkgo.Describe("Windows pods the upstream specs check", labels.Suite("l
 			return
 		}
 		e := e2e.Limitation(ctx, f, "LIM-11")
-		switch {
-		case ran:
-			vms, err := utilityVMs(ctx, f, node.Name)
-			switch {
-			case err != nil:
-				e.Observed, e.Evidence = ledger.Unobserved, fmt.Sprintf("the pod with RuntimeClass %s (handler %s) ran on %s, but the node's compute processes could not be listed: %v", rcName, hypervHandler, node.Name, err)
-			case vms == 0:
-				e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("the pod with RuntimeClass %s (handler %s) ran on %s without a utility VM: it is not Hyper-V isolated", rcName, hypervHandler, node.Name)
-			default:
-				e.Observed, e.Evidence = ledger.Works, fmt.Sprintf("the pod with RuntimeClass %s (handler %s) ran on %s in a utility VM (%d VirtualMachine compute process(es) of containerd-shim-runhcs-v1.exe)", rcName, hypervHandler, node.Name, vms)
-			}
-		case refusedHandler(reason):
-			e.Observed, e.Evidence = ledger.Limited, fmt.Sprintf("the pod with RuntimeClass %s on %s was refused for its handler %s: %s", rcName, node.Name, hypervHandler, reason)
-		default:
-			e.Observed, e.Evidence = ledger.Unobserved, fmt.Sprintf("the pod with RuntimeClass %s on %s neither ran nor was refused for its handler within %s: %s", rcName, node.Name, startTimeout, reason)
+		run := verdicts.HyperVRun{
+			What: fmt.Sprintf("the pod with RuntimeClass %s (handler %s) on %s", rcName, hypervHandler, node.Name),
+			Ran:  ran, Refused: refusedHandler(reason), Reason: reason,
 		}
+		if ran {
+			run.Counted = true
+			run.VMs, run.VMErr = utilityVMs(ctx, f, node.Name)
+		}
+		verdicts.HyperV(run).Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 	})
 })
@@ -224,26 +220,13 @@ func linuxFieldRefusal(reason string) bool {
 	return false
 }
 
-// The exit statuses of the utility VM count.
-const (
-	exitNoVM           = 1
-	exitNoComputeTools = 3
-)
-
-// utilityVMScript counts the host's Hyper-V utility VMs of the Windows
-// containerd shim (the Host Compute Service's VirtualMachine compute
-// processes), exiting exitNoVM when there are none.
-var utilityVMScript = fmt.Sprintf(`if (-not (Get-Command Get-ComputeProcess -ErrorAction SilentlyContinue)) { exit %d }
-$vms = @(Get-ComputeProcess | Where-Object { $_.Type -eq 'VirtualMachine' -and $_.Owner -eq 'containerd-shim-runhcs-v1.exe' })
-Write-Output $vms.Count
-if ($vms.Count -lt 1) { exit %d }`, exitNoComputeTools, exitNoVM)
-
 // utilityVMs counts the Hyper-V utility VMs of containerd on node, from a
-// HostProcess pod there; an error when they could not be counted.
+// HostProcess pod there (verdicts.UtilityVMScript, verdicts.UtilityVMs);
+// an error when they could not be counted.
 func utilityVMs(ctx context.Context, f *framework.Framework, node string) (int, error) {
 	p := hostProcessPod("count-utility-vms")
 	p.Spec.NodeSelector[facts.LabelHostname] = node
-	p.Spec.Containers[0].Command = []string{`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoProfile", "-NonInteractive", "-Command", utilityVMScript}
+	p.Spec.Containers[0].Command = []string{`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoProfile", "-NonInteractive", "-Command", verdicts.UtilityVMScript}
 	_, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return 0, err
@@ -260,17 +243,11 @@ func utilityVMs(ctx context.Context, f *framework.Framework, node string) (int, 
 		return 0, fmt.Errorf("the HostProcess pod did not finish within %s: %s", hostProcessTimeout, waitingReason(got))
 	}
 	logs, _ := f.ClientSet.CoreV1().Pods(f.Namespace.Name).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if got.Status.Phase == corev1.PodSucceeded {
-		var n int
-		if _, err := fmt.Sscan(strings.TrimSpace(string(logs)), &n); err != nil {
-			return 0, fmt.Errorf("the count printed %q: %w", logs, err)
-		}
-		return n, nil
-	}
+	exit := int32(-1)
 	for _, st := range got.Status.ContainerStatuses {
-		if t := st.State.Terminated; t != nil && t.ExitCode == exitNoVM {
-			return 0, nil
+		if t := st.State.Terminated; t != nil {
+			exit = t.ExitCode
 		}
 	}
-	return 0, fmt.Errorf("the HostProcess pod failed: %s; output %q", waitingReason(got), strings.TrimSpace(string(logs)))
+	return verdicts.UtilityVMs(got.Status.Phase, exit, string(logs))
 }

@@ -2,9 +2,6 @@ package limitations
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -17,12 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/kwok/kwokspec"
 	"github.com/winconform/winconform/framework/labels"
-	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/nodeagent"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 // podTemplate is the probe pod of os as a template labelled app=name.
@@ -66,6 +64,10 @@ func targetsNode(p corev1.Pod, node string) bool {
 // own kube-flannel-ds-windows) is not (framework/nodeagent).
 func isNodeAgent(ds appsv1.DaemonSet) (string, bool) { return nodeagent.Linux(ds) }
 
+// hpaTimeout bounds the wait for the HPAs' verdicts, after their pods are
+// Ready: the metrics' warm-up (verdicts.HPAWarmUp) and a few syncs.
+const hpaTimeout = 5 * time.Minute
+
 var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite("limitations"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	f := e2e.NewFramework("win-workloads")
 	var win *kwokspec.Windows
@@ -75,7 +77,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	})
 
 	ginkgo.It("runs a StatefulSet on Windows nodes", labels.ForSimulated("LIM-05"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		cs, ns := f.ClientSet, f.Namespace.Name
 		_, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -94,37 +96,36 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		}
 		_, err = cs.AppsV1().StatefulSets(ns).Create(ctx, ss, metav1.CreateOptions{})
 		framework.ExpectNoError(err, "the API server refused a StatefulSet of Windows pods")
+		// The pods start one after the other (OrderedReady), each as long
+		// as a Windows pod takes; those not Ready when the wait ends
+		// decide nothing (verdicts.StatefulSet).
 		var got *appsv1.StatefulSet
-		_ = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, e2e.StartTimeout(windows)+e2e.PodStartTimeout, true, func(ctx context.Context) (bool, error) {
 			got, err = cs.AppsV1().StatefulSets(ns).Get(ctx, "web", metav1.GetOptions{})
 			return err == nil && got.Status.ReadyReplicas == 2, nil
 		})
+		if ctx.Err() != nil {
+			return // interrupted: nothing was observed
+		}
 		if got == nil {
 			framework.Failf("reading StatefulSet web: %v", err)
 		}
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		framework.ExpectNoError(err)
-		var placed []string
-		ordered := true
 		for _, p := range pods.Items {
-			placed = append(placed, fmt.Sprintf("%s on %s (%s)", p.Name, p.Spec.NodeName, p.Status.Phase))
-			ordered = ordered && (p.Name == "web-0" || p.Name == "web-1") && p.Spec.Hostname == p.Name && p.Spec.Subdomain == "web"
-			gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "StatefulSet pod %s is on %s, not a Windows node", p.Name, p.Spec.NodeName)
-		}
-		sort.Strings(placed)
-		observed, evidence := ledger.Limited, fmt.Sprintf("StatefulSet web: %d/2 ready; pods %v", got.Status.ReadyReplicas, placed)
-		if got.Status.ReadyReplicas == 2 && ordered {
-			observed = ledger.Works
-			evidence = fmt.Sprintf("StatefulSet web: 2/2 ready, stable names and DNS identities (hostname = pod name, subdomain web): %s", strings.Join(placed, ", "))
+			if p.Spec.NodeName != "" {
+				gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "StatefulSet pod %s is on %s, not a Windows node", p.Name, p.Spec.NodeName)
+			}
 		}
 		win.Mark("the StatefulSet controller and the scheduler are real; the pods' Running state comes from kwok, not from a Windows kubelet")
 		e := e2e.Limitation(ctx, f, "LIM-05")
-		e.Observed, e.Evidence, e.Simulated = observed, evidence, win.Simulated
+		verdicts.StatefulSet(verdicts.StatefulSetRun{Name: "web", Replicas: 2, Ready: got.Status.ReadyReplicas, Pods: pods.Items}).Apply(&e)
+		e.Simulated = win.Simulated
 		e2e.RecordLimitation(ctx, f, e)
 	})
 
 	ginkgo.It("accepts a HorizontalPodAutoscaler for Windows pods and reports its conditions", labels.ForSimulated("LIM-06"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		cs, ns := f.ClientSet, f.Namespace.Name
 		_, metricsErr := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
 		metricsServed := metricsErr == nil
@@ -156,43 +157,54 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 			_, err = cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "the API server refused an HPA for the %s Deployment", os)
 		}
+		// An HPA measures Ready pods only: the Deployments' pods first.
+		unready := map[string]string{}
 		for _, os := range []string{windows, linux} {
 			name := "hpa-" + os
-			err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-				h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return false, nil
-				}
-				conds[os] = h.Status.Conditions
-				return condition(h.Status.Conditions, autoscalingv2.AbleToScale) != nil && condition(h.Status.Conditions, autoscalingv2.ScalingActive) != nil, nil
+			err := wait.PollUntilContextTimeout(ctx, 3*time.Second, e2e.StartTimeout(os), true, func(ctx context.Context) (bool, error) {
+				d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+				return err == nil && d.Status.AvailableReplicas >= 1, nil
 			})
-			framework.ExpectNoError(err, "the HPA controller reported no AbleToScale and ScalingActive conditions for %s: %v", name, conds[os])
+			if err != nil {
+				unready[os] = podsState(ctx, f, "app="+name)
+			}
 		}
-		w, l := condition(conds[windows], autoscalingv2.ScalingActive), condition(conds[linux], autoscalingv2.ScalingActive)
-		describe := func(c *autoscalingv2.HorizontalPodAutoscalerCondition) string {
-			return fmt.Sprintf("ScalingActive=%s (%s: %s)", c.Status, c.Reason, c.Message)
+		if ctx.Err() != nil {
+			return // interrupted: nothing was observed
 		}
-		evidence := fmt.Sprintf("the API server accepted the HPA and the controller reports AbleToScale=%s, %s for the Windows Deployment; the Linux twin: %s; metrics.k8s.io served: %v",
-			condition(conds[windows], autoscalingv2.AbleToScale).Status, describe(w), describe(l), metricsServed)
+		// Then the HPAs' conditions, until the Windows HPA computes a
+		// replica count, or its Linux twin has been computing them for
+		// the metrics' warm-up: ScalingActive appears False on both while
+		// the metrics API has no figures for the new pods yet.
+		var linuxSince time.Time
+		_ = wait.PollUntilContextTimeout(ctx, 5*time.Second, hpaTimeout, true, func(ctx context.Context) (bool, error) {
+			for _, os := range []string{windows, linux} {
+				if h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "hpa-"+os, metav1.GetOptions{}); err == nil {
+					conds[os] = h.Status.Conditions
+				}
+			}
+			if c := verdicts.Condition(conds[linux], autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionTrue && linuxSince.IsZero() {
+				linuxSince = time.Now()
+			}
+			w := verdicts.Condition(conds[windows], autoscalingv2.ScalingActive)
+			return !metricsServed || w != nil && w.Status == corev1.ConditionTrue || !linuxSince.IsZero() && time.Since(linuxSince) >= verdicts.HPAWarmUp, nil
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		run := verdicts.HPARun{MetricsServed: metricsServed, Windows: conds[windows], Linux: conds[linux], WindowsUnready: unready[windows]}
+		if !linuxSince.IsZero() {
+			run.LinuxActiveFor = time.Since(linuxSince)
+		}
 		e := e2e.Limitation(ctx, f, "LIM-06")
-		e.Evidence, e.Simulated = evidence, win.Simulated
-		switch {
-		case !metricsServed:
-			// No HPA can scale without a metrics API, Windows or Linux: what
-			// is seen is the cluster's lack, not Windows'.
-			e.Observed = ledger.Unobserved
-			e.Evidence = "this cluster serves no metrics API (metrics.k8s.io), so no HPA can scale anything: " + evidence
-		case w.Status == corev1.ConditionTrue:
-			e.Observed = ledger.Works
-		default:
-			e.Observed = ledger.Limited
-		}
+		verdicts.HPA(run).Apply(&e)
+		e.Simulated = win.Simulated
 		win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
 		e2e.RecordLimitation(ctx, f, e)
 	})
 
 	ginkgo.It("keeps Linux-only DaemonSets (kube-proxy, the CNI agent) off Windows nodes, with none of their pods Pending there", labels.ForClaim("LIM-08"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		cs := f.ClientSet
 		list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
@@ -237,12 +249,3 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		win.Mark("the DaemonSet controller and the scheduler are real and see the simulated nodes' Windows labels; kwok nodes run no pods of their own")
 	})
 })
-
-func condition(cs []autoscalingv2.HorizontalPodAutoscalerCondition, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
-}

@@ -126,11 +126,33 @@ func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
 	if byLevel[claims.WindowsNode] > 0 {
 		level = claims.WindowsNode
 	}
-	for _, p := range netmatrix.PartsOf(c.ID) {
-		if !probedParts[p.Part] {
-			evidence.Partial(level, fmt.Sprintf("no cell probed %s", p.Part))
+	var builds []string
+	for _, ev := range dep.Matrix.Evidence(cells) {
+		if ev.Level == level && ev.Build != "" {
+			builds = append(builds, ev.Build)
 		}
 	}
+	for _, p := range netmatrix.PartsOf(c.ID) {
+		if probedParts[p.Part] {
+			continue
+		}
+		why := fmt.Sprintf("no cell probed %s", p.Part)
+		if len(builds) == 0 {
+			evidence.Partial(level, why)
+		}
+		for _, b := range builds {
+			evidence.AddRecords(checked(evidence.Record{Level: level, Partial: why, Build: b}))
+		}
+	}
+}
+
+// checked is r without its build when that is none (a node whose build
+// label is not 10.0.NNNNN): reports count it as unrecorded.
+func checked(r evidence.Record) evidence.Record {
+	if r.Check() != nil {
+		r.Build = ""
+	}
+	return r
 }
 
 // probed says whether a cell's verdict is evidence (netmatrix.Cell.Decided:
@@ -168,10 +190,10 @@ func assertCells(dep *netmatrix.Deployment, cells []*netmatrix.Cell, what string
 	if len(byLevel) == 0 {
 		skips.Skip(skips.Reason{Key: "not-probed", Text: "no cell of this claim could be probed"})
 	}
-	for _, l := range []claims.Level{claims.WindowsNode, claims.Linux} {
-		if byLevel[l] > 0 {
-			evidence.Addf(l, "%d matrix cell(s) probed", byLevel[l])
-		}
+	// What the decided cells were obtained on: a level and, on Windows,
+	// the build of each Windows node the paths crossed.
+	for _, ev := range dep.Matrix.Evidence(cells) {
+		evidence.AddRecords(checked(evidence.Record{Level: ev.Level, Detail: fmt.Sprintf("%d matrix cell(s) probed", ev.Cells), Build: ev.Build}))
 	}
 	framework.Logf("%s: %d cells as expected", what, len(cells))
 	return byLevel

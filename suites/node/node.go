@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/images"
+	winmachine "github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
 
@@ -31,7 +33,8 @@ const rebootTimeout = 15 * time.Minute
 
 // machine returns a Ready Windows node of the cluster that is a machine of
 // the inventory, and the machine; or skips the spec: without an inventory,
-// without --disruptive. It records the spec's evidence: the machine.
+// without --disruptive. It records the spec's evidence: the machine, with
+// the build it reported, once it said what it is (winmachine.Identify).
 func machine(ctx context.Context, f *framework.Framework, claim string) (facts.Node, remote.Exec) {
 	if e2e.Options.Inventory == "" {
 		skips.Skip(skips.NoInventory, claim+" shuts a Windows machine down and watches it over WinRM")
@@ -51,7 +54,11 @@ func machine(ctx context.Context, f *framework.Framework, claim string) (facts.N
 		if !n.Ready {
 			framework.Failf("Windows node %s of the inventory is not Ready: %s", n.Name, n.Condition)
 		}
-		evidence.Addf(claims.WindowsMachine, "Windows machine %s over WinRM, its node %s", m.Name(), n.Name)
+		// Only a machine that said what it is over WinRM counts.
+		id, err := winmachine.Identify(ctx, m)
+		framework.ExpectNoError(err, "machine %s did not say what it is over WinRM", m.Name())
+		evidence.AddOn(claims.WindowsMachine, fmt.Sprintf("its node %s; Windows machine that answered over WinRM:", n.Name),
+			evidence.On{Name: fmt.Sprintf("%s (%s, %s)", m.Name(), id.Caption, id.Build), Build: id.Build})
 		return n, m
 	}
 	for name := range machines {

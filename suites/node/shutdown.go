@@ -3,12 +3,10 @@ package node
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -20,6 +18,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 // What the kubelet's shutdown manager sets on the pods it ends.
@@ -87,8 +86,12 @@ func failedReady(p *corev1.Pod) bool {
 	return false
 }
 
-// finishedAt is when p's container ended, zero when it has not.
+// finishedAt is when p's container ended, zero when it has not (or the
+// kubelet did not say: verdicts.ShutdownOrder refuses to order it).
 func finishedAt(p *corev1.Pod) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if t := cs.State.Terminated; t != nil {
 			return t.FinishedAt.Time
@@ -162,35 +165,19 @@ var _ = ginkgo.Describe("graceful node shutdown (upstream Windows specs)", label
 		}
 		framework.ExpectNoError(err, "%d of %d pods were ended for the shutdown of %s: %s", len(ended), len(pods), node.Name, strings.Join(states, "; "))
 
-		ginkgo.By("non-critical pods ended before critical ones")
+		ginkgo.By(fmt.Sprintf("non-critical pods ended before critical ones, and every pod within the node's shutdown grace period (%s)", grace))
 		byName := map[string]*corev1.Pod{}
 		for i := range last {
 			byName[last[i].Name] = &last[i]
 		}
-		var order []string
-		for name := range ended {
-			order = append(order, name)
+		var seen []verdicts.EndedPod
+		for name, at := range ended {
+			seen = append(seen, verdicts.EndedPod{Name: name, Critical: isCritical[name], Seen: at, Finished: finishedAt(byName[name])})
 		}
-		sort.Slice(order, func(i, j int) bool { return ended[order[i]].Before(ended[order[j]]) })
-		first := ended[order[0]]
-		var timeline []string
-		for _, name := range order {
-			timeline = append(timeline, fmt.Sprintf("%s (critical %v) +%s, container ended %s", name, isCritical[name], ended[name].Sub(first).Round(time.Second), finishedAt(byName[name]).Format(time.TimeOnly)))
+		for _, p := range seen {
+			framework.Logf("pod %s (critical %v): seen ended %s, its container ended %s", p.Name, p.Critical, p.Seen.Format(time.TimeOnly), p.Finished.Format(time.TimeOnly))
 		}
-		framework.Logf("pods ended by the shutdown of %s: %s", node.Name, strings.Join(timeline, "; "))
-		for _, a := range order {
-			for _, b := range order {
-				if isCritical[a] || !isCritical[b] {
-					continue
-				}
-				gomega.Expect(ended[a].After(ended[b])).To(gomega.BeFalseBecause("non-critical pod %s was seen ended after critical pod %s: %s", a, b, strings.Join(timeline, "; ")))
-				fa, fb := finishedAt(byName[a]), finishedAt(byName[b])
-				gomega.Expect(!fa.IsZero() && !fb.IsZero() && fa.After(fb)).To(gomega.BeFalseBecause("the container of non-critical pod %s ended at %s, after that of critical pod %s at %s", a, fa, b, fb))
-			}
-		}
-		ginkgo.By(fmt.Sprintf("every pod ended within the node's shutdown grace period (%s)", grace))
-		gomega.Expect(ended[order[len(order)-1]].Sub(first)).To(gomega.BeNumerically("<=", grace+statusSlack),
-			"the pods of %s took longer to end than its shutdown grace period: %s", node.Name, strings.Join(timeline, "; "))
+		framework.ExpectNoError(verdicts.ShutdownOrder(seen, grace, statusSlack), "the shutdown of %s", node.Name)
 
 		ginkgo.By(fmt.Sprintf("waiting for %s to come back", node.Name))
 		newID, again := waitRebooted(ctx, f, node.Name, m, bootID, booted)

@@ -119,7 +119,7 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
 		pod := e2e.StartPods(ctx, f, ospod.Probe("exec", os, ospod.OnNode(node)))[0]
 		exec := func(args ...string) string {
-			stdout, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+			stdout, stderr, err := e2epod.Exec(f.TContext(ctx), e2epod.ExecOptions{
 				Command: ospod.ProbeCommand(os, args...), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: "probe",
 				CaptureStdout: true, CaptureStderr: true,
 			})
@@ -142,7 +142,7 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 		gomega.Expect(answer.PodIP).To(gomega.Equal(pod.Status.PodIP), "the server on localhost sees another IP than the pod's")
 
 		ginkgo.By("a failing command's exit status and stderr come back")
-		_, stderr, err := e2epod.ExecWithOptionsContext(ctx, f, e2epod.ExecOptions{
+		_, stderr, err := e2epod.Exec(f.TContext(ctx), e2epod.ExecOptions{
 			Command: ospod.ProbeCommand(os, "env", "WINCONFORM_NO_SUCH_VARIABLE"), Namespace: pod.Namespace, PodName: pod.Name, ContainerName: "probe",
 			CaptureStdout: true, CaptureStderr: true,
 		})

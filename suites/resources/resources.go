@@ -28,7 +28,13 @@ const (
 )
 
 // RES-01: a pod asking for more memory than a node's allocatable must not
-// be placed there; the scheduler says so within this time.
+// be placed there; the scheduler says so within this time. Upstream's
+// memory limits spec (test/e2e/windows/memory_limits.go) fills each node
+// with a pod just under its allocatable, then expects one more to fail
+// scheduling; from 1.37 it sizes that pod net of the node's other pods, a
+// per-pod memory overhead (Pod Overhead, KEP-688) and a safety buffer, so
+// that it still fits. Ours asks for more than allocatable outright, which
+// neither other pods nor an overhead can make fit: nothing to subtract.
 const unschedulableTimeout = 2 * time.Minute
 
 // RES-02: upstream's CPU limit and tolerance. A container limited to 500m,

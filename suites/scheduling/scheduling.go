@@ -19,12 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/kwok/kwokspec"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 	"github.com/winconform/winconform/images"
 )
 
@@ -46,7 +48,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("places pods with nodeSelector kubernetes.io/os=windows on Windows nodes only", labels.For("SCH-01", corev1.Windows), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		// The pods tolerate every taint (Windows and control plane), so
 		// that only the node selector keeps them off Linux nodes.
 		var pods []*corev1.Pod
@@ -64,7 +66,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	ginkgo.DescribeTable("the legacy label beta.kubernetes.io/os of old manifests", func(ctx context.Context, os string) {
 		var nodes []corev1.Node
 		if os == windows {
-			win.RequireReal("beta.kubernetes.io/os is set by the kubelet, and a simulated node carries only the labels the harness gave it")
+			win.RequireReal(claims.WindowsNode, "beta.kubernetes.io/os is set by the kubelet, and a simulated node carries only the labels the harness gave it")
 			nodes = win.Nodes
 		} else {
 			nodes = realNodes(ctx, f, os)
@@ -90,32 +92,25 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 			placed = got
 			return got.Spec.NodeName != "" || scheduledCondition(got).Reason == corev1.PodReasonUnschedulable, nil
 		})
-		observed := ledger.Limited
-		evidence := fmt.Sprintf("%d of %d %s node(s) carry %s=%s", len(carrying), len(nodes), os, labelBetaOS, os)
 		if placed != nil && placed.Spec.NodeName != "" {
 			gomega.Expect(nodeOS(ctx, f.ClientSet, placed.Spec.NodeName)).To(gomega.Equal(os), "the pod selecting %s=%s landed on node %s", labelBetaOS, os, placed.Spec.NodeName)
-			evidence += fmt.Sprintf("; a pod with nodeSelector %s=%s was scheduled to %s", labelBetaOS, os, placed.Spec.NodeName)
-			if len(carrying) > 0 {
-				observed = ledger.Works
-			}
-		} else {
-			evidence += fmt.Sprintf("; a pod with nodeSelector %s=%s stayed Pending: %s", labelBetaOS, os, scheduledCondition(placed).Message)
 		}
+		o := verdicts.LegacyLabel(verdicts.LegacySelection{OS: os, Carrying: len(carrying), Nodes: len(nodes), Pod: placed})
 		if os != windows {
 			// The Linux twin checks the selection machinery; a Linux node
 			// says nothing of what Windows nodes carry.
-			gomega.Expect(observed).To(gomega.Equal(ledger.Works), "%s", evidence)
+			gomega.Expect(o.Behaviour).To(gomega.Equal(ledger.Works), "%s", o.Evidence)
 			return
 		}
 		e := e2e.Limitation(ctx, f, "SCH-02")
-		e.Observed, e.Evidence = observed, evidence
+		o.Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 	},
 		e2e.OSEntries("SCH-02"),
 	)
 
 	ginkgo.It("may place a Windows-image pod without a node selector on a Linux node", labels.ForClaim("SCH-03"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		// An old-style manifest: a Windows image, no node selector, no
 		// spec.os. It tolerates only the simulator's isolation taint, so
 		// that the Windows nodes are open to it but for what the documents
@@ -144,7 +139,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("keeps other pods off Windows nodes with the taint os=windows:NoSchedule, and lets tolerating, selecting pods on", labels.For("SCH-04", corev1.Windows), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		for _, n := range win.Nodes {
 			if hasTaint(n, ospod.WindowsTaint) {
 				continue
@@ -183,7 +178,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("labels Windows nodes with node.kubernetes.io/windows-build, equal to the host's build", labels.For("SCH-05", corev1.Windows), func(ctx context.Context) {
-		win.RequireReal("the label and the kernel version of a simulated node are what the harness gave it; only a real Windows kubelet shows that the label equals the host's build")
+		win.RequireReal(claims.WindowsNode, "the label and the kernel version of a simulated node are what the harness gave it; only a real Windows kubelet shows that the label equals the host's build")
 		win.Refresh(ctx, f.ClientSet)
 		buildRe := regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 		for _, n := range win.Nodes {
@@ -198,7 +193,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("keeps a pod that selects a Windows build no node has Pending", labels.For("SCH-06", corev1.Windows), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		p := ospod.Probe("no-such-build", windows, win.Tolerate())
 		p.Spec.NodeSelector[facts.LabelWindowsBuild] = "10.0.99999"
 		createPod(ctx, f, p)
@@ -217,7 +212,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("places the pods that name a RuntimeClass by its scheduling section", labels.For("SCH-07", corev1.Windows), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		build := win.Nodes[0].Labels[facts.LabelWindowsBuild]
 		gomega.Expect(build).NotTo(gomega.BeEmpty(), "node %s has no build label", win.Nodes[0].Name)
 		tolerations := append([]corev1.Toleration{{Key: ospod.WindowsTaint.Key, Operator: corev1.TolerationOpEqual, Value: ospod.WindowsTaint.Value, Effect: ospod.WindowsTaint.Effect}}, win.Tolerations()...)
@@ -246,7 +241,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("accepts spec.os.name windows, which does not by itself steer scheduling", labels.ForClaim("SCH-08"), func(ctx context.Context) {
-		win.Require()
+		win.Require(claims.WindowsNode)
 		ginkgo.By("a pod with spec.os.name windows and no node selector")
 		p := ospod.Probe("os-only", windows, unsteered(win.Tolerations()...))
 		created := createPod(ctx, f, p)
@@ -274,7 +269,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	ginkgo.DescribeTable("a kubelet rejects a pod whose spec.os.name is not its OS", func(ctx context.Context, nodeOSName, podOS string) {
 		var node string
 		if nodeOSName == windows {
-			win.RequireReal("only a kubelet admits or rejects pods, and kwok admits everything")
+			win.RequireReal(claims.WindowsNode, "only a kubelet admits or rejects pods, and kwok admits everything")
 			node = win.Nodes[0].Name
 		} else {
 			node = e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0].Name
@@ -294,7 +289,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	)
 
 	ginkgo.It("accepts CPU and memory requests and limits and schedules Windows pods by their requests", labels.ForSimulated("SCH-10"), func(ctx context.Context) {
-		win.Require()
+		win.RequirePartial(claims.WindowsNode, "enforcement: this spec sees the requests and limits accepted, the QoS class and the scheduler's fit, not a container held to its limits (the spec that enforces them does)")
 		res := corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
@@ -328,7 +323,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	ginkgo.DescribeTable("enforces CPU and memory limits", func(ctx context.Context, os string) {
 		var node string
 		if os == windows {
-			win.RequireReal("limits are enforced by the kubelet and the container runtime")
+			win.RequireReal(claims.WindowsNode, "limits are enforced by the kubelet and the container runtime")
 			node = win.Nodes[0].Name
 		} else {
 			node = e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0].Name

@@ -21,6 +21,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/ospod"
+	"github.com/winconform/winconform/framework/verdicts"
 )
 
 // What the probe's tools print on each OS for a file that is not there.
@@ -156,8 +157,9 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 		gomega.Expect(fsType).To(gomega.Equal("tmpfs"), "%s is not a tmpfs; /proc/mounts:\n%s", mount, mounts)
 		m, err := measureMemoryMedium(ctx, f, pod, mount)
 		framework.ExpectNoError(err)
-		gomega.Expect(m.backing).To(gomega.Equal(ledger.Works), "the memory-backed volume %s: %s", mount, m.detail)
-		framework.Logf("%s is a %s mount: %s", mount, fsType, m.detail)
+		o := verdicts.MemoryMedium(m)
+		gomega.Expect(o.Behaviour).To(gomega.Equal(ledger.Works), "the memory-backed volume %s: %s", mount, o.Evidence)
+		framework.Logf("%s is a %s mount: %s", mount, fsType, o.Evidence)
 	},
 		e2e.OSEntries("VOL-05"),
 	)
@@ -303,15 +305,16 @@ func recordMemoryMedium(ctx context.Context, f *framework.Framework, p *corev1.P
 		return // interrupted: nothing was observed
 	}
 	if err != nil {
-		e.Observed, e.Evidence = ledger.Limited, "the pod with a memory-backed emptyDir did not start: "+err.Error()
+		// A pod that did not start measured nothing: unobserved.
+		verdicts.MemoryMedium(verdicts.MemoryFill{Start: err}).Apply(&e)
 		e2e.RecordLimitation(ctx, f, e)
 		return
 	}
 	m, err := measureMemoryMedium(ctx, f, pod, mountPath(pod, fixtures.MemoryVolumeName))
 	if err != nil {
-		e.Observed, e.Evidence = ledger.Unobserved, err.Error()
+		verdicts.Unobserved("%v", err).Apply(&e)
 	} else {
-		e.Observed, e.Evidence = m.backing, m.detail
+		verdicts.MemoryMedium(m).Apply(&e)
 	}
 	e2e.RecordLimitation(ctx, f, e)
 }
@@ -319,44 +322,30 @@ func recordMemoryMedium(ctx context.Context, f *framework.Framework, p *corev1.P
 // fillMiB is what the memory medium specs write into the volume.
 const fillMiB = 64
 
-// memoryMedium is what writing into a volume did to the pod's memory.
-type memoryMedium struct {
-	// backing is Works when the written data counts against the pod's
-	// memory (memory-backed), Limited when it does not (on disk),
-	// Unobserved when the figures do not tell.
-	backing ledger.Behaviour
-	detail  string
-}
-
 // measureMemoryMedium writes fillMiB into the volume mounted at mount and
 // watches the pod's working set in the kubelet's summary: a memory-backed
-// volume raises it by about what was written, a disk-backed one does not.
-func measureMemoryMedium(ctx context.Context, f *framework.Framework, pod *corev1.Pod, mount string) (memoryMedium, error) {
-	before, err := podWorkingSet(ctx, f, pod)
+// volume raises it by about what was written, a disk-backed one does not
+// (verdicts.MemoryMedium decides; a last reading that failed is kept in
+// ReadErr, and decides nothing). An error when the working set could not
+// be read before the write.
+func measureMemoryMedium(ctx context.Context, f *framework.Framework, pod *corev1.Pod, mount string) (verdicts.MemoryFill, error) {
+	m := verdicts.MemoryFill{Mount: mount, FillMiB: fillMiB}
+	var err error
+	m.Before, err = podWorkingSet(ctx, f, pod)
 	if err != nil {
-		return memoryMedium{}, err
+		return m, err
 	}
 	e2e.MustTool(ctx, f, pod, "", "fill", fixtures.Join(mount, "filled"), fmt.Sprint(fillMiB))
 	// The summary is refreshed every few seconds: wait for the growth, or
 	// for long enough that its absence means something.
-	var after uint64
-	err = wait.PollUntilContextTimeout(ctx, 5*time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		after, err = podWorkingSet(ctx, f, pod)
-		return err == nil && after >= before+fillMiB*3/4<<20, nil
+	_ = wait.PollUntilContextTimeout(ctx, 5*time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		m.After, m.ReadErr = podWorkingSet(ctx, f, pod)
+		return m.ReadErr == nil && m.After >= m.Before+fillMiB*3/4<<20, nil
 	})
 	if ctx.Err() != nil {
-		return memoryMedium{}, ctx.Err()
+		return m, ctx.Err()
 	}
-	grew := int64(after) - int64(before)
-	detail := fmt.Sprintf("writing %d MiB into %s moved the pod's working set from %d MiB to %d MiB (%+d MiB) in the kubelet's summary",
-		fillMiB, mount, before>>20, after>>20, grew>>20)
-	switch {
-	case grew >= fillMiB*3/4<<20:
-		return memoryMedium{ledger.Works, detail + ": the volume is memory-backed"}, nil
-	case grew < fillMiB/4<<20:
-		return memoryMedium{ledger.Limited, detail + ": the volume is not memory-backed (a directory on the node's disk)"}, nil
-	}
-	return memoryMedium{ledger.Unobserved, detail + ": neither memory-backed nor clearly not"}, nil
+	return m, nil
 }
 
 // podWorkingSet is the pod's memory working set in its node's kubelet

@@ -111,10 +111,36 @@ func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 }
 
 // Require skips the spec when there are no Windows nodes, fails it when
-// the cluster's real ones are not Ready, and records the spec's evidence:
-// real Windows nodes (windows-node), or the real control plane with
-// simulated ones (scheduler).
-func (w *Windows) Require() {
+// the cluster's real ones are not Ready, and records the spec's evidence.
+// On real Windows nodes that is level, which the caller names: what the
+// spec observes there (windows-node where pods ran on the nodes' kubelets,
+// scheduler where it saw only the scheduler's and the controllers'
+// decisions), one record per Windows build; on simulated nodes, the real
+// control plane with simulated nodes (scheduler), whatever level says.
+func (w *Windows) Require(level claims.Level) {
+	w.require()
+	evidence.AddRecords(w.records(level, "")...)
+}
+
+// RequirePartial is Require for a spec that, on real Windows nodes, sees
+// only part of its claim at level: why names the part it does not see
+// (SCH-10's acceptance spec sees no enforcement, say). Its result there
+// shows nothing; it supports the claim.
+func (w *Windows) RequirePartial(level claims.Level, why string) {
+	w.require()
+	evidence.AddRecords(w.records(level, why)...)
+}
+
+// RequireReal skips the spec unless the Windows nodes are real; what says
+// what needs the kubelet. It records evidence at level as Require does.
+func (w *Windows) RequireReal(level claims.Level, what string) {
+	if w != nil && w.skip == nil && w.notReady == "" && w.Simulated {
+		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated Windows node(s); %s", len(w.Nodes), what))
+	}
+	w.Require(level)
+}
+
+func (w *Windows) require() {
 	if w == nil {
 		skips.Skip(skips.NoWindowsNode, "the Windows nodes were not set up")
 	}
@@ -124,20 +150,24 @@ func (w *Windows) Require() {
 	if w.notReady != "" {
 		framework.Failf("%s", w.notReady)
 	}
-	if w.Simulated {
-		e2e.MarkSimulated(fmt.Sprintf("nodes %s", strings.Join(w.Names(), ", ")))
-		return
-	}
-	evidence.Add(claims.WindowsNode, "real Windows node(s) "+strings.Join(w.Names(), ", "))
 }
 
-// RequireReal skips the spec unless the Windows nodes are real; what says
-// what needs the kubelet.
-func (w *Windows) RequireReal(what string) {
-	if w != nil && w.skip == nil && w.notReady == "" && w.Simulated {
-		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated Windows node(s); %s", len(w.Nodes), what))
+// records are the evidence of a spec on the nodes: on real ones at level
+// (partial when partial is set), one record per Windows build; on
+// simulated ones at the scheduler's level.
+func (w *Windows) records(level claims.Level, partial string) []evidence.Record {
+	if w.Simulated {
+		return evidence.Records(claims.Scheduler, "simulated Windows nodes (kwok):", "", w.on())
 	}
-	w.Require()
+	return evidence.Records(level, "real Windows node(s)", partial, w.on())
+}
+
+func (w *Windows) on() []evidence.On {
+	out := make([]evidence.On, len(w.Nodes))
+	for i, n := range w.Nodes {
+		out[i] = evidence.On{Name: n.Name, Build: n.Labels[facts.LabelWindowsBuild]}
+	}
+	return out
 }
 
 // Mark records, when the nodes are simulated, that the spec ran on them
