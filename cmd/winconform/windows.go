@@ -65,8 +65,10 @@ func (w *windowsFlags) precheck(cf *clusterFlags) error {
 	if w.inventory == "" && !w.check {
 		return nil
 	}
+	var machines []inventory.Machine
 	if w.inventory != "" {
-		if _, err := w.machines(); err != nil {
+		var err error
+		if machines, err = w.machines(); err != nil {
 			return err
 		}
 	}
@@ -76,6 +78,12 @@ func (w *windowsFlags) precheck(cf *clusterFlags) error {
 	}
 	if _, err := kind.WindowsAPIServerAddress(cfg); err != nil {
 		return fmt.Errorf("cluster %q cannot take Windows machines: %w", cfg.Name, err)
+	}
+	// The versions each machine would run against this cluster's line:
+	// refused here, before the cluster is made or readied (the join checks
+	// them again against the API server's own version).
+	if err := windows.CheckVersions(machines, cfg.KubernetesVersion); err != nil {
+		return fmt.Errorf("%s: %w", w.inventory, err)
 	}
 	return nil
 }

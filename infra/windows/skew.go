@@ -290,6 +290,14 @@ func (e *VersionsError) Error() string {
 // Unwrap returns each machine's error.
 func (e *VersionsError) Unwrap() []error { return e.Errs }
 
+// CheckVersions resolves every machine's versions against a cluster of
+// apiServer; a *VersionsError when any is refused. The CLI calls it with
+// the version of the cluster it will make or use, before any cluster work;
+// JoinAll again with the API server's own version.
+func CheckVersions(machines []inventory.Machine, apiServer string) error {
+	return checkFleetVersions(machines, apiServer)
+}
+
 // checkFleetVersions resolves every machine's versions; a *VersionsError
 // when any is refused.
 func checkFleetVersions(machines []inventory.Machine, apiServer string) error {
