@@ -14,10 +14,14 @@ import (
 	"github.com/winconform/winconform/infra/windows/inventory"
 )
 
-// kubeadmPause is the pause image kubeadm v1.34 writes into kubeadm-flags.env
-// (--pod-infra-container-image, cmd/kubeadm/app/phases/kubelet/flags.go,
-// from constants.PauseVersion and the default image repository).
-const kubeadmPause = "--pod-infra-container-image=registry.k8s.io/pause:3.10.1"
+// kubeadmHostname is what kubeadm join (1.35 and later) writes into
+// kubeadm-flags.env for a node named other than its host: only
+// --hostname-override, besides --register-with-taints and the join
+// configuration's kubeletExtraArgs (k8s.io/kubernetes v1.37.2
+// cmd/kubeadm/app/phases/kubelet/flags.go buildKubeletArgsCommon; the
+// --pod-infra-container-image of 1.34 is gone, and a 1.35 kubelet refuses
+// it).
+const kubeadmHostname = "--hostname-override=win-2022-a"
 
 // A WinRM shell inherits the environment the WinRM service started with
 // (at boot), not the machine's PATH as it is now (ansible.windows#348,
@@ -109,7 +113,7 @@ func TestJoinWithTheNodesAddress(t *testing.T) {
 		t.Errorf("kubeadm-flags.env is %q, without --node-ip=%s", flags, ip)
 	}
 	kubelet, _ := r.sim.Service("kubelet")
-	if !strings.Contains(kubelet.Process, "--node-ip="+ip) || !strings.Contains(kubelet.Process, kubeadmPause) {
+	if !strings.Contains(kubelet.Process, "--node-ip="+ip) || !strings.Contains(kubelet.Process, kubeadmHostname) {
 		t.Errorf("the kubelet runs %q, want --node-ip=%s and kubeadm's flags", kubelet.Process, ip)
 	}
 	n := r.node()
@@ -135,8 +139,7 @@ func TestJoinWithoutTheNodesAddressRunsKubeadmsFlags(t *testing.T) {
 		t.Fatalf("Join: %v", err)
 	}
 	kubelet, _ := r.sim.Service("kubelet")
-	if strings.Contains(kubelet.Process, "--node-ip") || !strings.HasSuffix(kubelet.Process, " "+kubeadmPause) ||
-		!strings.HasPrefix(kubelet.Process, windows.KubeletCommand()+" --hostname-override=win-2022-a ") {
+	if kubelet.Process != windows.KubeletCommand()+" "+kubeadmHostname {
 		t.Errorf("the kubelet runs %q", kubelet.Process)
 	}
 }

@@ -214,7 +214,7 @@ func TestFlannelTakesKubeadmNodeIP(t *testing.T) {
 	}
 	base := []kubeadmapi.Arg{
 		{Name: "container-runtime-endpoint", Value: "npipe:////./pipe/containerd-containerd"},
-		{Name: "pod-infra-container-image", Value: "registry.k8s.io/pause:3.10.1"},
+		{Name: "register-with-taints", Value: "os=windows:NoSchedule"},
 	}
 	for _, c := range []struct {
 		name      string

@@ -90,6 +90,13 @@ func (m *Machine) settleServices(before map[string]svc, sets map[string]string) 
 				proc = b.process
 			}
 		}
+		if why := m.kubeletRefuses(proc); why != "" && proc != b.process {
+			// The process exits at once: the service stops (the
+			// service control manager logs event 7034).
+			m.problems = append(m.problems, fmt.Sprintf("service %s stops as it starts: %s", name, why))
+			m.facts["service:"+name] = strings.TrimSuffix(m.facts["service:"+name], "/Running") + "/Stopped"
+			proc = ""
+		}
 		m.setFact("service-imagepath:"+name, img)
 		m.setFact("service-process:"+name, proc)
 	}

@@ -1134,17 +1134,16 @@ function Find-FakeProgram {
     $null
 }
 
-# Write-FakeKubeadmFlags writes kubeadm-flags.env as kubeadm v1.34's join
-# does (cmd/kubeadm/app/phases/kubelet/flags.go): --hostname-override when
-# the node's name is not the host's (lower-cased) name, the pause image
-# (constants.PauseVersion, the default repository), sorted; then
-# nodeRegistration.kubeletExtraArgs in order. With the NodeLocalCRISocket
-# gate (beta, on, in v1.34) the CRI socket goes elsewhere.
+# Write-FakeKubeadmFlags writes kubeadm-flags.env as kubeadm's join does
+# from 1.35 on (k8s.io/kubernetes v1.37.2 cmd/kubeadm/app/phases/kubelet/flags.go
+# buildKubeletArgsCommon): --hostname-override when the node's name is not
+# the host's (lower-cased) name, then nodeRegistration.kubeletExtraArgs in
+# order. (1.34 also wrote --pod-infra-container-image, which 1.35's kubelet
+# no longer takes.)
 function Write-FakeKubeadmFlags {
     param($Registration)
     $flags = New-Object 'Collections.Generic.List[string]'
     if ($Registration.name -ne [Environment]::MachineName.ToLowerInvariant()) { $flags.Add('--hostname-override=' + $Registration.name) }
-    $flags.Add('--pod-infra-container-image=registry.k8s.io/pause:3.10.1')
     foreach ($arg in @(Get-Field $Registration 'kubeletExtraArgs' @())) { $flags.Add('--' + $arg.name + '=' + $arg.value) }
     $dir = ConvertTo-MachinePath $WcFake 'C:\var\lib\kubelet'
     New-Item -ItemType Directory -Force -Path $dir | Out-Null

@@ -55,9 +55,9 @@ Describe 'kubelet.ps1' {
         try {
             $file = Join-Path $dir 'kubeadm-flags.env'
             Get-KubeletCommandLine -Command 'kubelet.exe --v=2' -NodeName 'win-a' -NodeIP '' -FlagsFile $file | Should -BeExactly 'kubelet.exe --v=2 --hostname-override=win-a'
-            [IO.File]::WriteAllText($file, 'KUBELET_KUBEADM_ARGS="--hostname-override=win-a --pod-infra-container-image=registry.k8s.io/pause:3.10.1 --node-ip=10.0.0.2 --v 4"' + "`n")
+            [IO.File]::WriteAllText($file, 'KUBELET_KUBEADM_ARGS="--hostname-override=win-a --register-with-taints=os=windows:NoSchedule --node-ip=10.0.0.2 --v 4"' + "`n")
             Get-KubeletCommandLine -Command 'kubelet.exe --v=2' -NodeName 'win-a' -NodeIP '10.0.0.2' -FlagsFile $file |
-                Should -BeExactly 'kubelet.exe --v=4 --hostname-override=win-a --node-ip=10.0.0.2 --pod-infra-container-image=registry.k8s.io/pause:3.10.1'
+                Should -BeExactly 'kubelet.exe --v=4 --hostname-override=win-a --node-ip=10.0.0.2 --register-with-taints=os=windows:NoSchedule'
             { Get-KubeletCommandLine -Command 'kubelet.exe' -NodeName 'win-a' -NodeIP '10.0.0.3' -FlagsFile $file } | Should -Throw '*--node-ip=10.0.0.2*join it again*'
         } finally {
             Remove-Item -LiteralPath $dir -Recurse -Force
