@@ -50,6 +50,7 @@ type requestBody struct {
 	Send        *sendBody    `xml:"http://schemas.microsoft.com/wbem/wsman/1/windows/shell Send"`
 	Receive     *receiveBody `xml:"http://schemas.microsoft.com/wbem/wsman/1/windows/shell Receive"`
 	Signal      *signalBody  `xml:"http://schemas.microsoft.com/wbem/wsman/1/windows/shell Signal"`
+	Identify    *struct{}    `xml:"http://schemas.dmtf.org/wbem/wsman/identity/1/wsmanidentity.xsd Identify"`
 }
 
 type shellBody struct {

@@ -257,6 +257,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
+	if s.identify(w, r, data) {
+		return
+	}
 	auth := s.authenticate(r, data)
 	// The empty-bodied requests of an NTLM handshake are not
 	// WS-Management requests: they are answered here, not recorded.
