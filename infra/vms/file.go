@@ -42,7 +42,8 @@ type File struct {
 	// Settings is what the provider's Registration.Settings returned.
 	Settings any
 
-	machine *yaml.Node // the machine block, relative paths made absolute
+	machine *yaml.Node                  // the machine block, relative paths made absolute
+	env     func(string) (string, bool) // the environment the file was loaded in
 }
 
 // The VM file's defaults and bounds.
@@ -161,7 +162,7 @@ func (d *decoder) decode(data []byte) *File {
 	if !ok {
 		return nil
 	}
-	f := &File{Path: d.path, Dir: d.dir}
+	f := &File{Path: d.path, Dir: d.dir, env: d.env}
 	reg, known := d.provider(&doc.Provider)
 	f.Provider = reg.Name
 
