@@ -155,16 +155,18 @@ still there afterwards. Deleting a machine that is gone is no error.`,
 			if err := vms.CheckRunID(runID); err != nil {
 				return fmt.Errorf("--run-id: %w", err)
 			}
-			_, p, err := openVMs(cmd.Context(), file)
+			f, p, err := openVMs(cmd.Context(), file)
 			if err != nil {
 				return err
 			}
 			defer p.Close()
+			src, _ := p.(vms.InventorySource)
 			dir := filepath.Join(vmsDir, runID)
 			if statePath != "" {
 				dir = filepath.Dir(statePath)
 			}
-			return lifecycle.Down(cmd.Context(), p, runID, lifecycle.DownOptions{State: st, StatePath: statePath, Dir: dir, Log: cmd.ErrOrStderr()})
+			return lifecycle.Down(cmd.Context(), p, runID, lifecycle.DownOptions{State: st, StatePath: statePath, Dir: dir, Log: cmd.ErrOrStderr(),
+				Secrets: lifecycle.Secrets(f, src)})
 		},
 	}
 	cmd.Flags().StringVar(&file, "vms", "", "the VM file (default with --state: the one the run used)")

@@ -28,6 +28,8 @@ type DownOptions struct {
 	Parallel int
 	// Log gets one line per event.
 	Log io.Writer
+	// Secrets are redacted from the console logs (Secrets of the VM file).
+	Secrets []string
 }
 
 // Down deletes every machine of run runID: those p lists with the run's
@@ -37,7 +39,7 @@ func Down(ctx context.Context, p vms.Provider, runID string, o DownOptions) erro
 	if err := vms.CheckRunID(runID); err != nil {
 		return err
 	}
-	lo := Options{RunID: runID, Dir: o.Dir, Parallel: o.Parallel, Log: o.Log}.withDefaults()
+	lo := Options{RunID: runID, Dir: o.Dir, Parallel: o.Parallel, Log: o.Log, Secrets: o.Secrets}.withDefaults()
 	var known []vms.Machine
 	var w *stateWriter
 	if o.State != nil {

@@ -61,6 +61,9 @@ type Options struct {
 	CleanupTimeout time.Duration
 	// Log gets one line per event (nil: none).
 	Log io.Writer
+	// Secrets are redacted from the console logs (Up adds the VM file's
+	// own: the provider's credentials and the machines' passwords).
+	Secrets []string
 
 	now       func() time.Time
 	connect   func(inventory.Machine) (winrmClient, error)
@@ -140,6 +143,7 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 		return nil, fmt.Errorf("the run's directory: %w", err)
 	}
 	src, existing := p.(vms.InventorySource)
+	o.Secrets = append(o.Secrets, Secrets(f, src)...)
 	var names []string
 	if existing {
 		inv := src.Inventory()
@@ -209,7 +213,7 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 			l := &ladder{p: p, id: m.ID, name: name, settle: o.Settle, budget: o.ReadyTimeout, poll: o.Poll, grace: o.authGrace, now: o.now,
 				connect: o.connect, log: o.logf, machine: machineFor(f, src, name)}
 			res.inv, res.err = l.climb(runCtx)
-			console := writeConsole(context.WithoutCancel(runCtx), p, m, o, res.inv.Password.Reveal())
+			console := writeConsole(context.WithoutCancel(runCtx), p, m, o)
 			var nr *NotReadyError
 			if errors.As(res.err, &nr) {
 				nr.ConsoleLog = console
@@ -322,12 +326,33 @@ func machineFor(f *vms.File, src vms.InventorySource, name string) func(addr str
 	}
 }
 
+// Secrets are the secrets a VM file reads, to be kept out of what a run
+// writes: its provider's credentials and its machines' passwords.
+func Secrets(f *vms.File, src vms.InventorySource) []string {
+	var out []string
+	for _, c := range f.Connection.Credentials {
+		out = append(out, c.Reveal())
+	}
+	var inv *inventory.Inventory
+	if src != nil {
+		inv = src.Inventory()
+	} else if data, err := f.Inventory([]vms.Placed{{Name: "secrets", Address: "192.0.2.1"}}); err == nil {
+		inv, _ = f.ParseInventory(f.Path, data)
+	}
+	if inv != nil {
+		for _, m := range inv.Machines {
+			out = append(out, m.Password.Reveal())
+		}
+	}
+	return out
+}
+
 // ConsoleDir is where console logs go in the run's directory.
 const ConsoleDir = "console"
 
 // writeConsole writes the machine's console log, when the provider keeps
 // one, to the run's directory, secret redacted, and returns its path.
-func writeConsole(ctx context.Context, p vms.Provider, m vms.Machine, o Options, secret string) string {
+func writeConsole(ctx context.Context, p vms.Provider, m vms.Machine, o Options) string {
 	cl, ok := p.(vms.ConsoleLogger)
 	if !ok {
 		return ""
@@ -342,8 +367,10 @@ func writeConsole(ctx context.Context, p vms.Provider, m vms.Machine, o Options,
 		}
 	}
 	data := buf.Bytes()
-	if secret != "" {
-		data = bytes.ReplaceAll(data, []byte(secret), []byte("********"))
+	for _, secret := range o.Secrets {
+		if secret != "" {
+			data = bytes.ReplaceAll(data, []byte(secret), []byte("********"))
+		}
 	}
 	dir := filepath.Join(o.Dir, ConsoleDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -386,7 +413,7 @@ func teardown(ctx context.Context, p vms.Provider, runID string, known []vms.Mac
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			if o.Dir != "" {
-				writeConsole(ctx, p, m, o, "")
+				writeConsole(ctx, p, m, o)
 			}
 			if err := p.Delete(ctx, m.ID); err != nil {
 				mu.Lock()

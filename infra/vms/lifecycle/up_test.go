@@ -111,7 +111,11 @@ func TestLadderStartsAgainWhenTheAddressChanges(t *testing.T) {
 func TestUpImageNeverAnswersWinRM(t *testing.T) {
 	lab := newLab(t, "127.0.0.2")
 	fake := vmstest.New()
-	fake.Console = func(name string) string { return "Windows Boot Manager: 0xc000000e\n" }
+	// The unattend file echoes the administrator password: the log keeps
+	// the console, not the password (nor the provider's credentials).
+	fake.Console = func(name string) string {
+		return "Windows Boot Manager: 0xc000000e\nunattend: AdministratorPassword=" + standin.DefaultPassword + "\n"
+	}
 	fake.Plan = plan{1: {{0, []string{"127.0.0.5"}}}}.of()
 	o, log := testOptions(t, "r3")
 	o.ReadyTimeout = time.Second
@@ -126,8 +130,8 @@ func TestUpImageNeverAnswersWinRM(t *testing.T) {
 			t.Errorf("the error does not say %q: %v", want, err)
 		}
 	}
-	if got := string(mustRead(t, console)); !strings.Contains(got, "0xc000000e") {
-		t.Errorf("console log %q", got)
+	if got := string(mustRead(t, console)); !strings.Contains(got, "0xc000000e") || strings.Contains(got, standin.DefaultPassword) {
+		t.Errorf("console log %q: want the console, the password redacted", got)
 	}
 	if ms := left(t, fake); len(ms) != 0 {
 		t.Errorf("machines left: %v", ms)
