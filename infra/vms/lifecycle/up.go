@@ -95,7 +95,22 @@ func (o Options) withDefaults() Options {
 	if o.authGrace <= 0 {
 		o.authGrace = authGrace
 	}
+	if _, locked := o.Log.(*lockedWriter); o.Log != nil && !locked {
+		o.Log = &lockedWriter{w: o.Log} // the machines log at once
+	}
 	return o
+}
+
+// lockedWriter writes one line at a time to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func (o Options) logf(format string, args ...any) {
