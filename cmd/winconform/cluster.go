@@ -24,6 +24,7 @@ type clusterFlags struct {
 	kubeconfig string
 	backend    string
 	version    string
+	remote     int
 	probe      string
 	// images are more archives to load into the nodes (the Sonobuoy images).
 	images []kind.ImageArchive
@@ -36,6 +37,7 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.version, "kubernetes-version", "", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
 		"; a line's name (1.36) means its newest patch (overrides the cluster file's kubernetesVersion; default "+kubelines.Default().Version+")")
+	cmd.Flags().IntVar(&f.remote, "remote-nodes", -1, "Linux nodes outside kind's network, joined through the routed underlay (overrides the cluster file's remoteNodes; needs root)")
 	cmd.Flags().StringVar(&f.probe, "probe", "_output/bin/probe-linux-amd64", "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
 }
 
@@ -50,6 +52,9 @@ func (f *clusterFlags) load() (kind.Config, error) {
 	}
 	if f.backend != "" {
 		cfg.CNI.Backend = f.backend
+	}
+	if f.remote >= 0 {
+		cfg.RemoteNodes = f.remote
 	}
 	if f.version != "" {
 		if cfg, err = cfg.WithKubernetesVersion(f.version); err != nil {
@@ -172,7 +177,7 @@ func downCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts, err := kind.Options{}, error(nil)
+			opts, err := kind.Options{Log: cmd.ErrOrStderr()}, error(nil)
 			opts.Kubeconfig, err = filepath.Abs(f.kubeconfig)
 			if err != nil {
 				return err

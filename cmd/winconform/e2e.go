@@ -18,6 +18,7 @@ import (
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
@@ -45,6 +46,9 @@ type runFlags struct {
 	runID string
 	// focus are the Ginkgo focus expressions of a rerun.
 	focus []string
+	// underlay is the underlay check's report, written into the report
+	// directory.
+	underlay *underlay.Report
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
@@ -207,6 +211,14 @@ exists), loads the test images, and runs the suite binary against it. With
 					return err
 				}
 				kubeconfig = res.Kubeconfig
+				// The machines joined through the underlay climb its rungs
+				// before the suites: a missing rule or route fails here,
+				// named, not as a hundred blocked cells.
+				rep, err := underlayCheck{cf: &cf, w: &windowsFlags{inventory: rf.inventory}, pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
+				if err != nil {
+					return err
+				}
+				rf.underlay = rep
 				if cfg, err := cf.load(); err == nil {
 					rf.expectVersion = cfg.KubernetesVersion
 					rf.expectSANs = append(rf.expectSANs, cfg.Networking.CertSANs...)
@@ -239,6 +251,11 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	}
 	if err := os.MkdirAll(rf.reportDir, 0o755); err != nil {
 		return err
+	}
+	if rf.underlay != nil {
+		if err := writeJSON(filepath.Join(rf.reportDir, "underlay-check.json"), rf.underlay); err != nil {
+			return err
+		}
 	}
 	cs, err := clientFor(kubeconfig)
 	if err != nil {
@@ -355,7 +372,7 @@ func deleteCluster(cmd *cobra.Command, cf *clusterFlags) {
 	}
 	kc, _ := filepath.Abs(cf.kubeconfig)
 	// The run's context may be cancelled: deletion must still happen.
-	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, kind.Options{Kubeconfig: kc})
+	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, kind.Options{Kubeconfig: kc, Log: cmd.ErrOrStderr()})
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "winconform: cannot delete the cluster:", err)
 		return

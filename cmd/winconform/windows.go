@@ -210,6 +210,7 @@ and the binaries stay, so that the machine can join again.`,
 
 // registerClusterLookup registers the flags that find the cluster.
 func registerClusterLookup(cmd *cobra.Command, f *clusterFlags) {
+	f.remote = -1 // the cluster file's remoteNodes
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (default: _output/<name>.kubeconfig)")
