@@ -8,23 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/winconform/winconform/framework/facts"
-	"github.com/winconform/winconform/framework/ospod"
-	"github.com/winconform/winconform/framework/podexec"
-	"github.com/winconform/winconform/framework/probeclient"
+	"github.com/winconform/winconform/framework/underlaypods"
 	"github.com/winconform/winconform/infra/kind"
-	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/underlay"
 )
 
@@ -91,7 +83,7 @@ func (u underlayCheck) run(ctx context.Context) (*underlay.Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		env.Pods = &podProber{config: restCfg, cs: cs}
+		env.Pods = &underlaypods.Prober{Config: restCfg, Clientset: cs}
 	}
 	fmt.Fprintf(u.log, "underlay check: %d machine(s) joined through the underlay of cluster %q (kind network %s)\n", len(plan.Machines), cfg.Name, plan.Network.Subnet)
 	start := time.Now()
@@ -109,97 +101,6 @@ func restClients(kubeconfig string) (*rest.Config, kubernetes.Interface, error) 
 	cfg.Timeout = 30 * time.Second
 	cs, err := kubernetes.NewForConfig(cfg)
 	return cfg, cs, err
-}
-
-// podProber runs the pods rung: a probe pod on the machine's node and one
-// on a kind node, each probing the other's HTTP server, in a namespace of
-// its own that goes afterwards.
-type podProber struct {
-	config *rest.Config
-	cs     kubernetes.Interface
-}
-
-func (p *podProber) Probe(ctx context.Context, m underlay.Machine) (out, back error, err error) {
-	node, err := p.cs.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("node %s: %w", m.Name, err)
-	}
-	nodes, err := p.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	var kindNode *corev1.Node
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		f := facts.FromNode(n)
-		if n.Labels[kind.LabelUnderlay] != "" || f.OS != underlay.Linux || !f.Ready || f.Simulated || n.Name == m.Name {
-			continue
-		}
-		// A worker rather than the control plane, when there is one.
-		if kindNode == nil || (facts.FromNode(kindNode).ControlPlane && !f.ControlPlane) {
-			kindNode = n
-		}
-	}
-	if kindNode == nil {
-		return nil, nil, errors.New("no Ready Linux node on the kind network to put the other pod on")
-	}
-	ns, err := p.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "winconform-underlay-check-", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		_ = p.cs.CoreV1().Namespaces().Delete(dctx, ns.Name, metav1.DeleteOptions{})
-	}()
-	kindPod := ospod.Probe("kind-side", underlay.Linux, ospod.OnNode(facts.FromNode(kindNode)))
-	machinePod := ospod.Probe("machine-side", m.OS, ospod.OnNode(facts.FromNode(node)))
-	pods := p.cs.CoreV1().Pods(ns.Name)
-	for _, pod := range []*corev1.Pod{kindPod, machinePod} {
-		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			return nil, nil, fmt.Errorf("creating pod %s: %w", pod.Name, err)
-		}
-	}
-	ready := map[string]*corev1.Pod{}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		for _, name := range []string{kindPod.Name, machinePod.Name} {
-			got, err := pods.Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !kube.PodReady(got) {
-				return false, nil
-			}
-			ready[name] = got
-		}
-		return true, nil
-	})
-	if err != nil {
-		var why []string
-		for _, name := range []string{kindPod.Name, machinePod.Name} {
-			if got, gerr := pods.Get(context.WithoutCancel(ctx), name, metav1.GetOptions{}); gerr == nil && !kube.PodReady(got) {
-				why = append(why, name+" "+kube.DescribePod(got))
-			}
-		}
-		return nil, nil, fmt.Errorf("the check's pods did not turn Ready within 3m: %s", strings.Join(why, "; "))
-	}
-	exec := podexec.Client{Config: p.config, Clientset: p.cs}
-	probe := func(from *corev1.Pod, os string, to *corev1.Pod) error {
-		url := fmt.Sprintf("http://%s:%d/json", to.Status.PodIP, ospod.HTTPPort)
-		stdout, stderr, err := exec.Exec(ctx, ns.Name, from.Name, "probe", append([]string{ospod.ProbeBinary(os)}, probeclient.ConnectArgs(3, 2, []string{url})...))
-		if err != nil {
-			return fmt.Errorf("probe in %s: %v: %s", from.Name, err, strings.TrimSpace(stderr))
-		}
-		rs, err := probeclient.Parse(stdout, []string{url})
-		if err != nil {
-			return err
-		}
-		if !rs[0].OK {
-			return fmt.Errorf("%s (%s on %s) to %s (on %s): %s", from.Name, from.Status.PodIP, from.Spec.NodeName, to.Status.PodIP, to.Spec.NodeName, rs[0].Describe())
-		}
-		return nil
-	}
-	out = probe(ready[kindPod.Name], underlay.Linux, ready[machinePod.Name])
-	back = probe(ready[machinePod.Name], m.OS, ready[kindPod.Name])
-	return out, back, nil
 }
 
 func underlayCmd() *cobra.Command {

@@ -3,12 +3,16 @@ package underlay
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/coreos/go-iptables/iptables"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // Tables is the part of github.com/coreos/go-iptables the host side uses;
@@ -22,12 +26,40 @@ type Tables interface {
 	Delete(table, chain string, rulespec ...string) error
 }
 
-// Host is the kind host's side of the underlay: its iptables rules.
+// Flows forgets connection-tracking entries: the kernel's, through
+// netlink (ConntrackFlows), or a test's.
+type Flows interface {
+	// Forget deletes the entries of UDP flows from src to dst and says
+	// how many there were.
+	Forget(src netip.Prefix, dst netip.Addr) (uint, error)
+}
+
+// Host is the kind host's side of the underlay: its iptables rules, and
+// its connection tracking, whose NAT decisions outlive the rules.
 type Host struct {
 	Tables Tables
+	Flows  Flows
 	// ForwardingFile says whether the kernel forwards IPv4
 	// (/proc/sys/net/ipv4/ip_forward unless set).
 	ForwardingFile string
+}
+
+// ConntrackFlows is the kernel's connection tracking, through netlink.
+type ConntrackFlows struct{}
+
+// Forget deletes the conntrack entries of UDP flows from src to dst.
+func (ConntrackFlows) Forget(src netip.Prefix, dst netip.Addr) (uint, error) {
+	f := &netlink.ConntrackFilter{}
+	if err := f.AddProtocol(unix.IPPROTO_UDP); err != nil {
+		return 0, err
+	}
+	if err := f.AddIPNet(netlink.ConntrackOrigSrcIP, &net.IPNet{IP: src.Addr().AsSlice(), Mask: net.CIDRMask(src.Bits(), 32)}); err != nil {
+		return 0, err
+	}
+	if err := f.AddIP(netlink.ConntrackOrigDstIP, dst.AsSlice()); err != nil {
+		return 0, err
+	}
+	return netlink.ConntrackDeleteFilters(netlink.ConntrackTable, unix.AF_INET, f)
 }
 
 // NewHost reaches this host's iptables (the iptables command Docker uses,
@@ -37,7 +69,7 @@ func NewHost() (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the underlay needs iptables on the kind host: %w (Debian: apt-get install -y iptables)", err)
 	}
-	return &Host{Tables: ipt}, nil
+	return &Host{Tables: ipt, Flows: ConntrackFlows{}}, nil
 }
 
 // chains are where the underlay's rules live.
@@ -102,8 +134,36 @@ func (h *Host) Apply(p Plan) ([]Change, error) {
 			return changes, fmt.Errorf("%s: %w", r.Command(cluster, "-I"), err)
 		}
 		changes = append(changes, Change{Op: "added", Rule: r.Command(cluster, "-I")})
+		if r.Table == NATTable {
+			if err := h.ForgetMasqueraded(p, r.Machine); err != nil {
+				return changes, err
+			}
+		}
 	}
 	return changes, nil
+}
+
+// ForgetMasqueraded deletes the connection-tracking entries of the UDP
+// flows (VXLAN's) from the kind network to machine: the kernel decides a
+// flow's NAT at its first packet and keeps it for the flow's life, and
+// VXLAN's flows live as long as pods talk. A flow masqueraded before the
+// nat RETURN was in place stays masqueraded after it, and Linux drops the
+// VXLAN packets NAT rewrote with bad UDP checksums (InCsumErrors; flannel
+// documents it: flannel-io/flannel#1279, its troubleshooting's NAT
+// section); forgotten, the flow's next packet starts a flow that the
+// RETURN keeps as it is.
+func (h *Host) ForgetMasqueraded(p Plan, machine string) error {
+	if h.Flows == nil {
+		return nil
+	}
+	for _, m := range p.Machines {
+		if m.Name == machine {
+			if _, err := h.Flows.Forget(p.Network.Subnet, m.Address); err != nil {
+				return fmt.Errorf("forgetting the kind network's UDP flows to %s (conntrack): %w", m.Address, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Remove deletes every rule marked for cluster, whatever made it.
