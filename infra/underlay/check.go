@@ -55,6 +55,9 @@ type CheckEnv struct {
 	Pods PodProber
 	// Timeout bounds each connection the check opens (5 s when zero).
 	Timeout time.Duration
+	// Hold is how long the tunnel endpoints rung holds its connection
+	// open at most (6 s when zero).
+	Hold time.Duration
 }
 
 // Rung is one rung's outcome on one machine.
@@ -140,6 +143,9 @@ func (r Report) String() string {
 func Check(ctx context.Context, env CheckEnv) Report {
 	if env.Timeout == 0 {
 		env.Timeout = 5 * time.Second
+	}
+	if env.Hold == 0 {
+		env.Hold = 6 * time.Second
 	}
 	var rep Report
 	for _, m := range env.Plan.Machines {
@@ -299,13 +305,18 @@ func (env CheckEnv) routeRung(ctx context.Context, m Machine, side Side) Rung {
 // MASQUERADE, which the nat RETURN is there to skip).
 func (env CheckEnv) addressesRung(ctx context.Context, m Machine, side Side, kubelet netip.AddrPort) Rung {
 	cp := env.Plan.Network.ControlPlane
-	hold := 6 * time.Second
+	hold := env.Hold
+	holdCtx, stopHold := context.WithCancel(ctx)
+	defer stopHold()
 	var wg sync.WaitGroup
 	var holdErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		holdErr = env.Kind.Hold(ctx, kubelet, hold)
+		err := env.Kind.Hold(holdCtx, kubelet, hold)
+		if holdCtx.Err() == nil {
+			holdErr = err // not the check's own stop
+		}
 	}()
 	var peers []netip.Addr
 	var err error
@@ -322,6 +333,7 @@ func (env CheckEnv) addressesRung(ctx context.Context, m Machine, side Side, kub
 			break
 		}
 	}
+	stopHold()
 	wg.Wait()
 	if err != nil {
 		return Rung{Name: RungAddresses, Result: RungFailed, Problem: fmt.Sprintf("asking %s whom it sees connected to its kubelet: %v", m.Name, err)}
