@@ -24,8 +24,10 @@ func (s *fakeSide) NextHop(context.Context, netip.Addr) (netip.Addr, error) {
 	return s.hop, s.hopErr
 }
 func (s *fakeSide) Dial(context.Context, netip.AddrPort, time.Duration) error { return s.dialErr }
-func (s *fakeSide) Peers(context.Context, int) ([]netip.Addr, error)         { return s.peers, nil }
-func (s *fakeSide) RouteCommand(r Route) string                              { return "add " + r.Dest.String() + " via " + r.Via.String() }
+func (s *fakeSide) Peers(context.Context, int) ([]netip.Addr, error)          { return s.peers, nil }
+func (s *fakeSide) RouteCommand(r Route) string {
+	return "add " + r.Dest.String() + " via " + r.Via.String()
+}
 
 type fakeKind struct{ dialErr error }
 

@@ -11,8 +11,8 @@ var (
 	kindNet = Network{Cluster: "c1", Subnet: netip.MustParsePrefix("172.18.0.0/16"), Bridge: "br-kind",
 		ControlPlane: netip.MustParseAddr("172.18.0.4"), PodSubnet: netip.MustParsePrefix("10.244.0.0/16"), Backend: "vxlan", VXLANPort: 4789}
 	remoteNode = Machine{Name: "c1-remote", OS: Linux, Address: netip.MustParseAddr("192.168.80.2"), Shape: Routed, Via: netip.MustParseAddr("192.168.80.1")}
-	lab    = Machine{Name: "win-a", OS: Windows, Address: netip.MustParseAddr("10.1.2.3"), Shape: Routed, Via: netip.MustParseAddr("10.1.0.1")}
-	vm     = Machine{Name: "win-vm", OS: Windows, Address: netip.MustParseAddr("172.18.255.241"), Shape: SameHost}
+	lab        = Machine{Name: "win-a", OS: Windows, Address: netip.MustParseAddr("10.1.2.3"), Shape: Routed, Via: netip.MustParseAddr("10.1.0.1")}
+	vm         = Machine{Name: "win-vm", OS: Windows, Address: netip.MustParseAddr("172.18.255.241"), Shape: SameHost}
 )
 
 func mustPlan(t *testing.T, n Network, ms ...Machine) Plan {
