@@ -7,10 +7,13 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
@@ -134,4 +137,128 @@ func transportError(err error) bool {
 		}
 	}
 	return false
+}
+
+// inventoryUnderlay is the whole inventory as the underlay sees it (all
+// its machines, whichever --machine selects: the host's rules are the
+// cluster's, and applying a plan removes the rules of machines it lacks).
+func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machine, error) {
+	if w.inventory == "" {
+		return nil, nil
+	}
+	inv, err := inventory.LoadFromOS(w.inventory)
+	if err != nil {
+		return nil, err
+	}
+	var out []underlay.Machine
+	var errs []error
+	for _, m := range inv.Machines {
+		um, err := underlayMachine(ctx, m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: machine %s: %w", w.inventory, m.Name, err))
+			continue
+		}
+		out = append(out, um)
+	}
+	return out, errors.Join(errs...)
+}
+
+// precheckUnderlay refuses, before any cluster work, an inventory whose
+// routed machines the harness could not give their underlay: without
+// root, or with a plan that cannot be (a host-gw cluster).
+func (w *windowsFlags) precheckUnderlay(ctx context.Context) error {
+	ms, err := w.inventoryUnderlay(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Shape == underlay.Routed {
+			return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay (machine %s)", w.inventory, m.Name))
+		}
+	}
+	return nil
+}
+
+// joinUnderlay makes the kind host's side of the underlay for the
+// inventory's machines (with the cluster's remote nodes', so that none is
+// taken away), and returns each machine's routes for the join's
+// underlay-route step. Without the machine in the plan (drop), its rules
+// go: what reset does.
+func (w *windowsFlags) joinUnderlay(ctx context.Context, cf *clusterFlags, log io.Writer, drop map[string]bool) (map[string][]windows.UnderlayRoute, error) {
+	ms, err := w.inventoryUnderlay(ctx)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return nil, err
+	}
+	kc, err := filepath.Abs(cf.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	full, err := c.UnderlayPlan(ctx, ms...)
+	if err != nil {
+		return nil, err
+	}
+	routes := map[string][]windows.UnderlayRoute{}
+	for _, r := range full.Routes {
+		routes[r.Machine] = append(routes[r.Machine], windows.UnderlayRoute{Destination: r.Dest.String(), NextHop: r.Via.String()})
+	}
+	var kept []underlay.Machine
+	for _, m := range ms {
+		if !drop[m.Name] {
+			kept = append(kept, m)
+		}
+	}
+	plan, err := c.UnderlayPlan(ctx, kept...)
+	if err != nil {
+		return nil, err
+	}
+	if !full.Needed() && os.Geteuid() != 0 {
+		return routes, nil // nothing to add, and no rule this process could read
+	}
+	host, err := underlay.NewHost()
+	if err != nil {
+		return nil, err
+	}
+	changes, err := host.Apply(plan)
+	for _, ch := range changes {
+		fmt.Fprintf(log, "underlay: %s\n", ch)
+	}
+	return routes, err
+}
+
+// underlayRoutes are the inventory's machines' routes, by machine, without
+// touching the host (what reset removes).
+func (w *windowsFlags) underlayRoutes(ctx context.Context, cf *clusterFlags, log io.Writer) (map[string][]windows.UnderlayRoute, error) {
+	ms, err := w.inventoryUnderlay(ctx)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return nil, err
+	}
+	kc, err := filepath.Abs(cf.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := c.UnderlayPlan(ctx, ms...)
+	if err != nil {
+		return nil, err
+	}
+	routes := map[string][]windows.UnderlayRoute{}
+	for _, r := range plan.Routes {
+		routes[r.Machine] = append(routes[r.Machine], windows.UnderlayRoute{Destination: r.Dest.String(), NextHop: r.Via.String()})
+	}
+	return routes, nil
 }

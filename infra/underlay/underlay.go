@@ -247,13 +247,16 @@ func (p Plan) RulesOf(name string) []Rule {
 // Needed says whether the plan changes the host (a routed machine).
 func (p Plan) Needed() bool { return len(p.Rules) > 0 }
 
+// euid is the process's effective user ID (a test's stand-in).
+var euid = os.Geteuid
+
 // ErrNotRoot is the refusal of a host change without root.
 var ErrNotRoot = errors.New("not root")
 
 // CheckRoot refuses, naming why and the fix, when this process cannot
 // change the host's firewall and routes. what says who asks.
 func CheckRoot(what string) error {
-	if os.Geteuid() == 0 {
+	if euid() == 0 {
 		return nil
 	}
 	return fmt.Errorf("%w: %s needs root on the kind host: the underlay adds iptables rules (Docker's DOCKER-USER chain, a nat RETURN) and routes, and checks them; run the harness as root (sudo -E), or give the machines underlay.shape: none and make the path yourself", ErrNotRoot, what)

@@ -1,6 +1,7 @@
 package underlay
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
 	"strings"
@@ -131,5 +132,20 @@ func TestSplitRule(t *testing.T) {
 	}
 	if _, err := splitRule(`-A X --comment "open`); err == nil {
 		t.Errorf("an unbalanced quote parsed")
+	}
+}
+
+// Without root the underlay is refused up front, saying why and the way
+// out.
+func TestCheckRoot(t *testing.T) {
+	defer func(f func() int) { euid = f }(euid)
+	euid = func() int { return 1000 }
+	err := CheckRoot("remoteNodes: 1")
+	if !errors.Is(err, ErrNotRoot) || !strings.Contains(err.Error(), "remoteNodes: 1 needs root on the kind host") || !strings.Contains(err.Error(), "underlay.shape: none") {
+		t.Errorf("CheckRoot without root: %v", err)
+	}
+	euid = func() int { return 0 }
+	if err := CheckRoot("x"); err != nil {
+		t.Errorf("CheckRoot as root: %v", err)
 	}
 }
