@@ -21,12 +21,13 @@ type WindowsSide struct{ Exec remote.Exec }
 func (WindowsSide) OS() string { return Windows }
 
 // RouteCommand is the PowerShell that adds r as the join's underlay-route
-// step does: persistent (Windows puts it back when HNS's virtual switch
-// rebuilds the route table), with the harness's metric, on the interface
+// step does: in both of Windows' stores (New-NetRoute's default without
+// -PolicyStore), so that Windows puts it back when HNS's virtual switch
+// rebuilds the route table, with the harness's metric, on the interface
 // that reaches the kind host.
 func (WindowsSide) RouteCommand(r Route) string {
-	return fmt.Sprintf("New-NetRoute -DestinationPrefix %s -NextHop %s -InterfaceIndex (Find-NetRoute -RemoteIPAddress %s | Select-Object -Last 1).InterfaceIndex -RouteMetric %d -PolicyStore PersistentStore; and the same with -PolicyStore ActiveStore",
-		r.Dest, r.Via, r.Via, WindowsRouteMetric)
+	return fmt.Sprintf("New-NetRoute -DestinationPrefix %s -NextHop %s -RouteMetric %d -InterfaceAlias (Find-NetRoute -RemoteIPAddress %s | Where-Object NextHop | Select-Object -First 1).InterfaceAlias",
+		r.Dest, r.Via, WindowsRouteMetric, r.Via)
 }
 
 // run runs a short script and returns its key=value lines.
