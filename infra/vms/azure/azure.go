@@ -14,7 +14,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	azcloud "github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -26,10 +26,10 @@ import (
 
 // The clouds connection.endpoint may name (its Resource Manager endpoint);
 // none: Azure's public cloud.
-var clouds = map[string]cloud.Configuration{
-	"https://management.azure.com":         cloud.AzurePublic,
-	"https://management.usgovcloudapi.net": cloud.AzureGovernment,
-	"https://management.chinacloudapi.cn":  cloud.AzureChina,
+var clouds = map[string]azcloud.Configuration{
+	"https://management.azure.com":         azcloud.AzurePublic,
+	"https://management.usgovcloudapi.net": azcloud.AzureGovernment,
+	"https://management.chinacloudapi.cn":  azcloud.AzureChina,
 }
 
 func init() {
@@ -117,7 +117,7 @@ func open(ctx context.Context, cfg vms.Config, d deps) (vms.Provider, error) {
 	if !ok {
 		return nil, &vms.FieldError{Field: "azure", Message: "is missing", Fix: "add the azure block: subscription, location, size and admin"}
 	}
-	cloudCfg := cloud.AzurePublic
+	cloudCfg := azcloud.AzurePublic
 	if e := strings.TrimRight(cfg.Connection.Endpoint, "/"); e != "" {
 		c, known := clouds[strings.ToLower(e)]
 		if !known {
@@ -342,6 +342,8 @@ func (p *provider) explainResponse(re *azcore.ResponseError, doing string) error
 	case code == "NoRegisteredProviderFound" || code == "LocationNotAvailableForResourceType" || code == "InvalidLocation" || code == "LocationRequired":
 		return &vms.FieldError{Field: "azure.location", Message: fmt.Sprintf("%q is not a region Azure offers VMs in to this subscription (%s)", p.s.Location, code),
 			Fix: "use a region's name such as westeurope (az account list-locations --query [].name)", Err: re}
+	case code == "ResourceGroupBeingDeleted":
+		return fmt.Errorf("%s: the run's resource group is being deleted (409 %s: a down or sweep of this run ID, maybe from another process): wait until it is gone, or use another run ID", doing, code)
 	case re.StatusCode == 401:
 		return &vms.FieldError{Field: "connection.credentials", Message: fmt.Sprintf("Azure Resource Manager refused the token (%s)", code),
 			Fix: "check the credentials and azure.tenant", Err: re}

@@ -314,7 +314,7 @@ func (p *provider) createMachine(ctx context.Context, rs *runState, group string
 	if made.ID == nil {
 		return vms.Machine{}, fmt.Errorf("make VM %s: Azure returned no ID", name)
 	}
-	m := vms.Machine{ID: *made.ID, Name: name, RunID: spec.RunID, Created: spec.Created}
+	m := vms.Machine{ID: vmID(p.s.Subscription, group, name), Name: name, RunID: spec.RunID, Created: spec.Created}
 	if made.Properties != nil && made.Properties.TimeCreated != nil {
 		m.Created = *made.Properties.TimeCreated
 	}
@@ -489,6 +489,16 @@ func (p *provider) deleteGroupIfEmpty(ctx context.Context, group string) error {
 	if busy {
 		return nil
 	}
+	g, err := p.groups.Get(ctx, group, nil)
+	if notFound(err) {
+		return nil
+	}
+	if err != nil {
+		return p.explain(err, "read resource group "+group)
+	}
+	if tag(g.Tags, vms.TagRun) == "" {
+		return nil // not the harness's group: only the machine was
+	}
 	pager := p.vms.NewListPager(group, nil)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
@@ -629,7 +639,17 @@ func (p *provider) List(ctx context.Context) ([]vms.Machine, error) {
 			if run == "" {
 				continue
 			}
-			m := vms.Machine{ID: *vm.ID, Name: *vm.Name, RunID: run, Keep: vms.ParseKeep(tag(vm.Tags, vms.TagKeep))}
+			// One ID per machine, whatever case the list wrote: the
+			// group's name as the group has it (or as the run names it).
+			groupName := rid.ResourceGroupName
+			switch {
+			case g != nil && g.Name != nil:
+				groupName = *g.Name
+			case strings.EqualFold(groupName, p.groupName(run)):
+				groupName = p.groupName(run)
+			}
+			id := vmID(rid.SubscriptionID, groupName, *vm.Name)
+			m := vms.Machine{ID: id, Name: *vm.Name, RunID: run, Keep: vms.ParseKeep(tag(vm.Tags, vms.TagKeep))}
 			if g != nil && vms.ParseKeep(tag(g.Tags, vms.TagKeep)) {
 				m.Keep = true
 			}
@@ -764,6 +784,11 @@ func (p *provider) blobClient() *http.Client {
 		return p.blob
 	}
 	return &http.Client{Timeout: 2 * time.Minute}
+}
+
+// vmID is a VM's resource ID as the provider writes it.
+func vmID(sub, group, name string) string {
+	return "/subscriptions/" + sub + "/resourceGroups/" + group + "/providers/Microsoft.Compute/virtualMachines/" + name
 }
 
 func notFound(err error) bool {
