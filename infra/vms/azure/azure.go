@@ -2,6 +2,7 @@ package azure
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	azcloud "github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v7"
@@ -81,6 +83,7 @@ type provider struct {
 	cred  azcore.TokenCredential
 	opts  *arm.ClientOptions
 	poll  time.Duration
+	retry policy.RetryOptions
 	image image // from the VM file; kind "" when it could not be read
 
 	groups     *armresources.ResourceGroupsClient
@@ -139,7 +142,7 @@ func open(ctx context.Context, cfg vms.Config, d deps) (vms.Provider, error) {
 			return nil, err
 		}
 	}
-	p := &provider{s: s, cfg: cfg, cred: cred, opts: &arm.ClientOptions{ClientOptions: client}, poll: d.poll, runs: map[string]*runState{}, blob: d.blob}
+	p := &provider{s: s, cfg: cfg, cred: cred, opts: &arm.ClientOptions{ClientOptions: client}, poll: d.poll, retry: retry, runs: map[string]*runState{}, blob: d.blob}
 	if p.poll == 0 {
 		p.poll = pollEvery
 	}
@@ -343,15 +346,47 @@ func (p *provider) explainResponse(re *azcore.ResponseError, doing string) error
 		return &vms.FieldError{Field: "azure.location", Message: fmt.Sprintf("%q is not a region Azure offers VMs in to this subscription (%s)", p.s.Location, code),
 			Fix: "use a region's name such as westeurope (az account list-locations --query [].name)", Err: re}
 	case code == "ResourceGroupBeingDeleted":
-		return fmt.Errorf("%s: the run's resource group is being deleted (409 %s: a down or sweep of this run ID, maybe from another process): wait until it is gone, or use another run ID", doing, code)
+		return &azureError{msg: fmt.Sprintf("%s: the run's resource group is being deleted (409 %s: a down or sweep of this run ID, maybe from another process): wait until it is gone, or use another run ID", doing, code), err: re}
 	case re.StatusCode == 401:
 		return &vms.FieldError{Field: "connection.credentials", Message: fmt.Sprintf("Azure Resource Manager refused the token (%s)", code),
 			Fix: "check the credentials and azure.tenant", Err: re}
 	case re.StatusCode == 429:
-		return fmt.Errorf("%s, and went on throttling past the SDK's %d retries (Retry-After honoured up to %s): run fewer machines at once, or later: %w",
-			msg, retryPolicy.MaxRetries, retryPolicy.MaxRetryDelay, re)
+		return &azureError{msg: fmt.Sprintf("%s, and went on throttling past the SDK's %d retries (Retry-After honoured up to %s): run fewer machines at once, or later",
+			msg, p.retry.MaxRetries, p.retry.MaxRetryDelay), err: re}
 	}
-	return fmt.Errorf("%s: %w", msg, re)
+	return &azureError{msg: msg + azureMessage(re), err: re}
+}
+
+// azureError is an error Azure answered, said in one line: what was
+// being done, the status, Azure's code and message (the SDK's own text
+// dumps the request and the response over many lines).
+type azureError struct {
+	msg string
+	err *azcore.ResponseError
+}
+
+func (e *azureError) Error() string { return e.msg }
+func (e *azureError) Unwrap() error { return e.err }
+
+// azureMessage returns ": <Azure's message>" from an error's body, "" when
+// it has none.
+func azureMessage(re *azcore.ResponseError) string {
+	if re.RawResponse == nil {
+		return ""
+	}
+	body, err := runtime.Payload(re.RawResponse)
+	if err != nil {
+		return ""
+	}
+	var doc struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &doc) != nil || doc.Error.Message == "" {
+		return ""
+	}
+	return ": " + firstLine(doc.Error.Message)
 }
 
 // entraCode keeps the AADSTS line of a sign-in error: what Microsoft Entra
