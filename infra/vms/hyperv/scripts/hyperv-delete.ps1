@@ -49,10 +49,12 @@ foreach ($f in $folders) {
         }
         $removedPaths += $f
     }
+    # The run's folder goes with its last machine; a Create of the same run
+    # may be filling it again meanwhile, and then it stays.
     $run = Split-Path -Parent $f
     if ((Test-Path -LiteralPath $run) -and @(Get-ChildItem -LiteralPath $run -Force).Count -eq 0) {
-        Remove-Item -LiteralPath $run -Force
-        $removedPaths += $run
+        Remove-Item -LiteralPath $run -Force -ErrorAction SilentlyContinue
+        if (-not (Test-Path -LiteralPath $run)) { $removedPaths += $run }
     }
 }
 Write-Status ([ordered]@{ removedVMs = $removedVMs; removedPaths = $removedPaths })

@@ -490,3 +490,55 @@ func TestSettingsReachHost(t *testing.T) {
 		t.Errorf("with secureBootTemplate off: generation %d, secure boot %q; want 2 and off", vm.Generation, vm.SecureBoot)
 	}
 }
+
+// The provider's methods may run at once: three Creates side by side make
+// three VMs in one run's folder, each with its own ID, all listed, all
+// deleted, and the run's folder goes with the last.
+func TestConcurrentCreates(t *testing.T) {
+	r := newRig(t)
+	p := r.open(t)
+	ids := make([]string, 3)
+	errs := make(chan error, 3)
+	for i := range ids {
+		go func() {
+			m, err := p.Create(ctx(t), r.spec(i+1))
+			ids[i] = m.ID
+			errs <- err
+		}()
+	}
+	for range ids {
+		if err := <-errs; err != nil {
+			t.Fatalf("Create: %v", err)
+		}
+	}
+	ms, err := p.List(ctx(t))
+	if err != nil || len(ms) != 3 {
+		t.Fatalf("List: %v, %+v; want 3 machines", err, ms)
+	}
+	for _, id := range ids {
+		go func() { errs <- p.Delete(ctx(t), id) }()
+	}
+	for range ids {
+		if err := <-errs; err != nil {
+			t.Errorf("Delete: %v", err)
+		}
+	}
+	if left := r.host.Paths(vhdxDir); len(left) != 0 {
+		t.Errorf("after the Deletes the host has %v", left)
+	}
+}
+
+// An ID that is not one of the provider's is refused before it reaches the
+// host: a folder outside the run's machines above all.
+func TestDeleteRefusesForeignIDs(t *testing.T) {
+	r := newRig(t)
+	p := r.open(t)
+	for _, id := range []string{"dc01", `folder:run-7\..\..\golden`, `folder:run-7\dc01`, "0f8fad5b-d9cb-469f-a165-70867728950e' ; Remove-VM *"} {
+		if err := p.Delete(ctx(t), id); err == nil || !strings.Contains(err.Error(), "is not a machine ID of this provider") {
+			t.Errorf("Delete(%q): %v", id, err)
+		}
+	}
+	if n := len(r.host.Cmdlets()); n != 0 {
+		t.Errorf("the host ran %d cmdlets for IDs that are not the provider's", n)
+	}
+}
