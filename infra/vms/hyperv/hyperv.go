@@ -45,7 +45,6 @@ const (
 type Provider struct {
 	host     *remote.WinRM
 	endpoint string
-	computer string
 	settings Settings
 }
 
@@ -88,7 +87,6 @@ func Open(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
 		_ = host.Close()
 		return nil, err
 	}
-	p.computer = st.Computer
 	return p, nil
 }
 
@@ -145,9 +143,6 @@ func (p *Provider) checkHost(st hostStatus) error {
 
 // Close closes the connections to the host.
 func (p *Provider) Close() error { return p.host.Close() }
-
-// Host is the host's computer name, as it says.
-func (p *Provider) Host() string { return p.computer }
 
 // imagePath is the golden image: a VHDX (or, for generation 1, a VHD) on
 // the host's own disks.
