@@ -176,8 +176,13 @@ func TestCreateMakesTaggedVMOnDifferencingDisk(t *testing.T) {
 // An address that is first link-local then settles: Hyper-V reports what
 // the guest reports through KVP, nothing while it boots, its 169.254.x.y
 // address until DHCP answers, then its lease. The provider reports each as
-// it is (the lifecycle filters and settles), and nothing once the VM is
-// off.
+// it is (the lifecycle filters and settles). Sources: hashicorp/vagrant#9064
+// (a Windows guest on Hyper-V reports 169.254.x.x while no DHCP server
+// answers) and #9532 (Vagrant taking such an address on Hyper-V);
+// hashicorp/packer-plugin-hyperv builder/hyperv/common/powershell/hyperv/
+// hyperv.go (GetVirtualMachineNetworkAdapterAddress reads
+// Get-VMNetworkAdapter's IPAddresses, else the KVP exchange's
+// NetworkAddressIPv4).
 func TestAddressFirstLinkLocalThenSettles(t *testing.T) {
 	r := newRig(t)
 	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
@@ -211,7 +216,12 @@ func TestAddressFirstLinkLocalThenSettles(t *testing.T) {
 // A New-VM that fails because the volume is full surfaces as one clear
 // error: the machine, the host, the cmdlet, Hyper-V's message and the fix
 // (free space in vhdxDir); and the differencing disk New-VHD made before
-// is gone, with the machine's folder: nothing for sweep to find.
+// is gone, with the machine's folder: nothing for sweep to find. New-VM's
+// error is the shape jamesstringer90/Easy-GPU-PV#406 and #449 show ("Failed
+// to create a new virtual machine." / "'<name>' failed to realize. (Virtual
+// machine ID ...)" / "Failed to access configuration store: ... (0x8007...)."),
+// with ERROR_DISK_FULL's text and code; microsoft/devhome#3656 counts "There
+// is not enough space on the disk" as 22.5% of its Hyper-V creation failures.
 func TestCreateNewVMDiskFull(t *testing.T) {
 	r := newRig(t)
 	p := r.open(t)
@@ -420,7 +430,10 @@ func TestCreateRefusesBadImage(t *testing.T) {
 // The console log, which Hyper-V does not keep, is what the host knows:
 // the state, the heartbeat (No Contact: the guest never ran its
 // integration services), the addresses, and the Hyper-V events about the
-// VM, a boot failure named.
+// VM, a boot failure named. The logs, the filter on the VM's ID and the
+// boot event IDs (18601-18605) are microsoft/openvmm's
+// petri/src/vm/hyperv/powershell.rs (hyperv_event_logs, hyperv_boot_events),
+// and so is "No Contact" (VmShutdownIcStatus).
 func TestConsoleLog(t *testing.T) {
 	r := newRig(t)
 	start := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
