@@ -1,4 +1,4 @@
-package hypervhost_test
+package hyperv_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	_ "github.com/winconform/winconform/infra/vms/hyperv" // registers the provider
 	"github.com/winconform/winconform/infra/vms/vmstest"
-	"github.com/winconform/winconform/infra/windows/internal/hypervhost"
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/infra/windows/standin"
+	"github.com/winconform/winconform/infra/windows/standin/hypervhost"
 )
 
 // The lab the tests' host has: a golden image, a switch, the harness's
@@ -30,7 +30,7 @@ const (
 // that names it.
 type rig struct {
 	host *hypervhost.Host
-	srv  *wsmantest.Server
+	srv  *standin.Server
 	file *vms.File
 }
 
@@ -52,18 +52,18 @@ func emptyHost() rigOption         { return func(c *rigConfig) { c.noLab = true 
 
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
-	cfg := rigConfig{password: wsmantest.DefaultPassword, block: "  switch: " + lab + "\n  vhdxDir: '" + vhdxDir + "'\n"}
+	cfg := rigConfig{password: standin.DefaultPassword, block: "  switch: " + lab + "\n  vhdxDir: '" + vhdxDir + "'\n"}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	cfg.host.Password = wsmantest.DefaultPassword
+	cfg.host.Password = standin.DefaultPassword
 	host := hypervhost.New(cfg.host)
 	if !cfg.noLab {
 		host.AddFile(golden)
 		host.AddDir(vhdxDir)
 		host.AddSwitch(lab)
 	}
-	srv := wsmantest.New(t, wsmantest.WithHandler(host.Handle))
+	srv := standin.New(t, standin.WithHandler(host.Handle))
 	doc := fmt.Sprintf(`provider: hyperv
 connection:
   endpoint: %s

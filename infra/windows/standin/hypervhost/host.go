@@ -1,7 +1,8 @@
 // Package hypervhost is a Hyper-V host for the tests of the hyperv VM
-// provider (infra/vms/hyperv). Its Handle plugs into the WS-Management
-// stand-in (wsmantest, in its stock mode: NTLM, every message sealed), so
-// that the provider drives it through the real WinRM client, and it keeps
+// provider (infra/vms/hyperv), beside package standin, which opens the
+// WS-Management stand-in to them. Its Handle plugs into the stand-in
+// (standin.WithHandler; wsmantest in its stock mode: NTLM, every message
+// sealed), so that the provider drives it through the real WinRM client, and it keeps
 // the host's state: its VMs (name, ID, Notes, generation, state, disks,
 // and the addresses their guests report through KVP), its files (the
 // golden images, the differencing disks with their parents, the VMs'

@@ -1,4 +1,4 @@
-package hypervhost_test
+package hyperv_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/infra/windows/internal/hypervhost"
+	"github.com/winconform/winconform/infra/windows/standin/hypervhost"
 )
 
 // The host answers exactly the provider's scripts, with the parameters
@@ -15,7 +15,7 @@ import (
 // added to one, without the host learning it fails here rather than as a
 // problem in some later test.
 func TestHostKnowsEveryScript(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "vms", "hyperv", "scripts")
+	dir := "scripts"
 	files, err := filepath.Glob(filepath.Join(dir, "hyperv-*.ps1"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scripts in %s: %v", dir, err)
