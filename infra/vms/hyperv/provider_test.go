@@ -40,29 +40,28 @@ type rigConfig struct {
 	host     hypervhost.Config
 	password string // the password the VM file's variable holds
 	block    string // the hyperv block's own lines, beside winrm
-	noLab    bool
+	machine  string // the machine block's lines
 }
 
 func withPassword(pw string) rigOption { return func(c *rigConfig) { c.password = pw } }
 func withHost(h hypervhost.Config) rigOption {
 	return func(c *rigConfig) { c.host = h }
 }
-func withBlock(b string) rigOption { return func(c *rigConfig) { c.block = b } }
-func emptyHost() rigOption         { return func(c *rigConfig) { c.noLab = true } }
+func withBlock(b string) rigOption   { return func(c *rigConfig) { c.block = b } }
+func withMachine(m string) rigOption { return func(c *rigConfig) { c.machine = m } }
 
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
-	cfg := rigConfig{password: standin.DefaultPassword, block: "  switch: " + lab + "\n  vhdxDir: '" + vhdxDir + "'\n"}
+	cfg := rigConfig{password: standin.DefaultPassword, block: "  switch: " + lab + "\n  vhdxDir: '" + vhdxDir + "'\n",
+		machine: "  user: Administrator\n  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n"}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	cfg.host.Password = standin.DefaultPassword
 	host := hypervhost.New(cfg.host)
-	if !cfg.noLab {
-		host.AddFile(golden)
-		host.AddDir(vhdxDir)
-		host.AddSwitch(lab)
-	}
+	host.AddFile(golden)
+	host.AddDir(vhdxDir)
+	host.AddSwitch(lab)
 	srv := standin.New(t, standin.WithHandler(host.Handle))
 	doc := fmt.Sprintf(`provider: hyperv
 connection:
@@ -73,12 +72,10 @@ connection:
 image: '%s'
 count: 2
 machine:
-  user: Administrator
-  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
-hyperv:
+%shyperv:
 %s  winrm: {port: %d}
-`, srv.Host(), srv.User(), golden, cfg.block, srv.Port())
-	env := map[string]string{"HYPERV_PASSWORD": cfg.password, "WINDOWS_ADMIN_PASSWORD": "guest-Passw0rd"}
+`, srv.Host(), srv.User(), golden, cfg.machine, cfg.block, srv.Port())
+	env := map[string]string{"HYPERV_PASSWORD": cfg.password, "WINDOWS_ADMIN_PASSWORD": standin.DefaultPassword}
 	path := filepath.Join(t.TempDir(), "vms.yaml")
 	f, err := vms.Parse(path, []byte(doc), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
@@ -153,7 +150,7 @@ func TestCreateMakesTaggedVMOnDifferencingDisk(t *testing.T) {
 	vm := vs[0]
 	folder := vhdxDir + `\run-7\` + spec.Name
 	want := hypervhost.VM{ID: m.ID, Name: spec.Name, Generation: 2, MemoryBytes: 4 << 30, CPUs: 2, Switch: lab, SecureBoot: "MicrosoftWindows", State: "Running",
-		Disks: []string{folder + `\` + spec.Name + ".vhdx"}, Config: folder}
+		Disks: []string{folder + `\` + spec.Name + ".vhdx"}, Config: folder, Lease: "192.168.50.21"}
 	got := vm
 	got.Notes, got.Created, got.Started, got.Plan = "", time.Time{}, time.Time{}, nil
 	if fmt.Sprint(got) != fmt.Sprint(want) {

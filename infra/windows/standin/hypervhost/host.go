@@ -69,6 +69,13 @@ type Config struct {
 	AccessDenied bool
 	// Password is the WinRM password: a script that holds it is a problem.
 	Password string
+	// Boot is how long a VM's guest reports no address after it starts
+	// (20s when 0); DHCP how long it then reports its link-local ones
+	// until its lease (20s more when 0).
+	Boot, DHCP time.Duration
+	// Leases are the addresses DHCP gives the VMs the scripts make, in
+	// order (192.168.50.21, .22... when it runs out).
+	Leases []string
 }
 
 // Host is the model of a Hyper-V host. Its methods are safe for concurrent
@@ -86,6 +93,7 @@ type Host struct {
 	cutAfter map[string]bool
 	cmdlets  []string
 	problems []string
+	made     int // VMs the scripts made
 }
 
 // entry is a file or a directory.
@@ -119,8 +127,10 @@ type VM struct {
 	Disks  []string
 	Config string
 	// Plan says what the guest reports through KVP at a time since the VM
-	// started; GuestAddresses when nil.
+	// started; when nil, what a Windows guest does (see Config.Boot).
 	Plan func(sinceStart time.Duration) []string
+	// Lease is the address DHCP gives its guest.
+	Lease string
 }
 
 // Event is an entry of a Hyper-V event log.
@@ -154,17 +164,25 @@ func New(cfg Config) *Host {
 	return &Host{cfg: cfg, entries: map[string]*entry{}, faults: map[string]string{}, cutAfter: map[string]bool{}}
 }
 
-// GuestAddresses is what a Windows guest with integration services reports
-// through KVP while no DHCP server has answered: nothing for its first 20s
-// (booting), then its link-local addresses until 40s, then its lease.
-func GuestAddresses(since time.Duration) []string {
+// guestAddresses is what a Windows guest with integration services
+// reports through KVP: nothing while it boots (Config.Boot), then its
+// link-local addresses while no DHCP server has answered (Config.DHCP),
+// then its lease, its IPv6 link-local address staying.
+func (h *Host) guestAddresses(vm *VM, since time.Duration) []string {
+	boot, dhcp := h.cfg.Boot, h.cfg.DHCP
+	if boot == 0 {
+		boot = 20 * time.Second
+	}
+	if dhcp == 0 {
+		dhcp = 20 * time.Second
+	}
 	switch {
-	case since < 20*time.Second:
+	case since < boot:
 		return nil
-	case since < 40*time.Second:
+	case since < boot+dhcp:
 		return []string{"169.254.83.10", "fe80::5d1:2a3b:4c5d:6e7f"}
 	}
-	return []string{"192.168.50.21", "fe80::5d1:2a3b:4c5d:6e7f"}
+	return []string{vm.Lease, "fe80::5d1:2a3b:4c5d:6e7f"}
 }
 
 // SetNow fixes the host's clock at t (it runs with the wall clock until
@@ -608,6 +626,12 @@ func (s *run) create() map[string]any {
 		if gen == 2 {
 			vm.SecureBoot = "MicrosoftWindows"
 		}
+		if h.made < len(h.cfg.Leases) {
+			vm.Lease = h.cfg.Leases[h.made]
+		} else {
+			vm.Lease = fmt.Sprintf("192.168.50.%d", 21+h.made)
+		}
+		h.made++
 		h.mkdir(vm.Config)
 		h.entries[key(join(vm.Config, "Virtual Machines", strings.ToUpper(id)+".vmcx"))] = &entry{path: join(vm.Config, "Virtual Machines", strings.ToUpper(id)+".vmcx"), created: h.time()}
 		h.vms = append(h.vms, vm)
@@ -782,11 +806,11 @@ func (h *Host) kvp(vm *VM) []string {
 	if vm.State != "Running" {
 		return []string{}
 	}
-	plan := vm.Plan
-	if plan == nil {
-		plan = GuestAddresses
+	since := h.time().Sub(vm.Started)
+	if vm.Plan != nil {
+		return append([]string{}, vm.Plan(since)...)
 	}
-	return append([]string{}, plan(h.time().Sub(vm.Started))...)
+	return h.guestAddresses(vm, since)
 }
 
 // console is hyperv-console.
