@@ -111,7 +111,7 @@ func (p *Provider) openError(cfg vms.Config, err error) error {
 	case errors.Is(err, remote.ErrTLS):
 		return &vms.FieldError{Field: "hyperv.winrm.caBundle", Message: fmt.Sprintf("the TLS handshake with %s failed: %v", where, err),
 			Fix: "set hyperv.winrm.caBundle to the CA that issued the host's WinRM certificate (and tlsServerName to its name), or use https: false", Err: err}
-	case errors.Is(err, remote.ErrUnreachable), errors.Is(err, remote.ErrTimeout):
+	case errors.Is(err, remote.ErrUnreachable), errors.Is(err, remote.ErrTimeout), errors.Is(err, remote.ErrConnLost):
 		return &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("cannot reach %s: %v", where, err),
 			Fix: "check the host's name, that it is up, and that its WinRM listener answers there (winrm quickconfig; hyperv.winrm.port and https must match it)", Err: err}
 	}

@@ -552,3 +552,20 @@ func TestDeleteRefusesForeignIDs(t *testing.T) {
 		t.Errorf("the host ran %d cmdlets for IDs that are not the provider's", n)
 	}
 }
+
+// A host whose WinRM does not answer fails Open on connection.endpoint,
+// with the fix, before any machine is made.
+func TestOpenHostUnreachable(t *testing.T) {
+	r := newRig(t)
+	r.srv.Close()
+	_, err := vms.Open(ctx(t), r.file)
+	var fe *vms.FieldError
+	// A port nothing listens on refuses the connection, or, closed a moment
+	// ago, resets it: remote says ErrUnreachable or ErrConnLost.
+	if !errors.As(err, &fe) || fe.Field != "connection.endpoint" || !(errors.Is(err, remote.ErrUnreachable) || errors.Is(err, remote.ErrConnLost)) {
+		t.Fatalf("Open of a host that does not answer: %v, want a *vms.FieldError on connection.endpoint", err)
+	}
+	if !strings.Contains(fe.Fix, "WinRM listener") {
+		t.Errorf("the fix does not say what to check: %q", fe.Fix)
+	}
+}
