@@ -458,6 +458,20 @@ func groupOfUser(name string) armresources.ResourceGroup {
 		Properties: &armresources.ResourceGroupProperties{ProvisioningState: to.Ptr("Succeeded")}}
 }
 
+// serveLog serves a serial log as a boot diagnostics blob does: only to
+// its SAS token.
+func serveLog(t *testing.T, text string) string {
+	blob := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("sig") != "s3cr3t" {
+			http.Error(w, "AuthenticationFailed", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, text)
+	}))
+	t.Cleanup(blob.Close)
+	return blob.URL
+}
+
 // The serial log comes from the VM's boot diagnostics blob; the blob's URL
 // (a SAS token) never appears in an error.
 func TestConsoleLog(t *testing.T) {
@@ -571,6 +585,37 @@ func TestOpenErrorsNameTheField(t *testing.T) {
 				t.Errorf("the error holds a secret: %s", fe.Error())
 			}
 		})
+	}
+}
+
+// Open reads the VM file's image and finds it: an image definition of a
+// gallery (its latest version, what a VM made from it gets) or a
+// marketplace image's latest version; Create then makes the VM from it.
+func TestOpenFindsTheImage(t *testing.T) {
+	definition := strings.TrimSuffix(galleryVersion, "/versions/1.34.4")
+	for _, image := range []string{definition, "MicrosoftWindowsServer:WindowsServer:2022-datacenter-core-g2:latest"} {
+		c := stdCloud()
+		c.images[strings.ToLower(definition)] = true
+		d := c.deps()
+		d.readFile = func(string) ([]byte, error) {
+			return fmt.Appendf(nil, "provider: azure\nimage: %q\nmachine: {user: winadmin}\n", image), nil
+		}
+		cfg := vmsConfig(goodSettings())
+		cfg.File = "vms.yaml"
+		p, err := open(ctx(t), cfg, d)
+		if err != nil {
+			t.Fatalf("open with image %s: %v", image, err)
+		}
+		s := spec("img", 1)
+		s.Image = image
+		m, err := p.Create(ctx(t), s)
+		if err != nil {
+			t.Fatalf("Create from %s: %v", image, err)
+		}
+		ref := c.vms[key("winconform-img", m.Name)].Properties.StorageProfile.ImageReference
+		if (ref.ID != nil && *ref.ID != image) || (ref.ID == nil && *ref.Publisher+":"+*ref.Offer+":"+*ref.SKU+":"+*ref.Version != image) {
+			t.Errorf("the VM's image reference is %+v, want %s", ref, image)
+		}
 	}
 }
 

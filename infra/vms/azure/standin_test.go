@@ -90,8 +90,10 @@ type cloud struct {
 	nsgs   map[string]*armnetwork.SecurityGroup
 	vnets  map[string]*armnetwork.VirtualNetwork
 	disks  map[string]*armcompute.Disk
-	// subnets that exist outside the stand-in's groups (a user's), by ID.
-	subnets map[string]bool
+	// subnets that exist outside the stand-in's groups (a user's), by ID,
+	// and their ranges.
+	subnets      map[string]bool
+	subnetPrefix map[string]netip.Prefix
 
 	// Knobs, set by a test before it runs the provider.
 	noSubscription bool           // every request: 404 SubscriptionNotFound
@@ -125,7 +127,7 @@ func newCloud() *cloud {
 		images: map[string]bool{}, groups: map[string]*rg{}, vms: map[string]*armcompute.VirtualMachine{},
 		nics: map[string]*armnetwork.Interface{}, pips: map[string]*armnetwork.PublicIPAddress{},
 		nsgs: map[string]*armnetwork.SecurityGroup{}, vnets: map[string]*armnetwork.VirtualNetwork{},
-		disks: map[string]*armcompute.Disk{}, subnets: map[string]bool{},
+		disks: map[string]*armcompute.Disk{}, subnets: map[string]bool{}, subnetPrefix: map[string]netip.Prefix{},
 		throttle: map[string]int{}, stuck: map[string]bool{}, reserved: map[string]int{},
 		goneAfter: 1, retryAfter: "1",
 		runOutput: func(string) (string, string) { return "winconform: WinRM ready\n", "" },
@@ -432,6 +434,19 @@ func (c *cloud) computeServers() *computefake.ServerFactory {
 					return
 				}
 				resp.SetResponse(http.StatusOK, armcompute.GalleryImageVersionsClientGetResponse{GalleryImageVersion: armcompute.GalleryImageVersion{ID: to.Ptr(id)}}, nil)
+				return
+			},
+		},
+		GalleryImagesServer: computefake.GalleryImagesServer{
+			Get: func(_ context.Context, group, gallery, image string, _ *armcompute.GalleryImagesClientGetOptions) (resp azfake.Responder[armcompute.GalleryImagesClientGetResponse], errResp azfake.ErrorResponder) {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				id := resID(group, "Microsoft.Compute/galleries", gallery+"/images/"+image)
+				if !c.images[strings.ToLower(id)] {
+					errResp.SetResponseError(http.StatusNotFound, "ResourceNotFound")
+					return
+				}
+				resp.SetResponse(http.StatusOK, armcompute.GalleryImagesClientGetResponse{GalleryImage: armcompute.GalleryImage{ID: to.Ptr(id)}}, nil)
 				return
 			},
 		},
@@ -888,6 +903,9 @@ func (c *cloud) subnetExists(id string) bool {
 // NIC gets .4.
 func (c *cloud) nextAddress(subnet string) string {
 	prefix := netip.MustParsePrefix("10.0.0.0/24")
+	if p, ok := c.subnetPrefix[strings.ToLower(subnet)]; ok {
+		prefix = p
+	}
 	for _, v := range c.vnets {
 		for _, sn := range v.Properties.Subnets {
 			if strings.EqualFold(*sn.ID, subnet) {
