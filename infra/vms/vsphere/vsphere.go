@@ -312,28 +312,42 @@ func (p *Provider) Close() error {
 	return p.closeErr
 }
 
-// describe is an error's message, with the fault's kind when the vCenter
-// sent no message.
+// describe is an error's message, with the kind of the vCenter's fault
+// (and its details when the vCenter sent no message).
 func describe(err error) string {
 	if err == nil {
 		return ""
 	}
-	msg := err.Error()
-	var kind string
-	fault.In(err, func(f types.BaseMethodFault, localized string, _ []types.LocalizableMessage) bool {
-		kind = strings.TrimPrefix(fmt.Sprintf("%T", f), "*types.")
-		if localized != "" && msg == "" {
-			msg = localized
-		}
+	msg := strings.TrimPrefix(err.Error(), "ServerFaultCode: ")
+	var f types.BaseMethodFault
+	fault.In(err, func(bf types.BaseMethodFault, _ string, _ []types.LocalizableMessage) bool {
+		f = bf
 		return true
 	})
-	switch {
-	case kind == "":
+	if f == nil {
 		return msg
-	case msg == "" || strings.HasSuffix(msg, ": ") || msg == "ServerFaultCode: ":
-		return kind
-	case !strings.Contains(msg, kind):
-		return msg + " (" + kind + ")"
+	}
+	kind := strings.TrimPrefix(fmt.Sprintf("%T", f), "*types.")
+	if msg == "" || msg == kind || msg == "*types."+kind {
+		msg = detail(f)
+	}
+	if !strings.Contains(msg, kind) {
+		msg = strings.TrimSpace(msg + " (" + kind + ")")
 	}
 	return msg
+}
+
+// detail says what some common faults mean.
+func detail(f types.BaseMethodFault) string {
+	switch f := f.(type) {
+	case *types.NoDiskSpace:
+		return fmt.Sprintf("no space left on datastore %s", f.Datastore)
+	case *types.NoPermission:
+		return fmt.Sprintf("permission denied: the user lacks privilege %s", f.PrivilegeId)
+	case *types.DuplicateName:
+		return fmt.Sprintf("the name %s is taken", f.Name)
+	case *types.InvalidArgument:
+		return fmt.Sprintf("invalid argument %s", f.InvalidProperty)
+	}
+	return ""
 }

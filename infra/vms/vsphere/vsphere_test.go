@@ -115,12 +115,17 @@ func TestLinkedClone(t *testing.T) {
 }
 
 // vsphere.snapshot picks the snapshot; vsphere.network the port group of
-// the clone's first NIC; vsphere.datastore and folder where it goes.
+// the clone's first NIC; vsphere.resourcePool (within the cluster),
+// datastore and folder where it goes.
 func TestCloneSettings(t *testing.T) {
 	withVCenter(t, func(v *vcenter) {
 		folder, err := object.NewFolder(v.c, v.folderRef()).CreateFolder(v.ctx, "winconform")
 		v.must(err)
-		f, p := v.provider(stdBlock + "  snapshot: base\n  network: DC0_DVPG0\n  datastore: LocalDS_0\n  folder: winconform\n")
+		root, err := find.NewFinder(v.c).ResourcePool(v.ctx, "/DC0/host/DC0_C0/Resources")
+		v.must(err)
+		pool, err := root.Create(v.ctx, "ci", types.DefaultResourceConfigSpec())
+		v.must(err)
+		f, p := v.provider(stdBlock + "  resourcePool: ci\n  snapshot: base\n  network: DC0_DVPG0\n  datastore: LocalDS_0\n  folder: winconform\n")
 		m, err := p.Create(v.ctx, spec(f, "settings", 1))
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +134,10 @@ func TestCloneSettings(t *testing.T) {
 		if cs.Snapshot == nil || *cs.Snapshot != v.snapshots["base"] {
 			t.Errorf("cloned from snapshot %v, want base (%v)", cs.Snapshot, v.snapshots["base"])
 		}
-		o := v.vm(m.ID, "network", "parent", "datastore")
+		o := v.vm(m.ID, "network", "parent", "datastore", "resourcePool")
+		if o.ResourcePool == nil || *o.ResourcePool != pool.Reference() {
+			t.Errorf("the clone runs in pool %v, want ci (%v)", o.ResourcePool, pool.Reference())
+		}
 		pg, err := find.NewFinder(v.c).Network(v.ctx, "/DC0/network/DC0_DVPG0")
 		v.must(err)
 		if !slices.Contains(o.Network, pg.Reference()) {
@@ -239,6 +247,7 @@ func TestFailingClone(t *testing.T) {
 				if err == nil {
 					t.Fatal("Create succeeded")
 				}
+				t.Logf("Create: %v", err)
 				for _, w := range tc.wants {
 					if !strings.Contains(err.Error(), w) {
 						t.Errorf("Create = %v, want it to say %q", err, w)
