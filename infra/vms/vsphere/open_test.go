@@ -19,10 +19,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/winconform/winconform/infra/vms"
+	"github.com/winconform/winconform/infra/vms/vsphere"
 )
 
 // fieldError asserts err is a *vms.FieldError of field saying want, with
@@ -282,4 +287,43 @@ func writePEM(t *testing.T, name string, der []byte) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// vCenter ends an API session idle for config.vmacore.soap.sessionTimeout
+// (30 minutes by default: williamlam.com/2022/10/vsphere-session-timeout-overview.html,
+// VMware KB 1031039), and vcsim honours the same option; a run deletes its
+// machines hours after it made them. The provider keeps its session alive
+// while it is open, and logs out on Close: sessions left behind count
+// against the vCenter's limit (config.vmacore.soap.maxSessionCount) until
+// they time out.
+func TestSessionKeptAliveThenLoggedOut(t *testing.T) {
+	withVCenter(t, func(v *vcenter) {
+		om := object.NewOptionManager(v.c, *v.c.ServiceContent.Setting)
+		v.must(om.Update(v.ctx, []types.BaseOptionValue{&types.OptionValue{Key: "config.vmacore.soap.sessionTimeout", Value: "500ms"}}))
+		restore := vsphere.SetKeepAliveIdle(time.Hour)
+		_, idle := v.provider(stdBlock)
+		restore()
+		defer vsphere.SetKeepAliveIdle(100 * time.Millisecond)()
+		_, kept := v.provider(stdBlock)
+		sessions := v.sessions()
+
+		time.Sleep(1500 * time.Millisecond)
+		if _, err := idle.List(v.ctx); err == nil {
+			t.Fatal("a session idle past the timeout still answers: the simulator does not end idle sessions, and this test shows nothing")
+		}
+		if _, err := kept.List(v.ctx); err != nil {
+			t.Errorf("List after an idle spell: %v, want the session kept alive", err)
+		}
+		v.must(kept.Close())
+		if n := v.sessions(); n != sessions-2 {
+			t.Errorf("%d sessions after Close, want %d: the provider's session is left behind", n, sessions-2)
+		}
+	})
+}
+
+// sessions is how many sessions the vCenter has.
+func (v *vcenter) sessions() int {
+	var sm mo.SessionManager
+	v.must(property.DefaultCollector(v.c).RetrieveOne(v.ctx, *v.c.ServiceContent.SessionManager, []string{"sessionList"}, &sm))
+	return len(sm.SessionList)
 }

@@ -43,11 +43,13 @@ const (
 	openTimeout = 2 * time.Minute
 	// dialTimeout bounds one TCP connect and TLS handshake.
 	dialTimeout = 30 * time.Second
-	// keepAliveIdle is how often an idle session is kept alive: vCenter
-	// ends a session idle for 30 minutes by default, and a run's
-	// machines are deleted hours after they are made.
-	keepAliveIdle = 5 * time.Minute
 )
+
+// keepAliveIdle is how often an idle session is kept alive: vCenter ends
+// an API session idle for 30 minutes by default
+// (config.vmacore.soap.sessionTimeout), and a run's machines are deleted
+// hours after they are made.
+var keepAliveIdle = 5 * time.Minute
 
 // Provider makes machines as linked clones in a vCenter. Open returns one.
 type Provider struct {
@@ -346,6 +348,8 @@ func detail(f types.BaseMethodFault) string {
 		return fmt.Sprintf("permission denied: the user lacks privilege %s", f.PrivilegeId)
 	case *types.DuplicateName:
 		return fmt.Sprintf("the name %s is taken", f.Name)
+	case *types.NotAuthenticated:
+		return "the vCenter ended the session"
 	case *types.InvalidArgument:
 		return fmt.Sprintf("invalid argument %s", f.InvalidProperty)
 	}
