@@ -383,3 +383,32 @@ func TestSweepByTag(t *testing.T) {
 		}
 	})
 }
+
+// The lifecycle creates a run's machines at once, through one provider.
+func TestConcurrentCreates(t *testing.T) {
+	withVCenter(t, func(v *vcenter) {
+		f, p := v.provider(stdBlock)
+		const n = 3
+		errs := make(chan error, n)
+		for i := 1; i <= n; i++ {
+			go func() {
+				_, err := p.Create(v.ctx, spec(f, "together", i))
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		l, err := p.List(v.ctx)
+		if err != nil || len(l) != n {
+			t.Fatalf("List = %+v, %v, want %d machines", l, err, n)
+		}
+		for i, m := range l {
+			if want := vms.MachineName("win", "together", i+1); m.Name != want || m.RunID != "together" {
+				t.Errorf("List[%d] = %+v, want %s of run together", i, m, want)
+			}
+		}
+	})
+}
