@@ -103,7 +103,7 @@ func (p *Provider) template(ctx context.Context, image string) (*object.VirtualM
 	if o.Snapshot == nil || o.Snapshot.CurrentSnapshot == nil {
 		return nil, nil, &vms.FieldError{Field: "image",
 			Message: fmt.Sprintf("template %s has no snapshot: a linked clone is made from one", image),
-			Fix: fmt.Sprintf("take one (a template cannot be snapshotted): govc vm.markasvm -pool <pool> %s; govc snapshot.create -vm %s golden; govc vm.markastemplate %s",
+			Fix: fmt.Sprintf("take one while it is a VM: govc vm.markasvm -pool <pool> %s; govc snapshot.create -vm %s golden; govc vm.markastemplate %s",
 				image, image, image)}
 	}
 	return tpl, o.Snapshot.CurrentSnapshot, nil
