@@ -15,12 +15,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -293,37 +295,69 @@ func writePEM(t *testing.T, name string, der []byte) string {
 // (30 minutes by default: williamlam.com/2022/10/vsphere-session-timeout-overview.html,
 // VMware KB 1031039), and vcsim honours the same option; a run deletes its
 // machines hours after it made them. The provider keeps its session alive
-// while it is open, and logs out on Close: sessions left behind count
-// against the vCenter's limit (config.vmacore.soap.maxSessionCount) until
-// they time out.
-func TestSessionKeptAliveThenLoggedOut(t *testing.T) {
+// while it is open, logs in again when the vCenter ends it anyway (it
+// restarted, an administrator ended it), and logs out on Close: sessions
+// left behind count against the vCenter's limit
+// (config.vmacore.soap.maxSessionCount) until they time out.
+func TestSessionKeptAliveRenewedAndLoggedOut(t *testing.T) {
 	withVCenter(t, func(v *vcenter) {
 		om := object.NewOptionManager(v.c, *v.c.ServiceContent.Setting)
 		v.must(om.Update(v.ctx, []types.BaseOptionValue{&types.OptionValue{Key: "config.vmacore.soap.sessionTimeout", Value: "500ms"}}))
+		admin := v.sessionKeys()
 		restore := vsphere.SetKeepAliveIdle(time.Hour)
 		_, idle := v.provider(stdBlock)
 		restore()
+		idleKey := v.newSession(admin)
 		defer vsphere.SetKeepAliveIdle(100 * time.Millisecond)()
 		_, kept := v.provider(stdBlock)
-		sessions := v.sessions()
+		keptKey := v.newSession(append(admin, idleKey))
 
 		time.Sleep(1500 * time.Millisecond)
-		if _, err := idle.List(v.ctx); err == nil {
-			t.Fatal("a session idle past the timeout still answers: the simulator does not end idle sessions, and this test shows nothing")
+		keys := v.sessionKeys()
+		if slices.Contains(keys, idleKey) {
+			t.Fatal("a session idle past the timeout is still there: the simulator does not end idle sessions, and this test shows nothing")
 		}
+		if !slices.Contains(keys, keptKey) {
+			t.Errorf("the provider's session ended while it was open: it was not kept alive")
+		}
+		if _, err := idle.List(v.ctx); err != nil {
+			t.Errorf("List after the vCenter ended the session: %v, want it logged in again", err)
+		}
+		v.must(session.NewManager(v.c).TerminateSession(v.ctx, []string{keptKey}))
 		if _, err := kept.List(v.ctx); err != nil {
-			t.Errorf("List after an idle spell: %v, want the session kept alive", err)
+			t.Errorf("List after an administrator ended the session: %v, want it logged in again", err)
 		}
+
+		v.must(idle.Close())
 		v.must(kept.Close())
-		if n := v.sessions(); n != sessions-2 {
-			t.Errorf("%d sessions after Close, want %d: the provider's session is left behind", n, sessions-2)
+		if keys := v.sessionKeys(); len(keys) != len(admin) {
+			t.Errorf("%d sessions after Close, want %d: the provider's sessions are left behind", len(keys), len(admin))
 		}
 	})
 }
 
-// sessions is how many sessions the vCenter has.
-func (v *vcenter) sessions() int {
+// sessionKeys are the keys of the vCenter's sessions.
+func (v *vcenter) sessionKeys() []string {
 	var sm mo.SessionManager
 	v.must(property.DefaultCollector(v.c).RetrieveOne(v.ctx, *v.c.ServiceContent.SessionManager, []string{"sessionList"}, &sm))
-	return len(sm.SessionList)
+	var keys []string
+	for _, s := range sm.SessionList {
+		keys = append(keys, s.Key)
+	}
+	return keys
+}
+
+// newSession is the one session key not in before.
+func (v *vcenter) newSession(before []string) string {
+	v.t.Helper()
+	var added []string
+	for _, k := range v.sessionKeys() {
+		if !slices.Contains(before, k) {
+			added = append(added, k)
+		}
+	}
+	if len(added) != 1 {
+		v.t.Fatalf("%d new sessions, want 1", len(added))
+	}
+	return added[0]
 }

@@ -109,10 +109,11 @@ func Open(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
 			Fix:     "set endpoint to the vCenter that manages the hosts"}
 	}
 	p.ka = keepalive.NewHandlerSOAP(c.RoundTripper, keepAliveIdle, nil)
-	c.RoundTripper = p.ka
+	login := url.UserPassword(cfg.Connection.User, cfg.Connection.Credentials["password"].Reveal())
+	c.RoundTripper = &relogin{rt: p.ka, login: func(ctx context.Context) error { return p.sm.Login(ctx, login) }}
 	p.c = c
 	p.sm = session.NewManager(c)
-	if err := p.sm.Login(ctx, url.UserPassword(cfg.Connection.User, cfg.Connection.Credentials["password"].Reveal())); err != nil {
+	if err := p.sm.Login(ctx, login); err != nil {
 		return nil, p.loginError(cfg.Connection.User, err)
 	}
 	if err := p.lookUp(ctx); err != nil {
