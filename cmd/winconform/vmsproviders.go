@@ -6,4 +6,5 @@ import (
 	_ "github.com/winconform/winconform/infra/vms/azure"
 	_ "github.com/winconform/winconform/infra/vms/hyperv"
 	_ "github.com/winconform/winconform/infra/vms/static"
+	_ "github.com/winconform/winconform/infra/vms/vsphere"
 )
