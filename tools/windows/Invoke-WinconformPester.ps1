@@ -12,7 +12,7 @@ Windows PowerShell 5.1 (the machines' PowerShell) and with PowerShell 7.
 [CmdletBinding()]
 param(
     [Parameter(Mandatory = $true)][string] $ResultFile,
-    [string[]] $Path = @('infra/windows', 'fixtures/manifests'),
+    [string[]] $Path = @('infra/windows', 'infra/vms', 'fixtures/manifests'),
     [string] $PesterVersion = '5.7.1'
 )
 Set-StrictMode -Version Latest

@@ -27,6 +27,9 @@ var (
 	WithCredentials = wsmantest.WithCredentials
 	// WithTLS serves HTTPS, with the server's own CA (Server.CACertPEM).
 	WithTLS = wsmantest.WithTLS
+	// WithHandler scripts the machine: a model that answers its commands
+	// (the Hyper-V host of package hypervhost).
+	WithHandler = wsmantest.WithHandler
 )
 
 // The account the server accepts unless WithCredentials says otherwise.

@@ -1,0 +1,414 @@
+package azure
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	azcloud "github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v7"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+
+	"github.com/winconform/winconform/infra/vms"
+)
+
+// The clouds connection.endpoint may name (its Resource Manager endpoint);
+// none: Azure's public cloud.
+var clouds = map[string]azcloud.Configuration{
+	"https://management.azure.com":         azcloud.AzurePublic,
+	"https://management.usgovcloudapi.net": azcloud.AzureGovernment,
+	"https://management.chinacloudapi.cn":  azcloud.AzureChina,
+}
+
+func init() {
+	vms.Register(vms.Registration{
+		Name:            "azure",
+		Summary:         "an Azure subscription",
+		Endpoint:        vms.Optional,
+		EndpointExample: "https://management.azure.com",
+		User:            vms.Optional,
+		Credentials:     []vms.Credential{{Name: "clientSecret"}},
+		Settings:        decodeSettings,
+		Open:            func(ctx context.Context, cfg vms.Config) (vms.Provider, error) { return open(ctx, cfg, deps{}) },
+	})
+}
+
+// deps are what tests replace: the transport to Azure Resource Manager
+// and to Microsoft Entra ID, and how often the provider polls.
+type deps struct {
+	// arm carries every Resource Manager request (nil: the network).
+	arm policy.Transporter
+	// login carries the service principal's sign-in (nil: the network).
+	login policy.Transporter
+	// cred replaces the credential altogether (nil: from the VM file).
+	cred azcore.TokenCredential
+	// poll is how often long-running operations and deletions are polled
+	// (0: pollEvery); retry is the SDK's retry policy (zero: retryPolicy).
+	poll  time.Duration
+	retry policy.RetryOptions
+	// readFile reads the VM file (nil: os.ReadFile).
+	readFile func(string) ([]byte, error)
+	// blob reads the serial log's blob (nil: a client of its own).
+	blob *http.Client
+}
+
+// pollEvery is how often the provider asks how an operation is going when
+// Azure does not say (Retry-After): a VM takes minutes to make.
+const pollEvery = 10 * time.Second
+
+// retryPolicy is the SDK's retry policy as the provider sets it: Resource
+// Manager throttles with 429 and a Retry-After header (seconds to wait),
+// which the policy honours up to MaxRetryDelay; throttling that lasts
+// longer ends in a *azcore.ResponseError with 429, which explain names.
+var retryPolicy = policy.RetryOptions{MaxRetries: 6, RetryDelay: 2 * time.Second, MaxRetryDelay: 2 * time.Minute}
+
+// provider makes machines in one subscription.
+type provider struct {
+	s     Settings
+	cfg   vms.Config
+	cred  azcore.TokenCredential
+	opts  *arm.ClientOptions
+	poll  time.Duration
+	retry policy.RetryOptions
+	image image // from the VM file; kind "" when it could not be read
+
+	groups     *armresources.ResourceGroupsClient
+	vms        *armcompute.VirtualMachinesClient
+	disks      *armcompute.DisksClient
+	sizes      *armcompute.VirtualMachineSizesClient
+	images     *armcompute.VirtualMachineImagesClient
+	nics       *armnetwork.InterfacesClient
+	pips       *armnetwork.PublicIPAddressesClient
+	nsgs       *armnetwork.SecurityGroupsClient
+	vnets      *armnetwork.VirtualNetworksClient
+	subnets    *armnetwork.SubnetsClient
+	sizeCores  int32
+	sizeMemory int32 // MiB
+
+	blob *http.Client // reads the serial log (nil: a client of its own)
+
+	mu     sync.Mutex
+	runs   map[string]*runState // by resource group, lower case
+	closed bool
+}
+
+// runState is what the provider made once for a run's group.
+type runState struct {
+	mu       sync.Mutex
+	ready    bool   // the group, its network and NSG are made
+	subnet   string // the subnet's ID
+	nsg      string // the NSG's ID, "" for none
+	inflight int    // Creates under way: the group is not deleted while > 0
+}
+
+func open(ctx context.Context, cfg vms.Config, d deps) (vms.Provider, error) {
+	s, ok := cfg.Settings.(Settings)
+	if !ok {
+		return nil, &vms.FieldError{Field: "azure", Message: "is missing", Fix: "add the azure block: subscription, location, size and admin"}
+	}
+	cloudCfg := azcloud.AzurePublic
+	if e := strings.TrimRight(cfg.Connection.Endpoint, "/"); e != "" {
+		c, known := clouds[strings.ToLower(e)]
+		if !known {
+			return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not an Azure cloud's Resource Manager endpoint", cfg.Connection.Endpoint),
+				Fix: "remove endpoint for Azure's public cloud, or write https://management.usgovcloudapi.net or https://management.chinacloudapi.cn"}
+		}
+		cloudCfg = c
+	}
+	retry := retryPolicy
+	if d.retry.MaxRetries != 0 || d.retry.RetryDelay != 0 {
+		retry = d.retry
+	}
+	client := azcore.ClientOptions{Cloud: cloudCfg, Retry: retry, Transport: d.arm,
+		Telemetry: policy.TelemetryOptions{ApplicationID: "winconform"}}
+	cred := d.cred
+	if cred == nil {
+		var err error
+		if cred, err = credential(cfg.Connection, s, azcore.ClientOptions{Cloud: cloudCfg, Transport: d.login, Retry: retry}); err != nil {
+			return nil, err
+		}
+	}
+	p := &provider{s: s, cfg: cfg, cred: cred, opts: &arm.ClientOptions{ClientOptions: client}, poll: d.poll, retry: retry, runs: map[string]*runState{}, blob: d.blob}
+	if p.poll == 0 {
+		p.poll = pollEvery
+	}
+	if err := p.clients(); err != nil {
+		return nil, err
+	}
+	// The VM file's image and machine user, which Open is not given.
+	read := d.readFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	var imageText, machineUser string
+	if cfg.File != "" {
+		var err error
+		if imageText, machineUser, err = imageFromFile(cfg.File, read); err != nil {
+			return nil, &vms.FieldError{Field: "image", Message: "cannot read the VM file again: " + err.Error(), Fix: "check the file", Err: err}
+		}
+	}
+	if machineUser != "" && !strings.EqualFold(machineUser, s.AdminUser) {
+		return nil, &vms.FieldError{Field: "azure.admin.user", Message: fmt.Sprintf("is %q, but machine.user is %q: the join logs in as machine.user, which Azure makes as the VM's administrator from admin.user", s.AdminUser, machineUser),
+			Fix: "set both to the same account (and admin.password to the same reference as machine.passwordFrom)"}
+	}
+	if imageText != "" {
+		im, err := parseImage(imageText)
+		if err != nil {
+			return nil, &vms.FieldError{Field: "image", Message: err.Error(), Fix: fixImage, Err: err}
+		}
+		p.image = im
+	}
+	// One request proves the credentials, the subscription and the
+	// location, and says what the size has.
+	if err := p.checkSize(ctx); err != nil {
+		return nil, err
+	}
+	if p.image.kind != "" {
+		if err := p.checkImage(ctx, p.image); err != nil {
+			return nil, err
+		}
+	}
+	if s.Subnet != "" {
+		if err := p.checkSubnet(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// credential is the identity the provider signs in as: the service
+// principal of connection.user with its clientSecret, else the default
+// chain (AZURE_* variables, workload identity, managed identity, az login).
+func credential(c vms.Connection, s Settings, opts azcore.ClientOptions) (azcore.TokenCredential, error) {
+	if c.User != "" {
+		cred, err := azidentity.NewClientSecretCredential(s.Tenant, c.User, c.Credentials["clientSecret"].Reveal(),
+			&azidentity.ClientSecretCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: opts.Transport != nil})
+		if err != nil {
+			return nil, &vms.FieldError{Field: "connection.user", Message: "cannot make the service principal's credential: " + err.Error(),
+				Fix: "check connection.user (the client ID) and azure.tenant", Err: err}
+		}
+		return cred, nil
+	}
+	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: opts})
+	if err != nil {
+		return nil, &vms.FieldError{Field: "connection", Message: "no Azure credentials: " + err.Error(),
+			Fix: "set connection.user (a service principal's client ID), azure.tenant and connection.credentials.clientSecret: {env: AZURE_CLIENT_SECRET}, or sign in (az login) or use a managed identity", Err: err}
+	}
+	return cred, nil
+}
+
+func (p *provider) clients() error {
+	sub, cred, o := p.s.Subscription, p.cred, p.opts
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	var err error
+	p.groups, err = armresources.NewResourceGroupsClient(sub, cred, o)
+	add(err)
+	p.vms, err = armcompute.NewVirtualMachinesClient(sub, cred, o)
+	add(err)
+	p.disks, err = armcompute.NewDisksClient(sub, cred, o)
+	add(err)
+	p.sizes, err = armcompute.NewVirtualMachineSizesClient(sub, cred, o)
+	add(err)
+	p.images, err = armcompute.NewVirtualMachineImagesClient(sub, cred, o)
+	add(err)
+	p.nics, err = armnetwork.NewInterfacesClient(sub, cred, o)
+	add(err)
+	p.pips, err = armnetwork.NewPublicIPAddressesClient(sub, cred, o)
+	add(err)
+	p.nsgs, err = armnetwork.NewSecurityGroupsClient(sub, cred, o)
+	add(err)
+	p.vnets, err = armnetwork.NewVirtualNetworksClient(sub, cred, o)
+	add(err)
+	p.subnets, err = armnetwork.NewSubnetsClient(sub, cred, o)
+	add(err)
+	return errors.Join(errs...)
+}
+
+// checkSize lists the sizes offered in the location: the first request to
+// Azure, so the one that finds bad credentials, a subscription the identity
+// cannot reach, and a location that is not one.
+func (p *provider) checkSize(ctx context.Context) error {
+	var names []string
+	pager := p.sizes.NewListPager(p.s.Location, nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return p.explain(err, "list the VM sizes of "+p.s.Location)
+		}
+		for _, sz := range page.Value {
+			if sz.Name == nil {
+				continue
+			}
+			names = append(names, *sz.Name)
+			if strings.EqualFold(*sz.Name, p.s.Size) {
+				if sz.NumberOfCores != nil {
+					p.sizeCores = *sz.NumberOfCores
+				}
+				if sz.MemoryInMB != nil {
+					p.sizeMemory = *sz.MemoryInMB
+				}
+				return nil
+			}
+		}
+	}
+	fix := fmt.Sprintf("use a size offered in %s (az vm list-sizes --location %s)", p.s.Location, p.s.Location)
+	return &vms.FieldError{Field: "azure.size", Message: fmt.Sprintf("%q is not offered in %s", p.s.Size, p.s.Location), Fix: fix}
+}
+
+func (p *provider) checkSubnet(ctx context.Context) error {
+	id, err := arm.ParseResourceID(p.s.Subnet)
+	if err != nil {
+		return &vms.FieldError{Field: "azure.network.subnet", Message: err.Error(), Fix: "write the subnet's resource ID", Err: err}
+	}
+	c := p.subnets
+	if !strings.EqualFold(id.SubscriptionID, p.s.Subscription) {
+		if c, err = armnetwork.NewSubnetsClient(id.SubscriptionID, p.cred, p.opts); err != nil {
+			return err
+		}
+	}
+	_, err = c.Get(ctx, id.ResourceGroupName, id.Parent.Name, id.Name, nil)
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == 404 {
+		return &vms.FieldError{Field: "azure.network.subnet", Message: fmt.Sprintf("%s does not exist (Azure: %s)", p.s.Subnet, re.ErrorCode),
+			Fix: "write an existing subnet's ID (az network vnet subnet list -g GROUP --vnet-name VNET --query [].id), or remove subnet to make a network in the run's group", Err: err}
+	}
+	if err != nil {
+		return p.explain(err, "read subnet "+p.s.Subnet)
+	}
+	return nil
+}
+
+// explain turns an error from Azure into one that names the VM file's
+// field at fault and the fix, where one is: credentials Microsoft Entra ID
+// refuses, a subscription the identity cannot reach, a location that is
+// not one, an endpoint that does not answer, throttling that outlasted
+// the retries. Other errors are returned as they are, with what was done.
+func (p *provider) explain(err error, doing string) error {
+	var (
+		authErr  *azidentity.AuthenticationFailedError
+		re       *azcore.ResponseError
+		urlErr   *url.Error
+		netErr   net.Error
+		fieldErr *vms.FieldError
+	)
+	switch {
+	case errors.As(err, &fieldErr):
+		return err
+	case errors.As(err, &authErr):
+		field, fix := "connection.credentials.clientSecret", "check the service principal's secret (it may have expired: az ad app credential list --id CLIENT_ID), connection.user and azure.tenant"
+		if p.cfg.Connection.User == "" {
+			field, fix = "connection", "sign in again (az login), or set connection.user, azure.tenant and connection.credentials.clientSecret for a service principal"
+		}
+		return &vms.FieldError{Field: field, Message: "Microsoft Entra ID refused the sign-in: " + entraCode(authErr.Error()), Fix: fix, Err: err}
+	case strings.Contains(err.Error(), "DefaultAzureCredential: failed to acquire a token"):
+		return &vms.FieldError{Field: "connection", Message: "no Azure credentials found: " + firstLine(err.Error()),
+			Fix: "set connection.user (a service principal's client ID), azure.tenant and connection.credentials.clientSecret, or sign in (az login), or run where a managed identity is", Err: err}
+	case errors.As(err, &re):
+		return p.explainResponse(re, doing)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: %w", doing, err)
+	case errors.As(err, &urlErr), errors.As(err, &netErr):
+		return &vms.FieldError{Field: "connection.endpoint", Message: "cannot reach Azure Resource Manager: " + firstLine(err.Error()),
+			Fix: "check the network from here to Azure (a proxy: HTTPS_PROXY), and endpoint if set", Err: err}
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}
+
+func (p *provider) explainResponse(re *azcore.ResponseError, doing string) error {
+	code := re.ErrorCode
+	msg := fmt.Sprintf("%s: Azure answered %d %s", doing, re.StatusCode, code)
+	switch {
+	case code == "SubscriptionNotFound" || code == "InvalidSubscriptionId":
+		return &vms.FieldError{Field: "azure.subscription", Message: fmt.Sprintf("subscription %s cannot be reached (%s)", p.s.Subscription, code),
+			Fix: "check the ID (az account list --query [].id) and that the identity has a role on it", Err: re}
+	case code == "InvalidAuthenticationTokenTenant":
+		return &vms.FieldError{Field: "azure.tenant", Message: fmt.Sprintf("subscription %s is not in tenant %s (%s)", p.s.Subscription, p.s.Tenant, code),
+			Fix: "set tenant to the subscription's tenant (az account show --subscription SUB --query tenantId)", Err: re}
+	case code == "AuthorizationFailed" || re.StatusCode == 403:
+		return &vms.FieldError{Field: "azure.subscription", Message: fmt.Sprintf("the identity may not %s in subscription %s (%s)", doing, p.s.Subscription, code),
+			Fix: "give the identity the Contributor role on the subscription (az role assignment create --assignee CLIENT_ID --role Contributor --scope /subscriptions/SUB)", Err: re}
+	case code == "NoRegisteredProviderFound" || code == "LocationNotAvailableForResourceType" || code == "InvalidLocation" || code == "LocationRequired":
+		return &vms.FieldError{Field: "azure.location", Message: fmt.Sprintf("%q is not a region Azure offers VMs in to this subscription (%s)", p.s.Location, code),
+			Fix: "use a region's name such as westeurope (az account list-locations --query [].name)", Err: re}
+	case code == "ResourceGroupBeingDeleted":
+		return &azureError{msg: fmt.Sprintf("%s: the run's resource group is being deleted (409 %s: a down or sweep of this run ID, maybe from another process): wait until it is gone, or use another run ID", doing, code), err: re}
+	case re.StatusCode == 401:
+		return &vms.FieldError{Field: "connection.credentials", Message: fmt.Sprintf("Azure Resource Manager refused the token (%s)", code),
+			Fix: "check the credentials and azure.tenant", Err: re}
+	case re.StatusCode == 429:
+		return &azureError{msg: fmt.Sprintf("%s, and went on throttling past the SDK's %d retries (Retry-After honoured up to %s): run fewer machines at once, or later",
+			msg, p.retry.MaxRetries, p.retry.MaxRetryDelay), err: re}
+	}
+	return &azureError{msg: msg + azureMessage(re), err: re}
+}
+
+// azureError is an error Azure answered, said in one line: what was
+// being done, the status, Azure's code and message (the SDK's own text
+// dumps the request and the response over many lines).
+type azureError struct {
+	msg string
+	err *azcore.ResponseError
+}
+
+func (e *azureError) Error() string { return e.msg }
+func (e *azureError) Unwrap() error { return e.err }
+
+// azureMessage returns ": <Azure's message>" from an error's body, "" when
+// it has none.
+func azureMessage(re *azcore.ResponseError) string {
+	if re.RawResponse == nil {
+		return ""
+	}
+	body, err := runtime.Payload(re.RawResponse)
+	if err != nil {
+		return ""
+	}
+	var doc struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &doc) != nil || doc.Error.Message == "" {
+		return ""
+	}
+	return ": " + firstLine(doc.Error.Message)
+}
+
+// entraCode keeps the AADSTS line of a sign-in error: what Microsoft Entra
+// ID said, without the request's dump.
+func entraCode(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if i := strings.Index(line, "AADSTS"); i >= 0 {
+			return strings.TrimSpace(line[i:])
+		}
+	}
+	return firstLine(s)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// Close marks the provider closed; the SDK's clients hold nothing to free.
+func (p *provider) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	return nil
+}

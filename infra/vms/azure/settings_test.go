@@ -1,0 +1,115 @@
+package azure
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/infra/vms"
+)
+
+func env(k string) (string, bool) {
+	v, ok := map[string]string{
+		"WINDOWS_ADMIN_PASSWORD": adminPassword,
+		"WEAK":                   "password",
+		"AZURE_CLIENT_SECRET":    "sp-s3cret-value",
+	}[k]
+	return v, ok
+}
+
+const goodFile = `provider: azure
+connection:
+  user: aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee
+  credentials:
+    clientSecret: {env: AZURE_CLIENT_SECRET}
+image: ` + galleryVersion + `
+count: 2
+machine:
+  user: winadmin
+  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
+azure:
+  subscription: ` + testSub + `
+  tenant: 99999999-8888-7777-6666-555555555555
+  location: westeurope
+  size: Standard_D4s_v3
+  admin:
+    user: winadmin
+    password: {env: WINDOWS_ADMIN_PASSWORD}
+  network:
+    publicIP: true
+    winrmFrom: [198.51.100.0/24, 192.0.2.7]
+  tags: {team: sig-windows}
+`
+
+func TestSettingsGood(t *testing.T) {
+	f, err := vms.Parse("vms.yaml", []byte(goodFile), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Settings.(Settings)
+	if s.Subscription != testSub || s.Location != "westeurope" || s.Size != "Standard_D4s_v3" || s.AdminUser != "winadmin" ||
+		s.AdminPassword.Reveal() != adminPassword || !s.PublicIP || len(s.WinRMFrom) != 2 || s.WinRMFrom[1].String() != "192.0.2.7/32" ||
+		s.WinRMSetup != SetupRunCommand || s.ResourceGroupPrefix != "winconform" || s.AddressSpace.String() != DefaultAddressSpace || s.Tags["team"] != "sig-windows" {
+		t.Errorf("settings = %+v", s)
+	}
+	if f.Connection.Credentials["clientSecret"].Reveal() != "sp-s3cret-value" {
+		t.Error("the client secret was not read from its reference")
+	}
+}
+
+// Bad azure blocks are refused when the VM file is loaded, before any
+// machine work, each problem naming its field and the fix; secrets never
+// appear in the messages.
+func TestSettingsRefused(t *testing.T) {
+	cases := []struct {
+		name, from, to, field, says string
+	}{
+		{"no subscription", "  subscription: " + testSub + "\n", "", "azure.subscription", "is missing"},
+		{"subscription by name", "subscription: " + testSub, "subscription: Pay-As-You-Go", "azure.subscription", "not a subscription ID"},
+		{"no location", "  location: westeurope\n", "", "azure.location", "is missing"},
+		{"location as the portal writes it", "location: westeurope", "location: West Europe", "azure.location", "not a region's name"},
+		{"no size", "  size: Standard_D4s_v3\n", "", "azure.size", "is missing"},
+		{"size", "size: Standard_D4s_v3", "size: D4s_v3", "azure.size", "not a VM size"},
+		{"admin Administrator", "    user: winadmin\n    password", "    user: Administrator\n    password", "azure.admin.user", "Azure refuses"},
+		{"admin too long", "    user: winadmin\n    password", "    user: winconform-administrator\n    password", "azure.admin.user", "longer than 20"},
+		{"weak password", "password: {env: WINDOWS_ADMIN_PASSWORD}\n  network", "password: {env: WEAK}\n  network", "azure.admin.password", "fewer than 12"},
+		{"password inline", "password: {env: WINDOWS_ADMIN_PASSWORD}\n  network", "password: Nightly-run-42!\n  network", "azure.admin.password", "inline"},
+		{"no admin", "  admin:\n    user: winadmin\n    password: {env: WINDOWS_ADMIN_PASSWORD}\n", "", "azure.admin", "is missing"},
+		{"tenant missing with a service principal", "  tenant: 99999999-8888-7777-6666-555555555555\n", "", "azure.tenant", "is missing"},
+		{"public IP open to no one", "    winrmFrom: [198.51.100.0/24, 192.0.2.7]\n", "", "azure.network.winrmFrom", "no inbound traffic"},
+		{"WinRM open to the Internet", "winrmFrom: [198.51.100.0/24, 192.0.2.7]", "winrmFrom: [0.0.0.0/0]", "azure.network.winrmFrom[0]", "whole Internet"},
+		{"not a range", "winrmFrom: [198.51.100.0/24, 192.0.2.7]", "winrmFrom: [office]", "azure.network.winrmFrom[0]", "not an IPv4 range"},
+		{"subnet not an ID", "    publicIP: true\n", "    publicIP: true\n    subnet: lab-subnet\n", "azure.network.subnet", "not a subnet's resource ID"},
+		{"run tag set by hand", "tags: {team: sig-windows}", "tags: {winconform-run: x}", "azure.tags.winconform-run", "harness sets"},
+		{"unknown setup", "  tags:", "  winrmSetup: customData\n  tags:", "azure.winrmSetup", "not a WinRM setup"},
+		{"unknown key", "  tags:", "  vmSize: Standard_D4s_v3\n  tags:", "azure.vmSize", "unknown field"},
+		{"secret without user", "  user: aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee\n", "", "connection.user", "is missing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(goodFile, tc.from) {
+				t.Fatalf("the good file has no %q", tc.from)
+			}
+			data := strings.Replace(goodFile, tc.from, tc.to, 1)
+			_, err := vms.Parse("vms.yaml", []byte(data), env)
+			var fe *vms.Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("Parse: %v, want a *vms.Error", err)
+			}
+			found := false
+			for _, p := range fe.Problems {
+				if p.Field == tc.field && strings.Contains(p.Message, tc.says) && p.Fix != "" {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("want a problem with %s saying %q; got:\n%v", tc.field, tc.says, err)
+			}
+			for _, s := range []string{adminPassword, "sp-s3cret-value", "password\n"} {
+				if strings.Contains(err.Error(), s) && tc.name != "password inline" {
+					t.Errorf("the error holds a secret (%q):\n%v", s, err)
+				}
+			}
+		})
+	}
+}
