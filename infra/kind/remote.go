@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -242,7 +243,7 @@ func (c *Cluster) ensureRemoteNodes(ctx context.Context, cs kubernetes.Interface
 	if err != nil {
 		return err
 	}
-	if err := c.sweepUnderlays(host); err != nil {
+	if err := c.sweepUnderlays(ctx, host); err != nil {
 		return err
 	}
 	kn, err := c.kindNetworkOf(ctx)
@@ -313,25 +314,37 @@ func (c *Cluster) ensureRemoteNodes(ctx context.Context, cs kubernetes.Interface
 	return nil
 }
 
-// sweepUnderlays removes the underlay rules of clusters kind no longer
-// knows (a killed run's).
-func (c *Cluster) sweepUnderlays(host *underlay.Host) error {
+// sweepUnderlays removes the underlay rules and remote networks of
+// clusters kind no longer knows (what a killed run left).
+func (c *Cluster) sweepUnderlays(ctx context.Context, host *underlay.Host) error {
 	clusters, err := c.provider.List()
 	if err != nil {
 		return err
 	}
-	changes, err := host.Sweep(func(cluster string) bool {
-		for _, k := range clusters {
-			if k == cluster {
-				return true
-			}
-		}
-		return cluster == c.cfg.Name
-	})
+	keep := func(cluster string) bool { return cluster == c.cfg.Name || slices.Contains(clusters, cluster) }
+	changes, err := host.Sweep(keep)
 	for _, ch := range changes {
 		c.logf("underlay: left by a cluster that is gone: %s", ch)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	out, err := c.docker.Output(ctx, nil, "network", "ls", "--filter", "label="+labelNetworkOf, "--format", "{{.Name}} {{.Label \""+labelNetworkOf+"\"}}")
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, cluster, ok := strings.Cut(strings.TrimSpace(l), " ")
+		if !ok || keep(cluster) {
+			continue
+		}
+		if err := c.docker.Run(ctx, "network", "rm", name); err != nil {
+			c.logf("underlay: the Docker network %s of cluster %s, which is gone, cannot be removed: %v", name, cluster, err)
+			continue
+		}
+		c.logf("underlay: left by a cluster that is gone: removed the Docker network %s", name)
+	}
+	return nil
 }
 
 // ensureRemoteNetwork makes the remote nodes' Docker network, without

@@ -221,7 +221,7 @@ func (h *Host) remove(drop func(cluster, machine, purpose, line string, seen map
 			if err := h.Tables.Delete(ch.table, ch.chain, args[2:]...); err != nil {
 				return changes, fmt.Errorf("deleting %q from %s %s: %w", l, ch.table, ch.chain, err)
 			}
-			changes = append(changes, Change{Op: "removed", Rule: "iptables -t " + ch.table + " " + l})
+			changes = append(changes, Change{Op: "removed", Rule: "iptables -t " + ch.table + " -D " + strings.TrimPrefix(l, "-A ")})
 		}
 	}
 	return changes, nil
