@@ -29,11 +29,13 @@ stop the benchmark: their runs are timed and said so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if procs < 2 {
-				return fmt.Errorf("--procs=%d: the parallel side needs at least 2 processes", procs)
+				return usage(fmt.Errorf("--procs=%d: the parallel side needs at least 2 processes", procs))
 			}
-			if err := rf.validate(cmd.Context()); err != nil {
-				return err
+			n, err := checkSelection(cmd.Context(), rf.binary, rf.selection())
+			if err != nil {
+				return usage(err)
 			}
+			rf.specs = n
 			res, err := up(cmd, &cf)
 			if err != nil {
 				return err
@@ -49,7 +51,7 @@ stop the benchmark: their runs are timed and said so.`,
 			var ts []timing
 			for _, n := range []int{1, procs} {
 				r := rf
-				r.nodes = strconv.Itoa(n)
+				r.procs = strconv.Itoa(n)
 				r.reportDir = filepath.Join(base, fmt.Sprintf("procs-%d", n))
 				os.RemoveAll(r.reportDir)
 				start := time.Now()
@@ -80,7 +82,7 @@ stop the benchmark: their runs are timed and said so.`,
 	cf.register(cmd)
 	rf.register(cmd)
 	cmd.Flags().IntVar(&procs, "procs", 4, "parallel processes of the parallel side")
-	cmd.Flags().Lookup("report-dir").DefValue = "_output/bench-suites"
-	_ = cmd.Flags().Set("report-dir", "_output/bench-suites")
+	cmd.Flags().Lookup("report-dir").DefValue = outPath("bench-suites")
+	_ = cmd.Flags().Set("report-dir", outPath("bench-suites"))
 	return cmd
 }

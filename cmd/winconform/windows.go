@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,7 +26,7 @@ type windowsFlags struct {
 func (w *windowsFlags) register(cmd *cobra.Command, required bool) {
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML)")
 	cmd.Flags().StringVar(&w.machine, "machine", "", "only this machine of the inventory (default: every machine)")
-	cmd.Flags().StringVar(&w.artifacts, "artifacts", filepath.Join("_output", "windows"), "where reports, WinRM transcripts and machine logs go")
+	cmd.Flags().StringVar(&w.artifacts, "artifacts", outPath("windows"), "where reports, WinRM transcripts and machine logs go")
 	if required {
 		_ = cmd.MarkFlagRequired("inventory")
 	}
@@ -36,7 +35,7 @@ func (w *windowsFlags) register(cmd *cobra.Command, required bool) {
 // registerUp adds to `up` the flags that join machines after it.
 func (w *windowsFlags) registerUp(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML) to join once the cluster is up")
-	cmd.Flags().StringVar(&w.artifacts, "windows-artifacts", filepath.Join("_output", "windows"), "with --inventory: where the join reports, WinRM transcripts and machine logs go")
+	cmd.Flags().StringVar(&w.artifacts, "windows-artifacts", outPath("windows"), "with --inventory: where the join reports, WinRM transcripts and machine logs go")
 }
 
 // machines loads the inventory and selects the machines.
@@ -94,11 +93,9 @@ func (w *windowsFlags) controlPlane(cmd *cobra.Command, cf *clusterFlags) (*kind
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig, err := filepath.Abs(cf.kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	c, err := kind.New(cmd.Context(), cfg, kind.Options{Kubeconfig: kubeconfig, Log: cmd.ErrOrStderr()})
+	opts := kindOptions(abs(cf.kubeconfig))
+	opts.Log = cmd.ErrOrStderr()
+	c, err := kind.New(cmd.Context(), cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +209,7 @@ and the binaries stay, so that the machine can join again.`,
 func registerClusterLookup(cmd *cobra.Command, f *clusterFlags) {
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
-	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (default: _output/<name>.kubeconfig)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the local cluster's kubeconfig (default: "+outPath("<name>.kubeconfig")+")")
 }
 
 // joinAfterUp joins the inventory's machines to the cluster up just made.
