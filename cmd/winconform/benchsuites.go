@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,6 +64,8 @@ stop the benchmark: their runs are timed and said so.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintln(out, "bench suites: the whole selected suite on a ready cluster")
+			w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "  PROCESSES\tSECONDS\tRESULT")
 			for _, t := range ts {
 				status := "passed"
 				var exit exitCode
@@ -73,7 +76,10 @@ stop the benchmark: their runs are timed and said so.`,
 				case t.err != nil:
 					status = "error: " + t.err.Error()
 				}
-				fmt.Fprintf(out, "  %d process(es): %6.1f s  %s\n", t.procs, t.took.Seconds(), status)
+				fmt.Fprintf(w, "  %d\t%.1f\t%s\n", t.procs, t.took.Seconds(), status)
+			}
+			if err := w.Flush(); err != nil {
+				return err
 			}
 			fmt.Fprintf(out, "  ratio parallel/serial: %.2f (goal: the whole suite in 60 s or less)\n", ts[1].took.Seconds()/ts[0].took.Seconds())
 			return nil
