@@ -77,6 +77,14 @@ SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser ||
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
+# The commit the binaries say they were built from (winconform version, the
+# reports), linked in: the toolchain's own stamp is off where GOFLAGS has
+# -buildvcs=false, and go test -c never stamps.
+VERSION_PKG := github.com/winconform/winconform/internal/version
+VERSION_LDFLAGS := -X $(VERSION_PKG).commit=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X $(VERSION_PKG).commitTime=$(shell git log -1 --format=%cI 2>/dev/null) \
+	-X $(VERSION_PKG).modified=$(shell git status --porcelain 2>/dev/null | grep -q . && echo true)
+
 CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 VERSION_FLAG = $(if $(KUBERNETES_VERSION),--kubernetes-version '$(KUBERNETES_VERSION)')
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
@@ -93,8 +101,8 @@ all: build
 ## in-cluster entrypoint, the probe (Linux and Windows), kwok and Ginkgo's CLI
 build: $(BIN)/kwok $(BIN)/ginkgo
 	@mkdir -p $(BIN)
-	$(GO) build -o $(WINCONFORM) ./cmd/winconform
-	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/e2e.test ./suites
+	$(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $(WINCONFORM) ./cmd/winconform
+	CGO_ENABLED=0 $(GO) test -c -ldflags '$(VERSION_LDFLAGS)' -o $(BIN)/e2e.test ./suites
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/suite-runner ./images/suiterunner
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe

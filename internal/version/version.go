@@ -25,13 +25,27 @@ type Info struct {
 	Go string `json:"go"`
 }
 
+// The commit make build passes (-ldflags -X), for builds the toolchain
+// does not stamp (GOFLAGS=-buildvcs=false, go test -c): commit, its time,
+// and "true" when the tree had uncommitted changes.
+var commit, commitTime, modified string
+
 // Get reads this binary's build information.
 func Get() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: "(unknown)"}
+		bi = &debug.BuildInfo{Main: debug.Module{Version: "(unknown)"}}
 	}
-	return FromBuildInfo(bi)
+	return withLinked(FromBuildInfo(bi), commit, commitTime, modified)
+}
+
+// withLinked fills in the commit make build linked in where the build
+// info has none.
+func withLinked(i Info, commit, commitTime, modified string) Info {
+	if i.Commit == "" && commit != "" {
+		i.Commit, i.CommitTime, i.Modified = commit, commitTime, modified == "true"
+	}
+	return i
 }
 
 // FromBuildInfo reads a build's information.

@@ -29,3 +29,16 @@ func TestFromBuildInfo(t *testing.T) {
 		t.Errorf("no stamp: %q", got)
 	}
 }
+
+// Where the toolchain stamps no commit (GOFLAGS=-buildvcs=false, as on
+// this project's machines; go test -c), make build links it in.
+func TestLinkedCommit(t *testing.T) {
+	i := withLinked(Info{Version: "(devel)"}, "b9131b5c0d1e2f3a", "2026-11-25T17:15:00Z", "true")
+	if i.String() != "(devel) (commit b9131b5c0d1e, with uncommitted changes)" || i.CommitTime != "2026-11-25T17:15:00Z" {
+		t.Errorf("%+v", i)
+	}
+	stamped := Info{Version: "v1.0.0", Commit: "aaaa"}
+	if withLinked(stamped, "bbbb", "", "") != stamped {
+		t.Error("the linked commit replaced the toolchain's stamp")
+	}
+}
