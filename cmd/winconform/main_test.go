@@ -189,3 +189,16 @@ func TestShimDirIsUnderOutput(t *testing.T) {
 		t.Errorf("ShimDir %q", o.ShimDir)
 	}
 }
+
+// `winconform gate --check` reads the policy alone, so that a long run
+// (make e2e VMS=...) refuses a bad POLICY before it makes a machine.
+func TestGateCheckPolicy(t *testing.T) {
+	if code, out, stderr := runCLI(t, "gate", "--check", "--policy", "../../policies/linux-only.yaml"); code != 0 || !strings.Contains(out, "can be used") {
+		t.Errorf("a good policy: exit %d: %s%s", code, out, stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "policy.yaml")
+	os.WriteFile(bad, []byte("requird: [NET-01]\n"), 0o644)
+	if code, _, stderr := runCLI(t, "gate", "--check", "--policy", bad); code != exitUsage || !strings.Contains(stderr, bad) {
+		t.Errorf("a bad policy: exit %d: %s", code, stderr)
+	}
+}
