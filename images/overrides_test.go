@@ -310,7 +310,7 @@ promoterE2eRegistry: 127.0.0.1:5001/e2e-test-images
 gcRegistry: 127.0.0.1:5001/k8s
 `)
 	t.Setenv(OverridesEnv, "")
-	t.Setenv(RepoListEnv, file)
+	t.Setenv("KUBE_TEST_REPO_LIST", file)
 	if loaded, err := FromEnv(); !loaded || err != nil {
 		t.Fatalf("%v, %v", loaded, err)
 	}
@@ -330,7 +330,7 @@ gcRegistry: 127.0.0.1:5001/k8s
 			t.Errorf("%v; want %q", err, w)
 		}
 	}
-	t.Setenv(RepoListEnv, "https://example.com/repo-list.yaml")
+	t.Setenv("KUBE_TEST_REPO_LIST", "https://example.com/repo-list.yaml")
 	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "download it") {
 		t.Errorf("a URL: %v", err)
 	}

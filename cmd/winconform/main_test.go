@@ -202,3 +202,25 @@ func TestGateCheckPolicy(t *testing.T) {
 		t.Errorf("a bad policy: exit %d: %s", code, stderr)
 	}
 }
+
+// join and reset refuse a missing or bad inventory and a machine it does
+// not have with exit status 2, before the cluster is looked up.
+func TestWindowsCommandsRefuseBadInput(t *testing.T) {
+	inv := filepath.Join(t.TempDir(), "machines.yaml")
+	os.WriteFile(inv, []byte("defaults:\n  user: Administrator\n  passwordFrom: {env: WINCONFORM_TEST_PASSWORD}\nmachines:\n- name: win-a\n  address: 192.0.2.20\n"), 0o600)
+	t.Setenv("WINCONFORM_TEST_PASSWORD", "not-used")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reset"}, "reset needs --inventory FILE"},
+		{[]string{"join"}, "join needs --inventory FILE"},
+		{[]string{"reset", "--inventory", inv, "--machine", "win-b"}, `--machine "win-b": ` + inv + ` has no machine of that name (did you mean "win-a"? it has win-a)`},
+		{[]string{"join", "--inventory", filepath.Join(t.TempDir(), "none.yaml")}, "does not exist"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d: %s\nwant %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

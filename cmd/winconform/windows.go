@@ -11,6 +11,7 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // windowsFlags are the flags of the commands that work on the inventory's
@@ -23,13 +24,10 @@ type windowsFlags struct {
 	check       bool
 }
 
-func (w *windowsFlags) register(cmd *cobra.Command, required bool) {
+func (w *windowsFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML)")
 	cmd.Flags().StringVar(&w.machine, "machine", "", "only this machine of the inventory (default: every machine)")
 	cmd.Flags().StringVar(&w.artifacts, "artifacts", outPath("windows"), "where reports, WinRM transcripts and machine logs go")
-	if required {
-		_ = cmd.MarkFlagRequired("inventory")
-	}
 }
 
 // registerUp adds to `up` the flags that join machines after it.
@@ -53,7 +51,11 @@ func (w *windowsFlags) machines() ([]inventory.Machine, error) {
 		for _, m := range inv.Machines {
 			names = append(names, m.Name)
 		}
-		return nil, fmt.Errorf("%s has no machine %q (it has %s)", w.inventory, w.machine, strings.Join(names, ", "))
+		fix := ""
+		if near := strictyaml.Suggest(w.machine, names); near != "" {
+			fix = fmt.Sprintf("did you mean %q? ", near)
+		}
+		return nil, fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, fix, strings.Join(names, ", "))
 	}
 	return []inventory.Machine{m}, nil
 }
@@ -61,6 +63,10 @@ func (w *windowsFlags) machines() ([]inventory.Machine, error) {
 // precheck fails before any work when the inventory or the cluster file
 // cannot work for Windows machines.
 func (w *windowsFlags) precheck(cf *clusterFlags) error {
+	return usage(w.checkInputs(cf))
+}
+
+func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	if w.inventory == "" && !w.check {
 		return nil
 	}
@@ -161,7 +167,7 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !w.check && w.inventory == "" {
-				return errors.New("join needs --inventory FILE (or --check, to only ready the cluster)")
+				return usage(errors.New("join needs --inventory FILE (or --check, to only ready the cluster)"))
 			}
 			if err := w.precheck(&cf); err != nil {
 				return err
@@ -170,7 +176,7 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 		},
 	}
 	registerClusterLookup(cmd, &cf)
-	w.register(cmd, false)
+	w.register(cmd)
 	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
 	cmd.Flags().BoolVar(&w.check, "check", false, "only ready the cluster and prove it can join machines (make, check and delete a join command); no machine is touched")
 	return cmd
@@ -188,9 +194,12 @@ configuration, the CNI configuration and flannel's HNS networks. The runtime
 and the binaries stay, so that the machine can join again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if w.inventory == "" {
+				return usage(errors.New("reset needs --inventory FILE (the machines to reset)"))
+			}
 			machines, err := w.machines()
 			if err != nil {
-				return err
+				return usage(err)
 			}
 			cp, err := w.controlPlane(cmd, &cf)
 			if err != nil {
@@ -201,7 +210,7 @@ and the binaries stay, so that the machine can join again.`,
 		},
 	}
 	registerClusterLookup(cmd, &cf)
-	w.register(cmd, true)
+	w.register(cmd)
 	return cmd
 }
 
