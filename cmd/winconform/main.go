@@ -20,10 +20,13 @@ import (
 
 // Exit statuses of every command: 0 done (a run whose claims all held), 1
 // a failed claim or a failed run, 2 refused input (a usage error, a bad
-// flag, file or selection), found before any cluster work.
+// flag, file or selection), found before any cluster work, 130 interrupted.
 const (
 	exitFailed = 1
 	exitUsage  = 2
+	// exitInterrupted is a command stopped by Ctrl-C or SIGTERM before it
+	// finished (128 + SIGINT, as shells report it).
+	exitInterrupted = 130
 )
 
 func main() {
@@ -48,15 +51,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
+	name := "winconform"
+	if cmd != nil {
+		name = cmd.CommandPath()
+	}
+	return exitStatus(ctx, name, err, stderr)
+}
+
+// exitStatus says how command name ended (err) on stderr, and returns its
+// exit status.
+func exitStatus(ctx context.Context, name string, err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
 	if exit, ok := err.(exitCode); ok {
 		return int(exit) // only a status: the run said why
 	}
-	name := "winconform"
-	if cmd != nil {
-		name = cmd.CommandPath()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "%s: interrupted, stopped before it finished (%v)\n", name, err)
+		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	var exit exitCode

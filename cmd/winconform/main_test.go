@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,5 +224,24 @@ func TestWindowsCommandsRefuseBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d: %s\nwant %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// An interrupt during cluster work says so, not "context canceled" alone;
+// a failure already reported adds nothing; refused input is exit 2.
+func TestExitStatus(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var errb bytes.Buffer
+	if code := exitStatus(ctx, "winconform e2e", usage(fmt.Errorf("dry run: %w", context.Canceled)), &errb); code != exitInterrupted ||
+		errb.String() != "winconform e2e: interrupted, stopped before it finished (dry run: context canceled)\n" {
+		t.Errorf("interrupted: %d %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := exitStatus(context.Background(), "winconform e2e", exitCode(1), &errb); code != 1 || errb.Len() != 0 {
+		t.Errorf("a failed run: %d %q", code, errb.String())
+	}
+	if code := exitStatus(context.Background(), "winconform up", errors.New("docker CLI not found"), &errb); code != exitFailed || errb.String() != "winconform up: docker CLI not found\n" {
+		t.Errorf("a failure: %d %q", code, errb.String())
 	}
 }

@@ -169,6 +169,9 @@ func dryRun(ctx context.Context, binary string, args []string) (types.Report, er
 	full := append([]string{"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips", "--ginkgo.json-report=" + report}, args...)
 	out, err := exec.CommandContext(ctx, binary, full...).CombinedOutput()
 	if err != nil {
+		if ctx.Err() != nil {
+			return types.Report{}, fmt.Errorf("dry run of %s: %w", binary, context.Cause(ctx))
+		}
 		return types.Report{}, selectionError(binary, string(out), err)
 	}
 	r, err := reports.ReadReport(report)
