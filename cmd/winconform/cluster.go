@@ -37,7 +37,7 @@ type clusterFlags struct {
 func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
-	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig-out", "", "the local cluster's kubeconfig, written by up (default: "+outPath("<name>.kubeconfig")+")")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig-out", "", "where the local cluster's kubeconfig is written (default: "+outPath("<name>.kubeconfig")+")")
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.version, "kubernetes-version", "", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
 		"; a line's name (1.36) means its newest patch (overrides the cluster file's kubernetesVersion; default "+kubelines.Default().Version+")")
