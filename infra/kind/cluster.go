@@ -33,8 +33,12 @@ import (
 type Options struct {
 	// Kubeconfig is the file that receives the cluster's credentials.
 	Kubeconfig string
-	// CacheDir keeps node image builds, the docker shim and logs.
+	// CacheDir keeps node image builds and logs.
 	CacheDir string
+	// ShimDir receives the docker shim where this host needs it (default:
+	// CacheDir/shim); the CLI gives its own _output/shim, so that checkouts
+	// sharing the cache never run each other's binary as their shim.
+	ShimDir string
 	// LogDir receives the cluster's logs when it fails to come up.
 	LogDir string
 	// Images are image archives (docker save format) loaded into every node.
@@ -91,6 +95,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*Cluster, error) {
 	}
 	if opts.CacheDir == "" {
 		opts.CacheDir = nodeimage.DefaultCacheDir()
+	}
+	if opts.ShimDir == "" {
+		opts.ShimDir = filepath.Join(opts.CacheDir, "shim")
 	}
 	return &Cluster{
 		cfg: cfg, opts: opts, docker: d,
@@ -366,7 +373,7 @@ func (c *Cluster) prepareHost(ctx context.Context, res *Result) (func(), error) 
 	if err != nil {
 		return nil, err
 	}
-	return c.docker.Activate(res.Quirks, filepath.Join(c.opts.CacheDir, "shim"), self)
+	return c.docker.Activate(res.Quirks, c.opts.ShimDir, self)
 }
 
 // create runs kind. kind's create cannot be cancelled, so an interruption
