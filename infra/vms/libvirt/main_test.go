@@ -111,7 +111,7 @@ func need(t *testing.T) {
 // standinSettings are the settings of a provider of stand-in guests on the
 // test's Docker network, in the test pool, under TCG.
 func standinSettings() Settings {
-	return Settings{DockerNetwork: testEnv.network, Pool: testPool, PoolPath: filepath.Join(DefaultPoolPath+"-test"),
+	return Settings{DockerNetwork: testEnv.network, Pool: testPool, PoolPath: filepath.Join(DefaultPoolPath + "-test"),
 		Accel: "qemu", Cmdline: standin.Cmdline}
 }
 
