@@ -12,6 +12,7 @@
 #   make up / make down / make list / make bench
 #   make up KUBERNETES_VERSION=v1.36.3   the local cluster on another supported line (or 1.36)
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
+#   make e2e VMS=vms.yaml     Windows VMs from a golden image: create, join, suites, gate, reset, delete
 #   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
 #   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
 #   make report                          report.html (and report.png where Chromium is) for REPORT_DIR
@@ -30,6 +31,14 @@ EXISTING   ?=
 NODES      ?= 1
 RERUN      ?=
 INVENTORY  ?=
+# VMS is a VM file (see the README's VM section): make e2e makes its machines
+# first and deletes them after; VMS_RUN_ID names the run (its machines' tag),
+# VMS_DIR keeps its state, inventory and console logs.
+VMS        ?=
+ifeq ($(VMS_RUN_ID),)
+VMS_RUN_ID := $(shell date -u +%Y%m%d-%H%M%S)-$(shell od -An -N2 -tx1 /dev/urandom | tr -d ' \n')
+endif
+VMS_DIR    ?= $(OUT)/vms/$(VMS_RUN_ID)
 CONFIG     ?=
 # The local cluster's Kubernetes: a supported line's release or name (v1.36.3,
 # 1.36); empty: the cluster file's kubernetesVersion, else the newest line.
@@ -108,9 +117,22 @@ up: build
 down: build
 	$(WINCONFORM) down $(CONFIG_FLAG)
 
-## e2e: run the suites (SUITE, CLAIM, LABELS, NODES, RERUN) on the local cluster, or on EXISTING
+## e2e: run the suites (SUITE, CLAIM, LABELS, NODES, RERUN) on the local cluster, or on EXISTING;
+## with VMS: make the VM file's machines, join them, run the suites, gate (POLICY), reset and delete them
 e2e: build
+ifeq ($(VMS),)
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+else
+	@test -z "$(INVENTORY)$(EXISTING)" || { echo "make e2e VMS=... makes its own machines and cluster: drop INVENTORY and EXISTING"; exit 2; }
+	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
+	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
+	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" || exit $$?; \
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
+	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)'); gated=$$?; \
+	$(WINCONFORM) reset $(CONFIG_FLAG) --inventory "$$inv"; reset=$$?; \
+	trap - EXIT; $(WINCONFORM) vms down --state '$(VMS_DIR)' || exit $$?; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; if [ $$gated -ne 0 ]; then exit $$gated; fi; exit $$reset
+endif
 
 ## sonobuoy: the suites (SUITE, CLAIM, LABELS) inside the local cluster as a Sonobuoy
 ## plugin: images built and loaded, sonobuoy run, retrieve, results (in _output/sonobuoy)

@@ -37,7 +37,7 @@ func main() {
 		},
 	}
 	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), benchCmd(), imagesCmd())
-	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd())
+	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd(), vmsCmd())
 	root.AddCommand(gateCmd(), diffCmd(), reportCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform:", err)

@@ -362,6 +362,8 @@ var catalogue = []Claim{
 		Title: "Windows Defender exclusions cover the runtime and node binaries (optional)."},
 	{ID: "INF-09", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"002"},
 		Title: "Windows machines of different builds join one cluster, each labelled with its build."},
+	{ID: "INF-11", Kind: Feature, Level: WindowsMachine, OSes: win, Docs: []string{"card", "001"},
+		Title: "Windows machines are created for the run from a golden image, answer WinRM, join, and are deleted after the run (also after an interrupt), leaving nothing behind."},
 
 	// Beyond the seeds: what the upstream Windows e2e specs check.
 	{ID: "RES-01", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"upstream:memory_limits.go"},

@@ -28,6 +28,9 @@ var (
 	NoInventory         = Reason{"no-inventory", "no Windows machine inventory was given"}
 	NoOutsidePeer       = Reason{"no-outside-peer", "no local probe binary (--probe-binary) to probe from outside the cluster"}
 	ManagedControlPlane = Reason{"managed-control-plane", "the control plane is not visible in this cluster (a managed service)"}
+	// NoVMs: the inventory's machines were not made for the run (no state
+	// file of `winconform vms up` beside the inventory, or a static one).
+	NoVMs = Reason{"no-vms", "the inventory's machines were not made for this run by winconform vms up"}
 	// NotDisruptive: the spec would reboot, shut down or starve a node;
 	// the run did not allow it (--disruptive).
 	NotDisruptive = Reason{"not-disruptive", "this disrupts a node (reboot, shutdown, memory pressure): pass --disruptive to allow it"}

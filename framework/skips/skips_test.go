@@ -90,7 +90,7 @@ func TestReasonKeysAreDistinct(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range []skips.Reason{
 		skips.NoWindowsNode, skips.SimulatedOnly, skips.TooFewNodes, skips.NoLoadBalancer,
-		skips.NoActiveDirectory, skips.NoInventory, skips.ManagedControlPlane,
+		skips.NoActiveDirectory, skips.NoInventory, skips.ManagedControlPlane, skips.NoVMs,
 	} {
 		if r.Key == "" || r.Text == "" || strings.ContainsAny(r.Key, " \t|") {
 			t.Errorf("reason %+v: keys must be non-empty single words and have a text", r)

@@ -50,6 +50,11 @@ func (b *Block) Empty() bool { return strictyaml.IsNull(b.node) }
 // "libvirt.network".
 func (b *Block) Field(key string) string { return b.at(key).String() }
 
+// Env looks up an environment variable in the environment the VM file is
+// loaded in (for a file the block points at that references variables
+// itself, such as an inventory).
+func (b *Block) Env(name string) (string, bool) { return b.d.env(name) }
+
 // Connection returns the VM file's connection, as decoded, for settings
 // that depend on it.
 func (b *Block) Connection() Connection { return *b.conn }

@@ -32,8 +32,8 @@ type File struct {
 	// Image is the golden image, as the provider names it ("" for
 	// providers of existing machines).
 	Image string
-	// Count is how many machines to make (for existing machines: to take;
-	// 0 for all of them).
+	// Count is how many machines to make (0 for providers of existing
+	// machines, which take all theirs).
 	Count int
 	// CPUs and MemoryMiB size each machine.
 	CPUs, MemoryMiB int
@@ -42,7 +42,8 @@ type File struct {
 	// Settings is what the provider's Registration.Settings returned.
 	Settings any
 
-	machine *yaml.Node // the machine block, relative paths made absolute
+	machine *yaml.Node                  // the machine block, relative paths made absolute
+	env     func(string) (string, bool) // the environment the file was loaded in
 }
 
 // The VM file's defaults and bounds.
@@ -161,7 +162,7 @@ func (d *decoder) decode(data []byte) *File {
 	if !ok {
 		return nil
 	}
-	f := &File{Path: d.path, Dir: d.dir}
+	f := &File{Path: d.path, Dir: d.dir, env: d.env}
 	reg, known := d.provider(&doc.Provider)
 	f.Provider = reg.Name
 
@@ -429,13 +430,13 @@ func (d *decoder) image(n *yaml.Node, existing bool) string {
 func (d *decoder) count(n *yaml.Node, existing bool) int {
 	p := field.NewPath("count")
 	fix := fmt.Sprintf("set count to how many machines to make, from 1 to %d", MaxCount)
-	if existing {
-		fix = "set count to how many of the inventory's machines to take (from 1), or leave it out for all"
-	}
 	v, set, ok := d.integer(p, n, fix)
 	switch {
+	case existing && n.Kind != 0:
+		d.Report(p, n.Line, "is not used by a provider of existing machines: it takes every machine of its inventory", "remove it")
+		return 0
+	case existing:
 	case !ok:
-	case !set && existing:
 	case !set:
 		d.Report(p, 0, "is missing", fix)
 	case v < 1:

@@ -2,6 +2,8 @@ package vms
 
 import (
 	"go.yaml.in/yaml/v3"
+
+	"github.com/winconform/winconform/infra/windows/inventory"
 )
 
 // Placed is a machine that has an address: what the inventory lists.
@@ -18,6 +20,12 @@ type Placed struct {
 // providers that make machines (not Existing ones).
 func (f *File) Inventory(machines []Placed) ([]byte, error) {
 	return inventoryYAML(f.machine, machines)
+}
+
+// ParseInventory decodes an inventory Inventory wrote (path names it), with
+// the environment the VM file was loaded in (for passwordFrom.env).
+func (f *File) ParseInventory(path string, data []byte) (*inventory.Inventory, error) {
+	return inventory.Parse(path, data, f.env)
 }
 
 func inventoryYAML(defaults *yaml.Node, machines []Placed) ([]byte, error) {

@@ -20,8 +20,8 @@ type Registration struct {
 	// "a libvirt host (KVM or QEMU)".
 	Summary string
 	// Existing is true for a provider of machines that exist already
-	// (static): the VM file's image, cpus, memory, namePrefix and machine
-	// are refused, count is optional (every machine the provider has), and
+	// (static): the VM file's image, count, cpus, memory, namePrefix and
+	// machine are refused (every machine of its inventory is taken), and
 	// the provider implements InventorySource.
 	Existing bool
 	// Endpoint says whether connection.endpoint is required, optional or

@@ -42,6 +42,9 @@ type Fake struct {
 	// Plan says which addresses a machine has at an age (since its
 	// Create); nil: none ever.
 	Plan func(name string, age time.Duration) []string
+	// Stuck, when set, says which machines Delete leaves where they are
+	// while it reports success (a resource group stuck deleting).
+	Stuck func(name string) bool
 	// Console, when set, is what a machine's console printed.
 	Console func(name string) string
 	// Now is the clock (time.Now when nil).
@@ -115,6 +118,9 @@ func (f *Fake) Delete(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deletes = append(f.deletes, id)
+	if m, ok := f.machines[id]; ok && f.Stuck != nil && f.Stuck(m.Name) {
+		return nil
+	}
 	delete(f.machines, id)
 	return nil
 }

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winconform/winconform/infra/vms"
+	"github.com/winconform/winconform/infra/vms/lifecycle"
+)
+
+// vmsDir is where runs keep their state, inventory and console logs.
+var vmsDir = filepath.Join("_output", "vms")
+
+func vmsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "vms",
+		Short: "Make Windows VMs from a golden image (and delete them) with a VM file",
+		Long: `vms makes the Windows machines a run joins, from the VM file: which
+provider (` + joinNames() + `), its connection, the golden image, how many, their
+size, and what each machine is to the join. up writes the inventory that join,
+reset and e2e read; down deletes a run's machines; sweep deletes every machine
+of the harness older than a cutoff; list shows them. See the README's VM section.`,
+	}
+	cmd.AddCommand(vmsUpCmd(), vmsDownCmd(), vmsSweepCmd(), vmsListCmd())
+	return cmd
+}
+
+// joinNames lists the providers this binary has.
+func joinNames() string {
+	names := vms.Names()
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
+// openVMs loads the VM file and opens its provider: every problem of the
+// file, and a provider that does not answer, are refused here, before any
+// machine is made.
+func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) {
+	if path == "" {
+		return nil, nil, errors.New("--vms: give the VM file (see the README's VM section)")
+	}
+	f, err := vms.LoadFromOS(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	p, err := vms.Open(octx, f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, p, nil
+}
+
+// newVMRunID is a run ID: the time, and a random part, 20 characters.
+func newVMRunID(now time.Time) string {
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%x", now.UTC().Format("20060102-150405"), b)
+}
+
+func vmsUpCmd() *cobra.Command {
+	var (
+		file string
+		o    lifecycle.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Make the VM file's machines, wait for each to answer WinRM, write their inventory",
+		Long: `up makes the machines concurrently and readies each through a ladder, every
+rung a named failure: an address that is not link-local and stays the same for
+--settle, WinRM's port accepting, WinRM answering the unauthenticated Identify,
+one authenticated command. It writes the run's state file (before the first
+machine is made), the inventory of the machines (printed on stdout) and their
+console logs under --dir. A failure or Ctrl-C deletes what the run made
+(--keep-on-failure keeps the failed ones), and a machine left behind fails the run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.RunID == "" {
+				o.RunID = newVMRunID(time.Now())
+			}
+			if err := vms.CheckRunID(o.RunID); err != nil {
+				return fmt.Errorf("--run-id: %w", err)
+			}
+			f, p, err := openVMs(cmd.Context(), file)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			if o.Dir == "" {
+				o.Dir = filepath.Join(vmsDir, o.RunID)
+			}
+			o.Log = cmd.ErrOrStderr()
+			res, err := lifecycle.Up(cmd.Context(), f, p, o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), res.InventoryPath)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "vms", "", "the VM file (YAML)")
+	cmd.Flags().StringVar(&o.RunID, "run-id", "", "the run's ID, its machines' run tag (default: the time and a random part)")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "the run's directory: state, inventory, console logs (default: _output/vms/<run ID>)")
+	cmd.Flags().DurationVar(&o.ReadyTimeout, "ready-timeout", lifecycle.DefaultReadyTimeout, "how long each machine may take from its creation to the last rung")
+	cmd.Flags().DurationVar(&o.Settle, "settle", lifecycle.DefaultSettle, "how long a machine's address must stay the same")
+	cmd.Flags().IntVar(&o.Parallel, "parallel", lifecycle.DefaultParallel, "machines created at once")
+	cmd.Flags().BoolVar(&o.KeepOnFailure, "keep-on-failure", false, "keep the machines that fail, for debugging (delete them with vms down --run-id)")
+	_ = cmd.MarkFlagRequired("vms")
+	return cmd
+}
+
+func vmsDownCmd() *cobra.Command {
+	var file, state, runID string
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Delete a run's machines, by its state file or its run ID",
+		Long: `down deletes every machine of a run: those the provider lists with the run's
+tag, and those its state file names. With --state, the VM file is the one the
+run used unless --vms names another. It fails, naming them, when a machine is
+still there afterwards. Deleting a machine that is gone is no error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var st *lifecycle.State
+			var statePath string
+			switch {
+			case state != "" && runID != "":
+				return errors.New("give --state or --run-id, not both")
+			case state != "":
+				var err error
+				if st, statePath, err = lifecycle.LoadState(state); err != nil {
+					return err
+				}
+				runID = st.RunID
+				if file == "" {
+					file = st.VMFile
+				}
+			case runID == "":
+				return errors.New("down needs --state FILE (a run's state.json) or --run-id ID")
+			}
+			if err := vms.CheckRunID(runID); err != nil {
+				return fmt.Errorf("--run-id: %w", err)
+			}
+			f, p, err := openVMs(cmd.Context(), file)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			src, _ := p.(vms.InventorySource)
+			dir := filepath.Join(vmsDir, runID)
+			if statePath != "" {
+				dir = filepath.Dir(statePath)
+			}
+			return lifecycle.Down(cmd.Context(), p, runID, lifecycle.DownOptions{State: st, StatePath: statePath, Dir: dir, Log: cmd.ErrOrStderr(),
+				Secrets: lifecycle.Secrets(f, src)})
+		},
+	}
+	cmd.Flags().StringVar(&file, "vms", "", "the VM file (default with --state: the one the run used)")
+	cmd.Flags().StringVar(&state, "state", "", "the run's state file (or its directory, _output/vms/<run ID>)")
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run's ID")
+	return cmd
+}
+
+func vmsSweepCmd() *cobra.Command {
+	var file string
+	var olderThan time.Duration
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Delete every machine of the harness older than --older-than, of any run, but those tagged keep",
+		Long: `sweep deletes every machine the provider lists with the harness's run tag
+(` + vms.TagRun + `=<run ID>) made before now minus --older-than, whatever its run,
+and leaves those tagged ` + vms.TagKeep + `=true. The nightly job runs it first, so
+that what a killed run left is gone.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("older-than") {
+				return errors.New("sweep needs --older-than DURATION (such as 24h): machines younger than that may belong to a run still going")
+			}
+			_, p, err := openVMs(cmd.Context(), file)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			res, err := lifecycle.Sweep(cmd.Context(), p, olderThan, time.Now(), lifecycle.DownOptions{Log: cmd.ErrOrStderr()})
+			fmt.Fprintf(cmd.ErrOrStderr(), "swept: %d deleted, %d kept (tagged %s), %d younger than %v\n", len(res.Deleted), len(res.Kept), vms.TagKeep, len(res.Young), olderThan)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&file, "vms", "", "the VM file (its provider and connection)")
+	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "delete machines made longer ago than this (such as 24h)")
+	_ = cmd.MarkFlagRequired("vms")
+	return cmd
+}
+
+func vmsListCmd() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the machines of the harness (carrying its run tag) by run",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, p, err := openVMs(cmd.Context(), file)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			runs, err := lifecycle.Runs(cmd.Context(), p)
+			if err != nil {
+				return err
+			}
+			return printRuns(cmd.OutOrStdout(), runs, time.Now())
+		},
+	}
+	cmd.Flags().StringVar(&file, "vms", "", "the VM file (its provider and connection)")
+	_ = cmd.MarkFlagRequired("vms")
+	return cmd
+}
+
+// printRuns writes a table of the machines, by run.
+func printRuns(w io.Writer, runs [][]vms.Machine, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tNAME\tID\tCREATED\tAGE\tKEEP")
+	for _, ms := range runs {
+		for _, m := range ms {
+			created, age := "-", "-"
+			if !m.Created.IsZero() {
+				created, age = m.Created.UTC().Format(time.RFC3339), now.Sub(m.Created).Round(time.Minute).String()
+			}
+			keep := ""
+			if m.Keep {
+				keep = "keep"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.RunID, m.Name, m.ID, created, age, keep)
+		}
+	}
+	return tw.Flush()
+}

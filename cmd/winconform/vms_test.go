@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/winconform/winconform/infra/vms/lifecycle"
+	"github.com/winconform/winconform/infra/vms/vmstest"
+	"github.com/winconform/winconform/infra/windows/standin"
+)
+
+// runVMs runs `winconform vms args...` and returns its stdout, stderr and
+// error.
+func runVMs(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := vmsCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(t.Context())
+	return out.String(), errOut.String(), err
+}
+
+// Bad input is refused before any machine work, naming the field (or the
+// flag) and the fix: no state file is written, no Create is called.
+func TestVMsRefusesBadInputBeforeMachineWork(t *testing.T) {
+	dir := t.TempDir()
+	vmsDir = filepath.Join(dir, "runs")
+	t.Setenv("WINCONFORM_TEST_PASSWORD", "pw")
+	fake := vmstest.New()
+	defer vmstest.Serve("cli", fake)()
+	good := "provider: fake\nconnection: {endpoint: fake://cli}\nimage: golden\ncount: 1\nmachine: {user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}}\n"
+	for _, tc := range []struct {
+		name, file string
+		args       []string
+		want       []string
+	}{
+		{"unknown provider", strings.Replace(good, "provider: fake", "provider: vsphre", 1), nil, []string{"provider:", "is not a provider this harness has", "static"}},
+		{"missing image", strings.Replace(good, "image: golden\n", "", 1), nil, []string{"image: is missing", "golden image"}},
+		{"zero count", strings.Replace(good, "count: 1", "count: 0", 1), nil, []string{"count: 0 is not a number of machines", "from 1 to"}},
+		{"negative count", strings.Replace(good, "count: 1", "count: -2", 1), nil, []string{"count: -2"}},
+		{"credentials inline", strings.Replace(good, "endpoint: fake://cli}", "endpoint: fake://cli, credentials: {token: s3cr3t}}", 1), nil, []string{"connection.credentials.token", "inline credential is refused", "{env: VARIABLE}"}},
+		{"password unset", strings.Replace(good, "WINCONFORM_TEST_PASSWORD", "WINCONFORM_UNSET", 1), nil, []string{"machine.passwordFrom.env", "WINCONFORM_UNSET is not set"}},
+		{"unreachable provider endpoint", strings.Replace(good, "fake://cli", "fake://nowhere", 1), nil, []string{"connection.endpoint", "cannot reach", "connection refused"}},
+		{"no VM file", "", []string{"--vms", filepath.Join(dir, "missing.yaml")}, []string{"the VM file does not exist"}},
+		{"bad run ID", good, []string{"--run-id", "Nightly_1"}, []string{"--run-id", "lower-case"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "vms.yaml")
+			write(t, path, tc.file)
+			args := append([]string{"up", "--vms", path}, tc.args...)
+			_, _, err := runVMs(t, args...)
+			if err == nil {
+				t.Fatal("refused nothing")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error does not say %q:\n%v", w, err)
+				}
+			}
+			if strings.Contains(err.Error(), "s3cr3t") {
+				t.Errorf("the error shows the secret: %v", err)
+			}
+			if fake.Creates() != 0 {
+				t.Errorf("%d machines created", fake.Creates())
+			}
+			if _, err := os.Stat(vmsDir); err == nil {
+				t.Errorf("a run directory was made: %s", vmsDir)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"down"}, "--state FILE"},
+		{[]string{"down", "--run-id", "a", "--state", "x"}, "not both"},
+		{[]string{"down", "--state", filepath.Join(dir, "nothing")}, "does not exist"},
+		{[]string{"sweep", "--vms", filepath.Join(dir, "vms.yaml")}, "--older-than"},
+	} {
+		if _, _, err := runVMs(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("vms %s: %v, want an error saying %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
+
+// The commands end to end with the fake provider and a stand-in machine:
+// up prints the inventory, list shows the run, down --state deletes it and
+// a second down finds nothing.
+func TestVMsUpListDown(t *testing.T) {
+	srv := standin.New(t, standin.WithAddr("127.0.0.2:0"))
+	dir := t.TempDir()
+	vmsDir = filepath.Join(dir, "runs")
+	t.Setenv("WINCONFORM_TEST_PASSWORD", standin.DefaultPassword)
+	fake := vmstest.New()
+	fake.Plan = func(string, time.Duration) []string { return []string{"169.254.1.1", "127.0.0.2"} }
+	defer vmstest.Serve("e2e", fake)()
+	path := filepath.Join(dir, "vms.yaml")
+	write(t, path, fmt.Sprintf("provider: fake\nconnection: {endpoint: fake://e2e}\nimage: golden\ncount: 1\nmachine: {user: %s, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}, winrm: {port: %d}}\n",
+		standin.DefaultUser, srv.Port()))
+
+	out, log, err := runVMs(t, "up", "--vms", path, "--run-id", "cli1", "--settle", "50ms")
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, log)
+	}
+	inv := strings.TrimSpace(out)
+	if inv != filepath.Join(vmsDir, "cli1", lifecycle.InventoryFile) {
+		t.Errorf("up printed %q", out)
+	}
+	out, _, err = runVMs(t, "list", "--vms", path)
+	if err != nil || !strings.Contains(out, "cli1") || !strings.Contains(out, "win-cli1-1") {
+		t.Errorf("list: %v\n%s", err, out)
+	}
+	for i := 0; i < 2; i++ {
+		if _, log, err := runVMs(t, "down", "--state", filepath.Join(vmsDir, "cli1")); err != nil {
+			t.Fatalf("down #%d: %v\n%s", i+1, err, log)
+		}
+	}
+	if ms, _ := fake.List(t.Context()); len(ms) != 0 {
+		t.Errorf("left %v", ms)
+	}
+	st, _, err := lifecycle.LoadState(filepath.Join(vmsDir, "cli1"))
+	if err != nil || st.Phase != lifecycle.PhaseDeleted || !st.Machines[0].Deleted {
+		t.Errorf("state %+v, %v", st, err)
+	}
+}

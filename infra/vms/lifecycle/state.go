@@ -1,0 +1,161 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/winconform/winconform/infra/vms"
+)
+
+// StateFile is the state file's name in a run's directory.
+const StateFile = "state.json"
+
+// State is what a run records of its machines, so that another process
+// (down, sweep, the next run) can remove them after a crash. up writes it
+// before its first Create starts, with the names it is about to create,
+// then each machine's provider ID as its Create returns.
+type State struct {
+	// RunID is the run's ID: the run tag's value on each machine.
+	RunID string `json:"runID"`
+	// Provider is the VM file's provider; VMFile the VM file (absolute),
+	// which down opens the provider with.
+	Provider string `json:"provider"`
+	VMFile   string `json:"vmFile"`
+	// Started is when up started.
+	Started time.Time `json:"started"`
+	// Machines are the run's machines, in order.
+	Machines []StateMachine `json:"machines"`
+	// Phase is what the run got to: creating, ready, failed, deleted, kept.
+	Phase string `json:"phase"`
+	// Inventory is the inventory up wrote, once every machine was ready.
+	Inventory string `json:"inventory,omitempty"`
+}
+
+// StateMachine is one machine of a run.
+type StateMachine struct {
+	// Name is the machine's name, known before it is created.
+	Name string `json:"name"`
+	// ID is its provider ID, "" until its Create returned.
+	ID string `json:"id,omitempty"`
+	// Address is the address the ladder settled on.
+	Address string `json:"address,omitempty"`
+	// Ready is true once the machine passed the readiness ladder.
+	Ready bool `json:"ready,omitempty"`
+	// Deleted is true once down or the run's teardown deleted it; Kept
+	// when --keep-on-failure kept it.
+	Deleted bool `json:"deleted,omitempty"`
+	Kept    bool `json:"kept,omitempty"`
+	// Error is why it failed, if it did.
+	Error string `json:"error,omitempty"`
+}
+
+// The phases of a run.
+const (
+	PhaseCreating = "creating"
+	PhaseReady    = "ready"
+	PhaseFailed   = "failed"
+	PhaseDeleted  = "deleted"
+	PhaseKept     = "kept"
+)
+
+// stateWriter writes a run's state file, whole, each time it changes.
+type stateWriter struct {
+	mu    sync.Mutex
+	path  string
+	state State
+}
+
+// update changes the state under the lock and writes it: to a temporary
+// file, synced, then renamed over the old one, so that a crash leaves the
+// old state or the new one, never half of one.
+func (w *stateWriter) update(change func(s *State)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	change(&w.state)
+	data, err := json.MarshalIndent(w.state, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(w.path), ".state-*.json")
+	if err != nil {
+		return fmt.Errorf("writing the state file: %w", err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing the state file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing the state file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), w.path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing the state file: %w", err)
+	}
+	return nil
+}
+
+// machine changes the named machine's entry.
+func (w *stateWriter) machine(name string, change func(m *StateMachine)) error {
+	return w.update(func(s *State) {
+		for i := range s.Machines {
+			if s.Machines[i].Name == name {
+				change(&s.Machines[i])
+			}
+		}
+	})
+}
+
+func (w *stateWriter) snapshot() State {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.state
+	s.Machines = append([]StateMachine(nil), s.Machines...)
+	return s
+}
+
+// LoadState reads a run's state file: path is the file, or the run's
+// directory.
+func LoadState(path string) (*State, string, error) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		path = filepath.Join(path, StateFile)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, path, fmt.Errorf("state file %s does not exist: give the state.json of a run (under _output/vms/<run ID>/) or --run-id", path)
+		}
+		return nil, path, fmt.Errorf("reading the state file: %w", err)
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, path, fmt.Errorf("state file %s does not read: %w", path, err)
+	}
+	if err := vms.CheckRunID(s.RunID); err != nil {
+		return nil, path, fmt.Errorf("state file %s: %w", path, err)
+	}
+	return &s, path, nil
+}
+
+// IDs returns the provider IDs the state knows.
+func (s *State) IDs() []string {
+	var ids []string
+	for _, m := range s.Machines {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}

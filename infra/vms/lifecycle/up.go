@@ -1,0 +1,503 @@
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/winconform/winconform/infra/vms"
+	"github.com/winconform/winconform/infra/windows/inventory"
+)
+
+// Defaults of Options.
+const (
+	// DefaultReadyTimeout is how long a machine may take from its Create
+	// to the last rung: upstream's Windows jobs wait 20 minutes for a
+	// Windows node to be Ready; a machine made from a golden image boots,
+	// runs sysprep's specialize pass and its first logon before WinRM
+	// answers.
+	DefaultReadyTimeout = 30 * time.Minute
+	// DefaultSettle is how long an address must stay the same.
+	DefaultSettle = 20 * time.Second
+	// DefaultPoll is the time between two attempts of a rung.
+	DefaultPoll = 2 * time.Second
+	// DefaultParallel bounds the Creates running at once.
+	DefaultParallel = 4
+	// DefaultCleanupTimeout bounds the teardown after a failure or an
+	// interrupt.
+	DefaultCleanupTimeout = 10 * time.Minute
+)
+
+// Options tune a run.
+type Options struct {
+	// RunID is the run's ID (vms.CheckRunID), the run tag's value.
+	RunID string
+	// Dir is the run's directory: its state file, the inventory up writes,
+	// and the machines' console logs (console/<machine>.log).
+	Dir string
+	// Parallel bounds the Creates running at once (DefaultParallel when 0).
+	Parallel int
+	// ReadyTimeout is each machine's budget from its Create to the last
+	// rung (DefaultReadyTimeout when 0).
+	ReadyTimeout time.Duration
+	// Settle is how long an address must stay the same (DefaultSettle when
+	// 0; none for providers of existing machines).
+	Settle time.Duration
+	// Poll is the time between two attempts of a rung (DefaultPoll when 0).
+	Poll time.Duration
+	// KeepOnFailure keeps the machines that failed (their Create or the
+	// ladder) for debugging, instead of deleting them; the others are
+	// deleted. An interrupt deletes every machine.
+	KeepOnFailure bool
+	// CleanupTimeout bounds the teardown (DefaultCleanupTimeout when 0).
+	CleanupTimeout time.Duration
+	// Log gets one line per event (nil: none).
+	Log io.Writer
+	// Secrets are redacted from the console logs (Up adds the VM file's
+	// own: the provider's credentials and the machines' passwords).
+	Secrets []string
+
+	now       func() time.Time
+	connect   func(inventory.Machine) (winrmClient, error)
+	authGrace time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = DefaultReadyTimeout
+	}
+	if o.Settle <= 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.CleanupTimeout <= 0 {
+		o.CleanupTimeout = DefaultCleanupTimeout
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.connect == nil {
+		o.connect = connectWinRM
+	}
+	if o.authGrace <= 0 {
+		o.authGrace = authGrace
+	}
+	if _, locked := o.Log.(*lockedWriter); o.Log != nil && !locked {
+		o.Log = &lockedWriter{w: o.Log} // the machines log at once
+	}
+	return o
+}
+
+// lockedWriter writes one line at a time to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, "vms: "+format+"\n", args...)
+	}
+}
+
+// Result is what up made.
+type Result struct {
+	// RunID is the run's ID; StatePath its state file.
+	RunID, StatePath string
+	// InventoryPath is the inventory of the ready machines, which join,
+	// reset and the suites read; Inventory is it, loaded.
+	InventoryPath string
+	Inventory     *inventory.Inventory
+	// Machines are the machines made, in order.
+	Machines []vms.Machine
+}
+
+// InventoryFile is the name of the inventory up writes in the run's
+// directory.
+const InventoryFile = "machines.yaml"
+
+// ErrLeftBehind is what a run or a down that could not delete every one of
+// its machines matches (errors.Is).
+var ErrLeftBehind = errors.New("machines left behind")
+
+// Up makes f.Count machines with p, concurrently (at most o.Parallel
+// Creates at once), readies each through the ladder (address, TCP, WinRM
+// Identify, an authenticated command) and writes the inventory of them.
+//
+// The state file is written before the first Create starts, and each
+// provider ID as its Create returns, so that a run that crashes can be
+// torn down (Down) from it. On a failure, or when ctx ends (Ctrl-C), Up
+// tears down what the run made (keeping the failed machines under
+// KeepOnFailure) and fails; it also fails when a machine it meant to
+// delete is still there (ErrLeftBehind).
+func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, error) {
+	o = o.withDefaults()
+	if err := vms.CheckRunID(o.RunID); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("the run's directory: %w", err)
+	}
+	src, existing := p.(vms.InventorySource)
+	o.Secrets = append(o.Secrets, Secrets(f, src)...)
+	var names []string
+	if existing {
+		inv := src.Inventory()
+		for _, m := range inv.Machines {
+			names = append(names, m.Name)
+		}
+		o.Settle = time.Nanosecond // an inventory's address does not move
+	} else {
+		for i := 1; i <= f.Count; i++ {
+			names = append(names, vms.MachineName(f.NamePrefix, o.RunID, i))
+		}
+	}
+	vmFile, _ := filepath.Abs(f.Path)
+	w := &stateWriter{path: filepath.Join(o.Dir, StateFile), state: State{
+		RunID: o.RunID, Provider: f.Provider, VMFile: vmFile, Started: o.now().UTC(), Phase: PhaseCreating,
+	}}
+	for _, n := range names {
+		w.state.Machines = append(w.state.Machines, StateMachine{Name: n})
+	}
+	// Before the first Create: a crash from here on leaves a state file
+	// that names the run.
+	if err := w.update(func(*State) {}); err != nil {
+		return nil, err
+	}
+	o.logf("run %s: %d machine(s) from %s, state in %s", o.RunID, len(names), f.Provider, w.path)
+
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	type outcome struct {
+		machine vms.Machine
+		created bool
+		inv     inventory.Machine
+		err     error
+	}
+	results := make([]outcome, len(names))
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := &results[i]
+			select {
+			case sem <- struct{}{}:
+			case <-runCtx.Done():
+				res.err = runCtx.Err()
+				return
+			}
+			started := o.now()
+			spec := vms.Spec{Name: name, RunID: o.RunID, Created: started.UTC().Truncate(time.Second), Image: f.Image,
+				CPUs: f.CPUs, MemoryMiB: f.MemoryMiB, Settings: f.Settings}
+			m, err := p.Create(runCtx, spec)
+			<-sem
+			if err != nil {
+				res.err = fmt.Errorf("creating machine %s: %w", name, err)
+				_ = w.machine(name, func(sm *StateMachine) { sm.Error = res.err.Error() })
+				cancelRun()
+				return
+			}
+			res.machine, res.created = m, true
+			if err := w.machine(name, func(sm *StateMachine) { sm.ID = m.ID }); err != nil {
+				res.err = err
+				cancelRun()
+				return
+			}
+			o.logf("%s: created (%s) in %v", name, m.ID, o.now().Sub(started).Round(time.Millisecond))
+			l := &ladder{p: p, id: m.ID, name: name, settle: o.Settle, budget: o.ReadyTimeout, poll: o.Poll, grace: o.authGrace, now: o.now,
+				connect: o.connect, log: o.logf, machine: machineFor(f, src, name)}
+			res.inv, res.err = l.climb(runCtx)
+			console := writeConsole(context.WithoutCancel(runCtx), p, m, o)
+			var nr *NotReadyError
+			if errors.As(res.err, &nr) {
+				nr.ConsoleLog = console
+			}
+			if res.err != nil {
+				_ = w.machine(name, func(sm *StateMachine) { sm.Error = res.err.Error() })
+				cancelRun()
+				return
+			}
+			_ = w.machine(name, func(sm *StateMachine) { sm.Address, sm.Ready = res.inv.Address, true })
+		}()
+	}
+	wg.Wait()
+
+	var failures []error
+	var made []vms.Machine
+	failed := map[string]bool{}
+	for i, r := range results {
+		if r.created {
+			made = append(made, r.machine)
+		}
+		if r.err != nil && !errors.Is(r.err, context.Canceled) {
+			failures = append(failures, r.err)
+			failed[names[i]] = true
+		}
+	}
+	if ctx.Err() == nil && len(failures) == 0 {
+		ready := make([]inventory.Machine, len(results))
+		for i, r := range results {
+			ready[i] = r.inv
+		}
+		res, err := finish(f, src, existing, ready, o, w, made)
+		if err == nil {
+			return res, nil
+		}
+		failures = append(failures, err)
+	}
+
+	// A failure or an interrupt: tear down what the run made.
+	if ctx.Err() != nil {
+		failures = append([]error{fmt.Errorf("run %s interrupted (%w): deleting its machines", o.RunID, context.Cause(ctx))}, failures...)
+		failed = nil // an interrupt keeps nothing
+	}
+	keep := map[string]bool{}
+	if o.KeepOnFailure {
+		keep = failed
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.CleanupTimeout)
+	defer cancel()
+	if err := teardown(cctx, p, o.RunID, made, keep, o, w); err != nil {
+		failures = append(failures, err)
+	}
+	return nil, errors.Join(failures...)
+}
+
+// finish writes the inventory of the ready machines, checks that it
+// loads, and marks the run ready.
+func finish(f *vms.File, src vms.InventorySource, existing bool, ready []inventory.Machine, o Options, w *stateWriter, made []vms.Machine) (*Result, error) {
+	res := &Result{RunID: o.RunID, StatePath: w.path, Machines: made}
+	if existing {
+		inv := src.Inventory()
+		res.InventoryPath, res.Inventory = inv.Path, inv
+	} else {
+		placed := make([]vms.Placed, len(ready))
+		for i, m := range ready {
+			placed[i] = vms.Placed{Name: m.Name, Address: m.Address}
+		}
+		data, err := f.Inventory(placed)
+		if err != nil {
+			return nil, fmt.Errorf("writing the inventory: %w", err)
+		}
+		path := filepath.Join(o.Dir, InventoryFile)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, fmt.Errorf("writing the inventory: %w", err)
+		}
+		inv, err := f.ParseInventory(path, data)
+		if err != nil {
+			return nil, fmt.Errorf("the inventory written does not load: %w", err)
+		}
+		res.InventoryPath, res.Inventory = path, inv
+	}
+	if err := w.update(func(s *State) { s.Phase, s.Inventory = PhaseReady, res.InventoryPath }); err != nil {
+		return nil, err
+	}
+	o.logf("run %s: %d machine(s) ready; inventory %s", o.RunID, len(ready), res.InventoryPath)
+	return res, nil
+}
+
+// machineFor returns how the ladder makes the inventory machine of name at
+// an address: the VM file's machine block with that name and address, or
+// the existing machine of the provider's inventory.
+func machineFor(f *vms.File, src vms.InventorySource, name string) func(addr string) (inventory.Machine, error) {
+	return func(addr string) (inventory.Machine, error) {
+		if src != nil {
+			m, ok := src.Inventory().Machine(name)
+			if !ok {
+				return inventory.Machine{}, fmt.Errorf("the inventory has no machine %s", name)
+			}
+			return m, nil
+		}
+		data, err := f.Inventory([]vms.Placed{{Name: name, Address: addr}})
+		if err != nil {
+			return inventory.Machine{}, err
+		}
+		inv, err := f.ParseInventory(f.Path, data)
+		if err != nil {
+			return inventory.Machine{}, fmt.Errorf("machine %s at %s: %w", name, addr, err)
+		}
+		return inv.Machines[0], nil
+	}
+}
+
+// Secrets are the secrets a VM file reads, to be kept out of what a run
+// writes: its provider's credentials and its machines' passwords.
+func Secrets(f *vms.File, src vms.InventorySource) []string {
+	var out []string
+	for _, c := range f.Connection.Credentials {
+		out = append(out, c.Reveal())
+	}
+	var inv *inventory.Inventory
+	if src != nil {
+		inv = src.Inventory()
+	} else if data, err := f.Inventory([]vms.Placed{{Name: "secrets", Address: "192.0.2.1"}}); err == nil {
+		inv, _ = f.ParseInventory(f.Path, data)
+	}
+	if inv != nil {
+		for _, m := range inv.Machines {
+			out = append(out, m.Password.Reveal())
+		}
+	}
+	return out
+}
+
+// ConsoleDir is where console logs go in the run's directory.
+const ConsoleDir = "console"
+
+// writeConsole writes the machine's console log, when the provider keeps
+// one, to the run's directory, secret redacted, and returns its path.
+func writeConsole(ctx context.Context, p vms.Provider, m vms.Machine, o Options) string {
+	cl, ok := p.(vms.ConsoleLogger)
+	if !ok {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var buf bytes.Buffer
+	if err := cl.ConsoleLog(ctx, m.ID, &buf); err != nil {
+		o.logf("%s: its console log: %v", m.Name, err)
+		if buf.Len() == 0 {
+			return ""
+		}
+	}
+	data := buf.Bytes()
+	for _, secret := range o.Secrets {
+		if secret != "" {
+			data = bytes.ReplaceAll(data, []byte(secret), []byte("********"))
+		}
+	}
+	dir := filepath.Join(o.Dir, ConsoleDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		o.logf("%s: its console log: %v", m.Name, err)
+		return ""
+	}
+	path := filepath.Join(dir, m.Name+".log")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		o.logf("%s: its console log: %v", m.Name, err)
+		return ""
+	}
+	return path
+}
+
+// teardown deletes the run's machines: those it knows and those the
+// provider lists with the run's tag (a Create that never returned), but
+// for keep. Then it lists again: a machine that should be gone and is not
+// is an ErrLeftBehind.
+func teardown(ctx context.Context, p vms.Provider, runID string, known []vms.Machine, keep map[string]bool, o Options, w *stateWriter) error {
+	all, listErr := runMachines(ctx, p, runID, known)
+	var targets []vms.Machine
+	for _, m := range all {
+		if keep[m.Name] {
+			o.logf("%s: kept (%s) for debugging: delete it with `winconform vms down --run-id %s`", m.Name, m.ID, runID)
+			if w != nil {
+				_ = w.machine(m.Name, func(sm *StateMachine) { sm.Kept = true })
+			}
+			continue
+		}
+		targets = append(targets, m)
+	}
+	var mu sync.Mutex
+	var errs []error
+	sem := make(chan struct{}, max(o.Parallel, 1))
+	var wg sync.WaitGroup
+	for _, m := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if o.Dir != "" {
+				writeConsole(ctx, p, m, o)
+			}
+			if err := p.Delete(ctx, m.ID); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("deleting machine %s (%s): %w", m.Name, m.ID, err))
+				mu.Unlock()
+				return
+			}
+			o.logf("%s: deleted (%s)", m.Name, m.ID)
+			if w != nil {
+				_ = w.machine(m.Name, func(sm *StateMachine) { sm.Deleted = true })
+			}
+		}()
+	}
+	wg.Wait()
+	if listErr != nil {
+		errs = append(errs, listErr)
+	}
+	// What is still there?
+	after, err := p.List(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing the machines after the teardown: %w", err))
+	}
+	gone := map[string]bool{}
+	for _, m := range targets {
+		gone[m.ID] = true
+	}
+	var left []string
+	for _, m := range after {
+		if m.RunID == runID && gone[m.ID] {
+			left = append(left, fmt.Sprintf("%s (%s)", m.Name, m.ID))
+		}
+	}
+	if len(left) > 0 {
+		errs = append(errs, fmt.Errorf("run %s: %w: %s; delete them with `winconform vms down --run-id %s`, or by hand", runID, ErrLeftBehind, strings.Join(left, ", "), runID))
+	}
+	if w != nil {
+		phase := PhaseDeleted
+		if len(keep) > 0 {
+			phase = PhaseKept
+		}
+		if len(errs) > 0 {
+			phase = PhaseFailed
+		}
+		_ = w.update(func(s *State) { s.Phase = phase })
+	}
+	return errors.Join(errs...)
+}
+
+// runMachines returns the run's machines: those the provider lists with
+// the run's tag, and those known (by ID) that it does not list.
+func runMachines(ctx context.Context, p vms.Provider, runID string, known []vms.Machine) ([]vms.Machine, error) {
+	listed, err := p.List(ctx)
+	if err != nil {
+		err = fmt.Errorf("listing the run's machines: %w", err)
+	}
+	var out []vms.Machine
+	seen := map[string]bool{}
+	for _, m := range listed {
+		if m.RunID == runID {
+			out = append(out, m)
+			seen[m.ID] = true
+		}
+	}
+	for _, m := range known {
+		if m.ID != "" && !seen[m.ID] {
+			out = append(out, m)
+			seen[m.ID] = true
+		}
+	}
+	slices.SortFunc(out, func(a, b vms.Machine) int { return strings.Compare(a.Name, b.Name) })
+	return out, err
+}
