@@ -37,6 +37,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "up" {
+		os.Exit(helperUp())
+	}
 	code := func() int {
 		if err := setup(); err != nil {
 			testEnv.skip = err.Error()

@@ -8,7 +8,7 @@
 // the virtio drivers it builds as modules carried in the initramfs), a
 // busybox initramfs whose init (init.sh) brings eth0 up, and a disk: a
 // qcow2 whose content is a tar archive of the WS-Management stand-in
-// (infra/windows/internal/wsmantest/standin, built static), which the init
+// (infra/windows/cmd/wsmanstandin, built static), which the init
 // unpacks from /dev/vda and runs on 5985. The disk is the golden image the
 // provider makes each machine's overlay of; the kernel and initramfs boot it
 // directly (libvirt's <kernel> and <initrd>). Real golden images (Windows)
@@ -55,7 +55,7 @@ const (
 )
 
 // Package is the stand-in command's package, built static for the guest.
-const Package = "./infra/windows/internal/wsmantest/standin"
+const Package = "./infra/windows/cmd/wsmanstandin"
 
 // modules are the drivers the guest needs and Debian builds as modules:
 // the virtio PCI transport, its network card and its disk. Their

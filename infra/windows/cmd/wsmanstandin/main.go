@@ -1,4 +1,4 @@
-// Command standin serves the WS-Management stand-in (wsmantest) on a
+// Command wsmanstandin serves the WS-Management stand-in (wsmantest) on a
 // network address, as the WinRM service of a simulated machine: the init of
 // the libvirt provider's stand-in guest (infra/vms/libvirt/standin) runs it
 // on 5985, so that a VM made from that image answers the harness as a stock
@@ -51,14 +51,22 @@ func main() {
 	srv.Close()
 }
 
-// hostnameScript is a script that prints the machine's name: hostname
-// (hostname.exe, in cmd or PowerShell) or $env:COMPUTERNAME.
-var hostnameScript = regexp.MustCompile(`(?i)^\s*(hostname(\.exe)?|\$env:COMPUTERNAME|\[System\.Net\.Dns\]::GetHostName\(\))\s*;?\s*$`)
+// The scripts that print the machine's name: its DNS host name as set
+// (hostname.exe, [System.Net.Dns]::GetHostName()), or its NetBIOS name
+// ($env:COMPUTERNAME, [Environment]::MachineName, which .NET documents as
+// "the NetBIOS name of this local computer"): the host name in upper case,
+// cut to NetBIOS's 15 characters.
+var (
+	dnsNameScript     = regexp.MustCompile(`(?i)^\s*(hostname(\.exe)?|\[System\.Net\.Dns\]::GetHostName\(\))\s*;?\s*$`)
+	netbiosNameScript = regexp.MustCompile(`(?i)^\s*(\$env:COMPUTERNAME|\[(System\.)?Environment\]::MachineName)\s*;?\s*$`)
+)
+
+// netbiosMax is the longest NetBIOS computer name.
+const netbiosMax = 15
 
 // reply is the simulated machine's answer to one command: its name for a
-// script that asks for it (Windows prints NetBIOS names in upper case for
-// $env:COMPUTERNAME, the DNS host name as set for hostname), nothing for an
-// empty script, and an error naming the command for anything else.
+// script that asks for it, nothing for an empty script, and an error naming
+// the command for anything else.
 func reply(name string, c *wsmantest.Call) wsmantest.Reply {
 	script := strings.TrimSpace(c.Script)
 	if !c.PowerShell {
@@ -67,14 +75,17 @@ func reply(name string, c *wsmantest.Call) wsmantest.Reply {
 	switch {
 	case script == "":
 		return wsmantest.Reply{}
-	case hostnameScript.MatchString(script):
-		if strings.Contains(strings.ToLower(script), "computername") {
-			return wsmantest.Reply{Stdout: strings.ToUpper(name) + "\r\n"}
-		}
+	case dnsNameScript.MatchString(script):
 		return wsmantest.Reply{Stdout: name + "\r\n"}
+	case netbiosNameScript.MatchString(script):
+		nb := strings.ToUpper(name)
+		if len(nb) > netbiosMax {
+			nb = nb[:netbiosMax]
+		}
+		return wsmantest.Reply{Stdout: nb + "\r\n"}
 	}
 	return wsmantest.Reply{
-		Stderr:   fmt.Sprintf("the stand-in guest runs only hostname and $env:COMPUTERNAME, not %q\r\n", script),
+		Stderr:   fmt.Sprintf("the stand-in guest runs only hostname, $env:COMPUTERNAME and [Environment]::MachineName, not %q\r\n", script),
 		ExitCode: 1,
 	}
 }
