@@ -3,5 +3,6 @@ package main
 // The machine providers `winconform vms` knows: each registers itself
 // (vms.Register) when imported. A provider package adds its line here.
 import (
+	_ "github.com/winconform/winconform/infra/vms/libvirt"
 	_ "github.com/winconform/winconform/infra/vms/static"
 )
