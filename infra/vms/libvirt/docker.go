@@ -92,7 +92,7 @@ func vmBlock(n dockerBridge, configured string) (metallb.Pool, error) {
 			n.Name, n.Subnet, p, n.Subnet, lowerHalf(n.Subnet))
 	}
 	if err := n.Check(p); err != nil {
-		return p, fmt.Errorf("libvirt.addresses %s: %v", p, trimLB(err))
+		return p, fmt.Errorf("%s", trimLB(err))
 	}
 	return p, nil
 }

@@ -1,12 +1,14 @@
 package libvirt
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,9 +63,10 @@ func setup() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	img, err := standin.Ensure(ctx, standin.Spec{CacheDir: nodeimage.DefaultCacheDir(), Log: buildLog()})
+	var log bytes.Buffer
+	img, err := standin.Ensure(ctx, standin.Spec{CacheDir: nodeimage.DefaultCacheDir(), Log: &log})
 	if err != nil {
-		return fmt.Errorf("the stand-in guest image: %v", err)
+		return fmt.Errorf("the stand-in guest image: %v (build log:\n%s)", err, log.String())
 	}
 	testEnv.image = img
 	d, err := docker.New()
@@ -78,14 +81,6 @@ func setup() error {
 	}
 	testEnv.network = testNetwork
 	return nil
-}
-
-func buildLog() *os.File {
-	f, err := os.CreateTemp("", "winconform-standin-build-*.log")
-	if err != nil {
-		return nil
-	}
-	return f
 }
 
 func teardown() {
@@ -151,6 +146,14 @@ type standinVolumes struct{ kernel, initrd, disk string }
 
 func importStandin(ctx context.Context, p *Provider, img standin.Image) (standinVolumes, error) {
 	v := standinVolumes{kernel: "standin-" + img.Key + ".vmlinuz", initrd: "standin-" + img.Key + ".initrd", disk: "standin-" + img.Key + ".qcow2"}
+	// Earlier builds' volumes go: the pool keeps the current image only.
+	if vols, err := p.volumes(ctx); err == nil {
+		for _, vol := range vols {
+			if strings.HasPrefix(vol.Name, "standin-") && !strings.HasPrefix(vol.Name, "standin-"+img.Key+".") {
+				_ = p.deleteVolume(ctx, vol.Name)
+			}
+		}
+	}
 	for local, name := range map[string]string{img.Kernel: v.kernel, img.Initrd: v.initrd, img.Disk: v.disk} {
 		if _, err := p.Import(ctx, local, name); err != nil {
 			return v, err

@@ -47,8 +47,9 @@ esac
 
 i=0
 while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-if ! tar -x -C /opt -f /dev/vda; then
-	say "cannot unpack the disk /dev/vda: no stand-in to run"
+if ! tar -x -C /opt -f /dev/vda || [ ! -x /opt/standin ]; then
+	say "cannot unpack the stand-in from the disk /dev/vda: WinRM will not answer"
+	while true; do sleep 3600; done
 fi
 while true; do
 	say "starting the WS-Management stand-in on :5985"
