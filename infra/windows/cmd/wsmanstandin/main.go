@@ -55,7 +55,13 @@ func main() {
 // (hostname.exe, [System.Net.Dns]::GetHostName()), or its NetBIOS name
 // ($env:COMPUTERNAME, [Environment]::MachineName, which .NET documents as
 // "the NetBIOS name of this local computer"): the host name in upper case,
-// cut to NetBIOS's 15 characters.
+// cut to NetBIOS's 15 characters. Sources: learn.microsoft.com's "Computer
+// Names" (windows/win32/sysinfo/computer-names: NetBIOS names are up to 15
+// bytes and "by convention, are represented in uppercase"),
+// SetComputerNameEx (ComputerNamePhysicalDnsHostname truncates the NetBIOS
+// name to MAX_COMPUTERNAME_LENGTH), and NLog's machinename layout renderer
+// (NLog/NLog wiki: Environment.MachineName is "limited to
+// MAX_COMPUTERNAME_LENGTH which is 15 for Windows").
 var (
 	dnsNameScript     = regexp.MustCompile(`(?i)^\s*(hostname(\.exe)?|\[System\.Net\.Dns\]::GetHostName\(\))\s*;?\s*$`)
 	netbiosNameScript = regexp.MustCompile(`(?i)^\s*(\$env:COMPUTERNAME|\[(System\.)?Environment\]::MachineName)\s*;?\s*$`)
