@@ -126,7 +126,7 @@ func Ensure(ctx context.Context, spec Spec) (Image, error) {
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "standin")
 	if err := gotool.Go(ctx, log, modDir, []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"},
-		"build", "-trimpath", "-ldflags", "-s -w", "-o", bin, Package); err != nil {
+		"build", "-trimpath", "-ldflags", "-s -w -buildid=", "-o", bin, Package); err != nil {
 		return Image{}, fmt.Errorf("building the WS-Management stand-in for the guest: %w", err)
 	}
 	binData, err := os.ReadFile(bin)
