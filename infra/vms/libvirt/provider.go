@@ -344,6 +344,15 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	} else if err := p.createOverlay(ctx, vn, golden); err != nil {
 		return vms.Machine{}, err
 	}
+	// The console log is a volume made here, empty, which virtlogd then
+	// writes: the pool knows it without a refresh (which libvirt refuses
+	// while another volume is being made, uploaded or downloaded).
+	logDef := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>0</capacity><target><format type='raw'/><permissions><mode>0600</mode></permissions></target></volume>`,
+		esc(vn.base()+consoleExt))
+	if _, err := do(ctx, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, logDef, 0) }); err != nil {
+		undo()
+		return vms.Machine{}, fmt.Errorf("libvirt: creating the console log of %s in pool %s: %w", spec.Name, p.s.Pool, err)
+	}
 	d.overlay = path.Join(p.poolPath, vn.base()+overlayExt)
 	d.console = path.Join(p.poolPath, vn.base()+consoleExt)
 	xmlDesc := d.xml()
@@ -443,12 +452,9 @@ func (p *Provider) deleteVolume(ctx context.Context, name string) error {
 	return nil
 }
 
-// volumes lists the pool's volumes, after a refresh: the console logs are
-// written by virtlogd, not made through the pool.
+// volumes lists the pool's volumes. Everything the provider keeps there it
+// made through the pool, which knows it without a refresh.
 func (p *Provider) volumes(ctx context.Context) ([]golibvirt.StorageVol, error) {
-	if err := p.refresh(ctx); err != nil {
-		return nil, fmt.Errorf("libvirt: refreshing pool %s: %w", p.s.Pool, err)
-	}
 	vols, err := do(ctx, func() ([]golibvirt.StorageVol, error) {
 		v, _, err := p.lv.StoragePoolListAllVolumes(p.pool, 1, 0)
 		return v, err
@@ -618,9 +624,6 @@ func (p *Provider) Import(ctx context.Context, local, name string) (string, erro
 	marker := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>0</capacity><target><format type='raw'/></target></volume>`, esc(done))
 	if _, err := do(ctx, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, marker, 0) }); err != nil {
 		return "", fmt.Errorf("libvirt: marking volume %s complete: %w", name, err)
-	}
-	if err := p.refresh(ctx); err != nil {
-		return "", err
 	}
 	return p.hostPath(ctx, name)
 }

@@ -146,7 +146,7 @@ func Ensure(ctx context.Context, spec Spec) (Image, error) {
 		return Image{}, fmt.Errorf("the stand-in image's cache: %w", err)
 	}
 	start := time.Now()
-	err = gotool.Once(img.Dir, func(tmp string) error {
+	err = fillOnce(img.Dir, func(tmp string) error {
 		fmt.Fprintf(log, "=== building the stand-in guest image %s from %s\n", key, strings.Join(pkgs, ", "))
 		return build(ctx, log, tmp, work, pkgs, binData)
 	})
@@ -431,4 +431,34 @@ func writeDisk(path string, standin []byte) error {
 		buf.Write(make([]byte, diskAlign-r))
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// fillOnce fills dir unless it exists: f fills a directory of this call's
+// own beside it, renamed into place when f succeeds. Two processes may
+// build the same image at once (make test runs packages in parallel): the
+// first rename wins, and the other's build is thrown away.
+func fillOnce(dir string, f func(tmp string) error) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := f(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(dir); serr == nil {
+			return nil // another build finished first
+		}
+		return err
+	}
+	return nil
 }

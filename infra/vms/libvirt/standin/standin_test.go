@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,4 +195,35 @@ func TestEnsure(t *testing.T) {
 		t.Errorf("a second Ensure = %s, %v; want the cached %s", again.Dir, err, img.Dir)
 	}
 	t.Logf("cache hit in %v (the stand-in's go build, apt-cache)", time.Since(start).Round(time.Millisecond))
+}
+
+// TestFillOnceConcurrent: builds of one image in parallel (two test
+// packages of make test) each succeed, and leave one complete directory.
+func TestFillOnceConcurrent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "key")
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fillOnce(dir, func(tmp string) error {
+				time.Sleep(50 * time.Millisecond) // a build takes a while
+				return os.WriteFile(filepath.Join(tmp, "vmlinuz"), []byte(strconv.Itoa(i)), 0o644)
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("build %d: %v", i, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vmlinuz")); err != nil {
+		t.Errorf("no complete image: %v", err)
+	}
+	left, _ := filepath.Glob(dir + ".tmp*")
+	if len(left) > 0 {
+		t.Errorf("builds left %v", left)
+	}
 }
