@@ -97,7 +97,7 @@ func TestUpTwoMachinesReadyThenDown(t *testing.T) {
 	defer cancel()
 	var log bytes.Buffer
 	start := time.Now()
-	res, err := lifecycle.Up(ctx, f, vp, lifecycle.Options{RunID: run, Dir: t.TempDir(), ReadyTimeout: readyTimeout, Settle: testSettle,
+	res, err := lifecycle.Up(ctx, f, vp, lifecycle.Options{RunID: run, Dir: t.TempDir(), ReadyTimeout: readyTimeout, Settle: testSettle, CleanupTimeout: 2 * time.Minute,
 		Poll: 500 * time.Millisecond, Log: &log})
 	t.Logf("up:\n%s", log.String())
 	if err != nil {
@@ -167,6 +167,9 @@ func TestKilledRunIsSweptExactly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*readyTimeout)
 	defer cancel()
 
+	t.Cleanup(func() { // a failed test leaves nothing either
+		_ = lifecycle.Down(context.Background(), p, run, lifecycle.DownOptions{})
+	})
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=up", helperFileEnv+"="+path, helperRunEnv+"="+run, helperDirEnv+"="+t.TempDir())
 	stderr, _ := cmd.StderrPipe()
@@ -182,17 +185,23 @@ func TestKilledRunIsSweptExactly(t *testing.T) {
 			childLog.WriteString(sc.Text() + "\n")
 		}
 	}()
-	// Kill the harness once both of its machines exist.
+	// Kill the harness once both of its machines run: their domains exist
+	// (List also has a machine whose overlay is made and domain not yet).
 	var killed []vms.Machine
 	deadline := time.Now().Add(time.Minute)
 	for len(killed) < 2 {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			<-logDone
-			t.Fatalf("the subprocess's up made %d machines within a minute, want 2; its log:\n%s", len(killed), childLog.String())
+			t.Fatalf("the subprocess's up started %d machines within a minute, want 2; its log:\n%s", len(killed), childLog.String())
 		}
 		time.Sleep(100 * time.Millisecond)
-		killed = ofRun(t, p, run)
+		killed = nil
+		for _, m := range ofRun(t, p, run) {
+			if _, err := p.Addresses(ctx, m.ID); err == nil {
+				killed = append(killed, m)
+			}
+		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -236,12 +245,19 @@ func TestKilledRunIsSweptExactly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lifecycle.Sweep: %v", err)
 	}
+	// (The test pool may hold what an earlier, failed test run left: older
+	// than the cutoff, the sweep deletes it too, as it should.)
 	var swept []string
 	for _, m := range res.Deleted {
-		swept = append(swept, m.ID)
+		switch m.RunID {
+		case run:
+			swept = append(swept, m.ID)
+		case otherRun:
+			t.Errorf("the sweep deleted the other run's machine %s, made after the cutoff", m.ID)
+		}
 	}
 	if len(swept) != 2 || !containsID(swept, killed[0].ID) || !containsID(swept, killed[1].ID) {
-		t.Errorf("the sweep deleted %v, want exactly the killed run's %s and %s", swept, killed[0].ID, killed[1].ID)
+		t.Errorf("the sweep deleted %v of the killed run, want exactly its %s and %s", swept, killed[0].ID, killed[1].ID)
 	}
 	assertNothingLeft(t, p, run)
 	// The other run is as it was: its domain runs, its overlay is there.

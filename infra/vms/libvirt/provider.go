@@ -59,8 +59,16 @@ var (
 	_ vms.ConsoleLogger = (*Provider)(nil)
 )
 
-// dialTimeout bounds connecting to libvirtd.
-const dialTimeout = 10 * time.Second
+// Bounds of the calls that go on when their context ends.
+const (
+	// dialTimeout bounds connecting to libvirtd.
+	dialTimeout = 10 * time.Second
+	// startTimeout bounds starting a domain (DomainCreateXML), which
+	// libvirt cannot cancel.
+	startTimeout = 2 * time.Minute
+	// cleanupTimeout bounds removing what a failed Create made.
+	cleanupTimeout = 2 * time.Minute
+)
 
 // Open connects to libvirtd at endpoint (DefaultEndpoint when empty) and
 // checks, before any machine is made, what the settings name: the pool
@@ -325,7 +333,11 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	d := domainSpec{spec: spec, uuid: vn.uuid, accel: p.accel, network: p.s.Network, kernel: p.kernel, initrd: p.initrd,
 		cmdline: p.s.Cmdline, diskBus: p.s.DiskBus, nicModel: p.s.NICModel}
 	m := vms.Machine{ID: vn.uuid, Name: spec.Name, RunID: spec.RunID, Created: vn.created}
-	undo := func() { _ = p.Delete(context.WithoutCancel(ctx), vn.uuid) }
+	undo := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		_ = p.Delete(cctx, vn.uuid)
+	}
 	if p.bridge != nil {
 		addr, err := p.holdAddress(ctx)
 		if err != nil {
@@ -356,7 +368,16 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	d.overlay = path.Join(p.poolPath, vn.base()+overlayExt)
 	d.console = path.Join(p.poolPath, vn.base()+consoleExt)
 	xmlDesc := d.xml()
-	if _, err := do(ctx, func() (golibvirt.Domain, error) { return p.lv.DomainCreateXML(xmlDesc, 0) }); err != nil {
+	// libvirt cannot cancel a domain's start: wait for it (bounded) even
+	// when ctx ends, so that what it made is known and removed, not left
+	// starting behind a Delete that found nothing yet.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+	defer cancel()
+	if _, err := do(sctx, func() (golibvirt.Domain, error) { return p.lv.DomainCreateXML(xmlDesc, 0) }); err != nil {
+		undo()
+		return vms.Machine{}, fmt.Errorf("libvirt: creating domain %s: %w", spec.Name, err)
+	}
+	if err := ctx.Err(); err != nil {
 		undo()
 		return vms.Machine{}, fmt.Errorf("libvirt: creating domain %s: %w", spec.Name, err)
 	}

@@ -30,6 +30,7 @@ func TestOrphansAreListedAndDeleted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run := "lv-orphan-" + suffix()
+	t.Cleanup(func() { _ = lifecycle.Down(context.Background(), p, run, lifecycle.DownOptions{}) })
 	golden, err := p.hostPath(ctx, disk)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestUpInterruptedLeavesNothing(t *testing.T) {
 		cancel() // Ctrl-C
 	}()
 	var log bytes.Buffer
-	_, err := lifecycle.Up(ctx, f, vp, lifecycle.Options{RunID: run, Dir: t.TempDir(), ReadyTimeout: readyTimeout, Settle: testSettle, Log: &log})
+	_, err := lifecycle.Up(ctx, f, vp, lifecycle.Options{RunID: run, Dir: t.TempDir(), ReadyTimeout: readyTimeout, Settle: testSettle, CleanupTimeout: 2 * time.Minute, Log: &log})
 	t.Logf("up:\n%s", log.String())
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("an interrupted up returned %v, want an error saying it was interrupted", err)
@@ -120,7 +121,7 @@ func TestImageThatNeverAnswersWinRM(t *testing.T) {
 	f, vp := loadVMFile(t, path)
 	run := "lv-mute-" + suffix()
 	dir := t.TempDir()
-	_, err := lifecycle.Up(ctx, f, vp, lifecycle.Options{RunID: run, Dir: dir, ReadyTimeout: 25 * time.Second, Settle: testSettle})
+	_, err := lifecycle.Up(ctx, f, vp, lifecycle.Options{RunID: run, Dir: dir, ReadyTimeout: 25 * time.Second, Settle: testSettle, CleanupTimeout: 2 * time.Minute})
 	var nr *lifecycle.NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("up of a mute image returned %v, want a *lifecycle.NotReadyError", err)
