@@ -154,6 +154,9 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer restore()
+	if err := c.timed("docker network", func() error { return c.reserveNetwork(ctx) }); err != nil {
+		return nil, err
+	}
 	if err := c.timed("kind create", func() error { return c.create(ctx, res.NodeImage, res.CgroupV1) }); err != nil {
 		return nil, err
 	}
