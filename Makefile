@@ -6,10 +6,11 @@
 #                             node joined through the routed underlay: root; TEST_REMOTE_NODES=0 for none)
 #   make e2e SUITE=networking one area      CLAIM=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
-#   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is
-#   make e2e NODES=4          the suite in 4 parallel processes
+#   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is (--kubeconfig)
+#   make e2e PROCS=4          the suite in 4 parallel processes (NODES=4, its old name, still works)
+#   make e2e TIMEOUT=6h       the suite's time limit (default: 24h on EXISTING or with INVENTORY, 1h locally)
 #   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
-#   make sonobuoy             the suites inside the local cluster, as a Sonobuoy plugin
+#   make sonobuoy             the suites inside the local cluster (or EXISTING), as a Sonobuoy plugin
 #   make up / make down / make list / make bench
 #   make up KUBERNETES_VERSION=v1.36.3   the local cluster on another supported line (or 1.36)
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
@@ -29,7 +30,15 @@ FOCUS      ?=
 CLAIM      ?= $(FOCUS)
 LABELS     ?=
 EXISTING   ?=
-NODES      ?= 1
+# PROCS is the number of parallel processes (Ginkgo's --procs); NODES is its old name.
+NODES      ?=
+ifneq ($(NODES),)
+$(warning NODES=$(NODES) is PROCS=$(NODES) now (parallel processes, as Ginkgo names them); NODES still works)
+PROCS      ?= $(NODES)
+endif
+PROCS      ?= 1
+# TIMEOUT is the suite's time limit (empty: 24h on EXISTING or with INVENTORY, Ginkgo's 1h on the local cluster).
+TIMEOUT    ?=
 RERUN      ?=
 INVENTORY  ?=
 # VMS is a VM file (see the README's VM section): make e2e makes its machines
@@ -75,11 +84,19 @@ SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser ||
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
+# The commit the binaries say they were built from (winconform version, the
+# reports), linked in: the toolchain's own stamp is off where GOFLAGS has
+# -buildvcs=false, and go test -c never stamps.
+VERSION_PKG := github.com/winconform/winconform/internal/version
+VERSION_LDFLAGS := -X $(VERSION_PKG).commit=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X $(VERSION_PKG).commitTime=$(shell git log -1 --format=%cI 2>/dev/null) \
+	-X $(VERSION_PKG).modified=$(shell git status --porcelain 2>/dev/null | grep -q . && echo true)
+
 CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 VERSION_FLAG = $(if $(KUBERNETES_VERSION),--kubernetes-version '$(KUBERNETES_VERSION)')
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(CLAIM)' --labels '$(LABELS)'
-RUN_FLAGS   = --nodes '$(NODES)' $(if $(RERUN),--rerun-failed '$(RERUN)')
+RUN_FLAGS   = --procs '$(PROCS)' $(if $(RERUN),--rerun-failed '$(RERUN)') $(if $(TIMEOUT),--timeout '$(TIMEOUT)')
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
@@ -91,8 +108,8 @@ all: build
 ## in-cluster entrypoint, the probe (Linux and Windows), kwok and Ginkgo's CLI
 build: $(BIN)/kwok $(BIN)/ginkgo
 	@mkdir -p $(BIN)
-	$(GO) build -o $(WINCONFORM) ./cmd/winconform
-	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/e2e.test ./suites
+	$(GO) build -ldflags '$(VERSION_LDFLAGS)' -o $(WINCONFORM) ./cmd/winconform
+	CGO_ENABLED=0 $(GO) test -c -ldflags '$(VERSION_LDFLAGS)' -o $(BIN)/e2e.test ./suites
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/suite-runner ./images/suiterunner
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe
@@ -124,13 +141,15 @@ up: build
 down: build
 	$(WINCONFORM) down $(CONFIG_FLAG)
 
-## e2e: run the suites (SUITE, CLAIM, LABELS, NODES, RERUN) on the local cluster, or on EXISTING;
+## e2e: run the suites (SUITE, CLAIM, LABELS, PROCS, RERUN, TIMEOUT) on the local cluster, or on EXISTING;
 ## with VMS: make the VM file's machines, join them, run the suites, gate (POLICY), reset and delete them
 e2e: build
 ifeq ($(VMS),)
-	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--existing '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--kubeconfig '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 else
 	@test -z "$(INVENTORY)$(EXISTING)" || { echo "make e2e VMS=... makes its own machines and cluster: drop INVENTORY and EXISTING"; exit 2; }
+	$(WINCONFORM) e2e --check $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+	$(WINCONFORM) gate --check --policy '$(POLICY)'
 	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
 	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
 	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" || exit $$?; \
@@ -141,10 +160,11 @@ else
 	if [ $$status -ne 0 ]; then exit $$status; fi; if [ $$gated -ne 0 ]; then exit $$gated; fi; exit $$reset
 endif
 
-## sonobuoy: the suites (SUITE, CLAIM, LABELS) inside the local cluster as a Sonobuoy
-## plugin: images built and loaded, sonobuoy run, retrieve, results (in _output/sonobuoy)
+## sonobuoy: the suites (SUITE, CLAIM, LABELS) inside the local cluster (or EXISTING, which
+## must pull the suite and aggregator images) as a Sonobuoy plugin: sonobuoy run, retrieve,
+## results (in _output/sonobuoy)
 sonobuoy: build $(BIN)/sonobuoy
-	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
+	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(if $(EXISTING),--kubeconfig '$(EXISTING)') --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
 
 ## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
 join: build

@@ -20,8 +20,9 @@ import (
 const OverridesEnv = "WINCONFORM_IMAGE_OVERRIDES"
 
 // Overrides point images elsewhere than their defaults, as for a cluster
-// that pulls from a mirror; upstream e2e's KUBE_TEST_REPO_LIST does the same.
-// The file form (LoadOverrides) is
+// that pulls from a mirror; upstream e2e's KUBE_TEST_REPO_LIST does the same,
+// and its files are read too (repoListKeys says what they map). The file
+// form (LoadOverrides) is
 //
 //	registries:              # prefix rewrites, longest prefix wins
 //	  mcr.microsoft.com: mirror.example.com/mcr
@@ -69,17 +70,97 @@ func LoadOverrides(path string) error {
 	return SetOverrides(o)
 }
 
-// FromEnv loads the override file named by $WINCONFORM_IMAGE_OVERRIDES, if
-// the variable is set, and reports whether it did.
+// FromEnv loads the override file named by $WINCONFORM_IMAGE_OVERRIDES, else
+// by upstream e2e's $KUBE_TEST_REPO_LIST, if one is set, and reports
+// whether it did.
 func FromEnv() (bool, error) {
-	path := os.Getenv(OverridesEnv)
+	name, path := OverridesEnv, os.Getenv(OverridesEnv)
+	if path == "" {
+		name, path = RepoListEnv, os.Getenv(RepoListEnv)
+	}
 	if path == "" {
 		return false, nil
 	}
+	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
+		return false, fmt.Errorf("%s=%s: winconform reads a file, not a URL: download it and set %s to its path", name, path, name)
+	}
 	if err := LoadOverrides(path); err != nil {
-		return false, fmt.Errorf("%s: %w", OverridesEnv, err)
+		return false, fmt.Errorf("%s: %w", name, err)
 	}
 	return true, nil
+}
+
+// RepoListEnv is upstream e2e's image repository list variable: the suites'
+// upstream images (k8s.io/kubernetes/test/utils/image) follow it, and so do
+// the harness's own where a key means the same registry (repoListKeys).
+const RepoListEnv = "KUBE_TEST_REPO_LIST"
+
+// repoListKeys are the keys of upstream e2e's repository list
+// (k8s.io/kubernetes test/utils/image/manifest.go, RegistryList, v1.37.2;
+// gcAuthenticatedRegistry in v1.34.4; microsoftRegistry, gcrReleaseRegistry
+// and sampleRegistry in older releases, still in users' files, as in
+// hydrophone's air-gapped guide), each with the default registry of the
+// harness's images it means, or "" when none of the harness's own images
+// come from it (the suites' upstream images still follow it, through
+// upstream's own package).
+var repoListKeys = map[string]string{
+	"microsoftRegistry":        "mcr.microsoft.com", // servercore, nanoserver, the HostProcess base
+	"gcRegistry":               "registry.k8s.io",   // pause (upstream's pause image is gcRegistry's too)
+	"promoterE2eRegistry":      "",
+	"buildImageRegistry":       "",
+	"invalidRegistry":          "",
+	"gcEtcdRegistry":           "",
+	"sigStorageRegistry":       "",
+	"privateRegistry":          "",
+	"dockerLibraryRegistry":    "",
+	"cloudProviderGcpRegistry": "",
+	"gcAuthenticatedRegistry":  "",
+	"gcrReleaseRegistry":       "",
+	"sampleRegistry":           "",
+}
+
+// isRepoList says whether a file's top-level keys are those of upstream's
+// repository list (and none of an override file's).
+func isRepoList(keys []strictyaml.Key) bool {
+	found := false
+	for _, k := range keys {
+		switch _, ok := repoListKeys[k.Name]; {
+		case k.Name == "registries" || k.Name == "images":
+			return false
+		case ok:
+			found = true
+		}
+	}
+	return found
+}
+
+// repoList reads upstream's repository list into o's registries.
+func (o *Overrides) repoList(d *strictyaml.Decoder, keys []strictyaml.Key) {
+	known := slices.Sorted(maps.Keys(repoListKeys))
+	for _, k := range keys {
+		ours, ok := repoListKeys[k.Name]
+		if !ok {
+			fix := "upstream's keys are " + strings.Join(known, ", ")
+			if near := strictyaml.Suggest(k.Name, known); near != "" {
+				fix = fmt.Sprintf("did you mean %q? %s", near, fix)
+			}
+			d.Report(nil, k.Line, fmt.Sprintf("unknown key %q of a %s file", k.Name, RepoListEnv), fix)
+			continue
+		}
+		v := strictyaml.Deref(k.Value)
+		if v.Kind != yaml.ScalarNode || strictyaml.IsNull(v) {
+			d.Report(field.NewPath(k.Name), v.Line, "is "+strictyaml.Describe(v), "want a registry such as mirror.example.com/mcr")
+			continue
+		}
+		if ours == "" {
+			continue
+		}
+		if o.Registries == nil {
+			o.Registries = map[string]string{}
+		}
+		o.Registries[ours] = v.Value
+		o.lines["registries."+ours] = k.Line
+	}
 }
 
 // overridesDoc is the file as written (see strictyaml).
@@ -97,8 +178,16 @@ func ParseOverrides(source string, data []byte) (*Overrides, error) {
 	var doc overridesDoc
 	if top := d.Document(data); top != nil { // an empty file overrides nothing
 		unknown, ok := d.Mapping(nil, top, &doc, "want a mapping with the keys registries and images")
+		if ok && isRepoList(unknown) {
+			o.repoList(&d, unknown)
+			unknown, ok = nil, false
+		}
 		for _, k := range unknown {
-			d.Report(nil, k.Line, fmt.Sprintf("unknown key %q (want registries or images)", k.Name), "")
+			fix := "or a " + RepoListEnv + " file's keys alone (microsoftRegistry, gcRegistry, ...)"
+			if near := strictyaml.Suggest(k.Name, []string{"registries", "images"}); near != "" {
+				fix = fmt.Sprintf("did you mean %q?", near)
+			}
+			d.Report(nil, k.Line, fmt.Sprintf("unknown key %q (want registries or images)", k.Name), fix)
 		}
 		if ok {
 			o.Registries = o.section(&d, "registries", &doc.Registries, "mcr.microsoft.com", "mirror.example.com/mcr")

@@ -260,6 +260,7 @@ func TestSetOverridesValidates(t *testing.T) {
 func TestFromEnv(t *testing.T) {
 	t.Cleanup(func() { SetOverrides(nil) })
 	t.Setenv(OverridesEnv, "")
+	t.Setenv(RepoListEnv, "")
 	if loaded, err := FromEnv(); loaded || err != nil {
 		t.Errorf("unset: %v, %v", loaded, err)
 	}
@@ -287,5 +288,50 @@ func TestProbeArchiveUsesTheOverriddenName(t *testing.T) {
 	tag, _ := name.NewTag("mirror.example.com/winconform/probe:v0.2")
 	if _, err := tarball.ImageFromPath(archive, &tag); err != nil {
 		t.Errorf("the archive does not hold the overridden name: %v", err)
+	}
+}
+
+// Upstream e2e's KUBE_TEST_REPO_LIST files (users already have them) point
+// the harness's images at a mirror where a key means the same registry:
+// microsoftRegistry (mcr.microsoft.com: servercore, nanoserver, the
+// HostProcess base) and gcRegistry (registry.k8s.io: pause, which upstream
+// also takes from gcRegistry). The other keys are upstream's images only
+// (k8s.io/kubernetes v1.37.2 test/utils/image/manifest.go, RegistryList;
+// microsoftRegistry from older releases, as in hydrophone's air-gapped
+// guide's example file). $KUBE_TEST_REPO_LIST is read when
+// $WINCONFORM_IMAGE_OVERRIDES is not set.
+func TestRepoList(t *testing.T) {
+	t.Cleanup(func() { SetOverrides(nil) })
+	file := writeOverrides(t, `gcAuthenticatedRegistry: 127.0.0.1:5001/authenticated-image-pulling
+invalidRegistry: invalid.registry.k8s.io/invalid
+microsoftRegistry: 127.0.0.1:5001
+dockerLibraryRegistry: 127.0.0.1:5001/library
+promoterE2eRegistry: 127.0.0.1:5001/e2e-test-images
+gcRegistry: 127.0.0.1:5001/k8s
+`)
+	t.Setenv(OverridesEnv, "")
+	t.Setenv("KUBE_TEST_REPO_LIST", file)
+	if loaded, err := FromEnv(); !loaded || err != nil {
+		t.Fatalf("%v, %v", loaded, err)
+	}
+	for name, want := range map[string]string{
+		"nanoserver-ltsc2022": "127.0.0.1:5001/windows/nanoserver:ltsc2022",
+		"windows-hostprocess": "127.0.0.1:5001/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
+		"pause":               "127.0.0.1:5001/k8s/pause:",
+		"probe":               Probe,
+	} {
+		if got := Ref(name); !strings.HasPrefix(got, want) {
+			t.Errorf("Ref(%s) = %q, want %q", name, got, want)
+		}
+	}
+	_, err := ParseOverrides("repo-list.yaml", []byte("microsoftRegistry: 127.0.0.1:5001\nmicrosoftRegistery: x\ngcRegistry: [a]\n"))
+	for _, w := range []string{`repo-list.yaml:2: unknown key "microsoftRegistery"`, `did you mean "microsoftRegistry"`, "repo-list.yaml:3: gcRegistry is"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("%v; want %q", err, w)
+		}
+	}
+	t.Setenv("KUBE_TEST_REPO_LIST", "https://example.com/repo-list.yaml")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "download it") {
+		t.Errorf("a URL: %v", err)
 	}
 }

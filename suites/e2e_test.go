@@ -22,6 +22,7 @@ import (
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/progress"
 	"github.com/winconform/winconform/reports"
 
 	_ "github.com/winconform/winconform/suites/config"
@@ -43,6 +44,9 @@ var (
 	claim   = flag.String("claim", "", "run only the specs of these claims (comma-separated IDs, e.g. NET-03,NET-04)")
 	dryRun  bool
 	filters string
+	// reporter posts each spec's end to --progress-report-url (Sonobuoy's
+	// worker, or the CLI's N of M lines).
+	reporter *progress.Reporter
 )
 
 func TestMain(m *testing.M) {
@@ -60,6 +64,7 @@ func TestMain(m *testing.M) {
 	}
 	e2e.ApplyRunID()
 	framework.AfterReadingAllFlags(&framework.TestContext)
+	reporter = progress.New(framework.TestContext.ProgressReportURL)
 	os.Exit(m.Run())
 }
 
@@ -99,8 +104,14 @@ func TestE2E(t *testing.T) {
 	// Registered here, after the e2e framework's reporters (TestMain), so
 	// that it runs after them and amends the JUnit file they wrote.
 	ginkgo.ReportAfterSuite("winconform summary", writeReports)
+	ginkgo.ReportAfterSuite("winconform progress", func(r ginkgo.Report) { reporter.SuiteDidEnd(r) })
 	ginkgo.RunSpecs(t, "winconform", suiteConfig, reporterConfig)
 }
+
+var (
+	_ = ginkgo.ReportBeforeSuite(func(r ginkgo.Report) { reporter.SuiteWillBegin(r) })
+	_ = ginkgo.ReportAfterEach(func(sr ginkgo.SpecReport) { reporter.SpecDidEnd(sr) })
+)
 
 // The cluster's facts are discovered once per run, before any spec, by the
 // first process, kept with the reports, and shared with every parallel process.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,11 +30,13 @@ stop the benchmark: their runs are timed and said so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if procs < 2 {
-				return fmt.Errorf("--procs=%d: the parallel side needs at least 2 processes", procs)
+				return usage(fmt.Errorf("--procs=%d: the parallel side needs at least 2 processes", procs))
 			}
-			if err := rf.validate(cmd.Context()); err != nil {
-				return err
+			n, err := checkSelection(cmd.Context(), rf.binary, rf.selection())
+			if err != nil {
+				return usage(err)
 			}
+			rf.specs = n
 			res, err := up(cmd, &cf)
 			if err != nil {
 				return err
@@ -49,7 +52,7 @@ stop the benchmark: their runs are timed and said so.`,
 			var ts []timing
 			for _, n := range []int{1, procs} {
 				r := rf
-				r.nodes = strconv.Itoa(n)
+				r.procs = strconv.Itoa(n)
 				r.reportDir = filepath.Join(base, fmt.Sprintf("procs-%d", n))
 				os.RemoveAll(r.reportDir)
 				start := time.Now()
@@ -61,6 +64,8 @@ stop the benchmark: their runs are timed and said so.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintln(out, "bench suites: the whole selected suite on a ready cluster")
+			w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "  PROCESSES\tSECONDS\tRESULT")
 			for _, t := range ts {
 				status := "passed"
 				var exit exitCode
@@ -71,7 +76,10 @@ stop the benchmark: their runs are timed and said so.`,
 				case t.err != nil:
 					status = "error: " + t.err.Error()
 				}
-				fmt.Fprintf(out, "  %d process(es): %6.1f s  %s\n", t.procs, t.took.Seconds(), status)
+				fmt.Fprintf(w, "  %d\t%.1f\t%s\n", t.procs, t.took.Seconds(), status)
+			}
+			if err := w.Flush(); err != nil {
+				return err
 			}
 			fmt.Fprintf(out, "  ratio parallel/serial: %.2f (goal: the whole suite in 60 s or less)\n", ts[1].took.Seconds()/ts[0].took.Seconds())
 			return nil
@@ -80,7 +88,7 @@ stop the benchmark: their runs are timed and said so.`,
 	cf.register(cmd)
 	rf.register(cmd)
 	cmd.Flags().IntVar(&procs, "procs", 4, "parallel processes of the parallel side")
-	cmd.Flags().Lookup("report-dir").DefValue = "_output/bench-suites"
-	_ = cmd.Flags().Set("report-dir", "_output/bench-suites")
+	cmd.Flags().Lookup("report-dir").DefValue = outPath("bench-suites")
+	_ = cmd.Flags().Set("report-dir", outPath("bench-suites"))
 	return cmd
 }

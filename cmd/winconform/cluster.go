@@ -19,8 +19,10 @@ import (
 
 // clusterFlags are the flags of every command that makes or finds a local cluster.
 type clusterFlags struct {
-	config     string
-	name       string
+	config string
+	name   string
+	// kubeconfig is the local cluster's kubeconfig: the file up writes
+	// (--kubeconfig-out), or the file join and reset read (--kubeconfig).
 	kubeconfig string
 	backend    string
 	version    string
@@ -28,21 +30,36 @@ type clusterFlags struct {
 	probe      string
 	// images are more archives to load into the nodes (the Sonobuoy images).
 	images []kind.ImageArchive
+	// misplaced is a --kubeconfig given to up or down, which write (or
+	// delete) the local cluster's: refused, naming --kubeconfig-out.
+	misplaced string
 }
 
 func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
-	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to write (default: _output/<name>.kubeconfig)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig-out", "", "where the local cluster's kubeconfig is written (default: "+outPath("<name>.kubeconfig")+")")
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.version, "kubernetes-version", "", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
 		"; a line's name (1.36) means its newest patch (overrides the cluster file's kubernetesVersion; default "+kubelines.Default().Version+")")
 	cmd.Flags().IntVar(&f.remote, "remote-nodes", -1, "Linux nodes outside kind's network, joined through the routed underlay (overrides the cluster file's remoteNodes; needs root)")
-	cmd.Flags().StringVar(&f.probe, "probe", "_output/bin/probe-linux-amd64", "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
+	cmd.Flags().StringVar(&f.probe, "probe", binPath("probe-linux-amd64"), "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
+}
+
+// refuseKubeconfig gives a command that makes or deletes the local
+// cluster a --kubeconfig that says where the local cluster's kubeconfig
+// goes instead (kind's --kubeconfig is the file it writes; the siblings'
+// is the cluster to use).
+func (f *clusterFlags) refuseKubeconfig(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.misplaced, "kubeconfig", "", "")
+	_ = cmd.Flags().MarkHidden("kubeconfig")
 }
 
 // load reads the cluster file and applies the overrides.
 func (f *clusterFlags) load() (kind.Config, error) {
+	if f.misplaced != "" {
+		return kind.Config{}, usage(fmt.Errorf("--kubeconfig %s: --kubeconfig names a cluster to test or use (e2e, sonobuoy run, join, reset); the local cluster's kubeconfig goes to --kubeconfig-out", f.misplaced))
+	}
 	cfg, err := kind.LoadConfig(f.config)
 	if err != nil {
 		return cfg, err
@@ -65,7 +82,7 @@ func (f *clusterFlags) load() (kind.Config, error) {
 		return cfg, fmt.Errorf("cluster config: %w", err)
 	}
 	if f.kubeconfig == "" {
-		f.kubeconfig = filepath.Join("_output", cfg.Name+".kubeconfig")
+		f.kubeconfig = outPath(cfg.Name + ".kubeconfig")
 	}
 	return cfg, nil
 }
@@ -77,7 +94,8 @@ func (f *clusterFlags) options() (kind.Options, error) {
 	if err != nil {
 		return kind.Options{}, err
 	}
-	opts := kind.Options{Kubeconfig: abs, CacheDir: nodeimage.DefaultCacheDir(), LogDir: filepath.Join("_output", "logs"), Log: os.Stderr}
+	opts := kindOptions(abs)
+	opts.LogDir, opts.Log = outPath("logs"), os.Stderr
 	opts.Images = append(opts.Images, f.images...)
 	if f.probe == "" {
 		return opts, nil
@@ -121,6 +139,13 @@ func fileDigest(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
+// kindOptions are the options of every use of the local cluster: its
+// kubeconfig, the shared cache (node images), and the docker shim (where
+// this host needs one) in this binary's _output.
+func kindOptions(kubeconfig string) kind.Options {
+	return kind.Options{Kubeconfig: kubeconfig, CacheDir: nodeimage.DefaultCacheDir(), ShimDir: abs(outPath("shim"))}
+}
+
 func upCmd() *cobra.Command {
 	var f clusterFlags
 	var w windowsFlags
@@ -146,24 +171,47 @@ func upCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.refuseKubeconfig(cmd)
 	w.registerUp(cmd)
 	return cmd
 }
 
+// up makes the local cluster, or reuses it when it exists and was made
+// from the same shape (the cluster file with the flags' overrides; see
+// shape.go), and records the shape on a cluster it made.
 func up(cmd *cobra.Command, f *clusterFlags) (*kind.Result, error) {
 	cfg, err := f.load()
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	opts, err := f.options()
 	if err != nil {
 		return nil, err
 	}
-	c, err := kind.New(cmd.Context(), cfg, opts)
+	ctx := cmd.Context()
+	c, err := kind.New(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	return c.Up(cmd.Context())
+	exists, err := c.Exists()
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		if err := checkExistingShape(ctx, cfg, cmd.ErrOrStderr()); err != nil {
+			return nil, err
+		}
+	}
+	res, err := c.Up(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Reused {
+		if err := recordShape(ctx, res.Kubeconfig, cfg); err != nil {
+			return nil, fmt.Errorf("cluster %q: recording its shape: %w", cfg.Name, err)
+		}
+	}
+	return res, nil
 }
 
 func downCmd() *cobra.Command {
@@ -175,13 +223,10 @@ func downCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.load()
 			if err != nil {
-				return err
+				return usage(err)
 			}
-			opts, err := kind.Options{Log: cmd.ErrOrStderr()}, error(nil)
-			opts.Kubeconfig, err = filepath.Abs(f.kubeconfig)
-			if err != nil {
-				return err
-			}
+			opts := kindOptions(abs(f.kubeconfig))
+			opts.Log = cmd.ErrOrStderr()
 			c, err := kind.New(cmd.Context(), cfg, opts)
 			if err != nil {
 				return err
@@ -199,5 +244,6 @@ func downCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.refuseKubeconfig(cmd)
 	return cmd
 }

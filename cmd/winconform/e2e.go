@@ -5,21 +5,26 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/suiterun"
+	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
 )
@@ -37,8 +42,8 @@ type runFlags struct {
 	// What the local cluster was asked for, for INF-01.
 	expectVersion string
 	expectSANs    []string
-	// nodes is the number of parallel processes (NODES), ginkgo their runner.
-	nodes  string
+	// procs is the number of parallel processes (--procs, PROCS), ginkgo their runner.
+	procs  string
 	ginkgo string
 	// rerun is a report directory whose failed and interrupted specs to run again.
 	rerun string
@@ -49,26 +54,69 @@ type runFlags struct {
 	// underlay is the underlay check's report, written into the report
 	// directory.
 	underlay *underlay.Report
+	// quiet turns Ginkgo's output down (no -v); noColor keeps colour codes out.
+	quiet, noColor bool
+	// timeout is the suite's time limit (0: suiteTimeout decides).
+	timeout time.Duration
+	// specs is how many specs the run selects (the dry run's count).
+	specs int
+	// positional is the argument before -- that named the suite.
+	positional string
+	// progressURL is where the suite posts its progress (the CLI's own
+	// listener); forward, the suite flags' own --progress-report-url.
+	progressURL, forward string
+}
+
+// registerSelection adds the flags that choose specs.
+func (r *runFlags) registerSelection(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&r.binary, "suite-binary", binPath("e2e.test"), "the suite binary (go test -c ./suites)")
+	cmd.Flags().StringVar(&r.suite, "suite", "", "run one area (a package under suites/), e.g. networking; also the argument before --")
+	cmd.Flags().StringVar(&r.claim, "claim", "", "run the specs of these claims, e.g. NET-03 or NET-03,NET-04")
+	cmd.Flags().StringVar(&r.labels, "labels", "", "a Ginkgo label filter, e.g. 'os:linux && !needs:windows-node'")
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&r.binary, "suite-binary", "_output/bin/e2e.test", "the suite binary (go test -c ./suites)")
-	cmd.Flags().StringVar(&r.suite, "suite", "", "run one area (a package under suites/), e.g. networking")
-	cmd.Flags().StringVar(&r.claim, "claim", "", "run the specs of these claims, e.g. NET-03 or NET-03,NET-04")
-	cmd.Flags().StringVar(&r.labels, "labels", "", "a Ginkgo label filter, e.g. 'os:linux && !needs:windows-node'")
-	cmd.Flags().StringVar(&r.reportDir, "report-dir", "_output/report", "where JUnit, Ginkgo JSON and the harness's reports go")
-	cmd.Flags().StringVar(&r.kwok, "kwok-binary", "_output/bin/kwok", "kwok, to simulate Windows nodes for scheduling specs where the cluster has none")
+	r.registerSelection(cmd)
+	cmd.Flags().StringVar(&r.reportDir, "report-dir", outPath("report"), "where JUnit, Ginkgo JSON and the harness's reports go")
+	cmd.Flags().StringVar(&r.kwok, "kwok-binary", binPath("kwok"), "kwok, to simulate Windows nodes for scheduling specs where the cluster has none")
 	cmd.Flags().StringVar(&r.inventory, "inventory", "", "inventory of Windows machines (YAML), to probe from their hosts")
-	cmd.Flags().StringVar(&r.nodes, "nodes", "1", "parallel processes running the suite (Ginkgo's --procs); specs that must run alone are Serial")
-	cmd.Flags().StringVar(&r.ginkgo, "ginkgo", "_output/bin/ginkgo", "Ginkgo's CLI, which runs the suite binary in parallel processes")
-	cmd.Flags().StringVar(&r.rerun, "rerun-failed", "", "a report directory: run only the specs that failed, were blocked, were interrupted or never ran there")
+	cmd.Flags().StringVar(&r.ginkgo, "ginkgo", binPath("ginkgo"), "Ginkgo's CLI, which runs the suite binary in parallel processes")
+}
+
+// registerRun adds the flags of a run: processes, rerun, output, timeout.
+func (r *runFlags) registerRun(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&r.procs, "procs", "1", "parallel processes running the suite (Ginkgo's --procs); specs that must run alone are Serial")
+	f.StringVar(&r.procs, "nodes", "1", "the old name of --procs")
+	_ = f.MarkDeprecated("nodes", "use --procs (make: PROCS=, NODES= still works)")
+	f.StringVar(&r.rerun, "rerun-failed", "", "a report directory: run only the specs that failed, were blocked, were interrupted or never ran there")
+	f.BoolVarP(&r.quiet, "quiet", "q", false, "only failures, the N of M progress lines and the summary (no Ginkgo -v)")
+	f.BoolVar(&r.noColor, "no-color", false, "no colour codes (also when $CI or $NO_COLOR is set, or the output is not a terminal)")
+	f.DurationVar(&r.timeout, "timeout", 0, "the suite's time limit (default: 24h on an existing cluster or with --inventory, where machines reboot; Ginkgo's 1h on the local cluster)")
+}
+
+// suiteTimeout is the time limit of a run: --timeout, else 24 hours for a
+// lab (an existing cluster, Windows machines of an inventory: upstream's
+// e2e runs pass 24h, and reboots take long), else Ginkgo's default (one
+// hour) for the local cluster.
+func (r *runFlags) suiteTimeout(local bool) time.Duration {
+	switch {
+	case r.timeout > 0:
+		return r.timeout
+	case !local || r.inventory != "":
+		return 24 * time.Hour
+	}
+	return 0
 }
 
 // args is the suite binary's command line for kubeconfig. Paths are
 // absolute: Ginkgo's CLI runs the binary from its own directory.
 func (r *runFlags) args(kubeconfig string) []string {
-	args := []string{"--kubeconfig=" + abs(kubeconfig), "--report-dir=" + abs(r.reportDir), "--ginkgo.v",
-		"--windows-artifacts=" + abs(filepath.Join("_output", "windows"))}
+	args := []string{"--kubeconfig=" + abs(kubeconfig), "--report-dir=" + abs(r.reportDir),
+		"--windows-artifacts=" + abs(outPath("windows"))}
+	if r.progressURL != "" {
+		args = append(args, "--progress-report-url="+r.progressURL)
+	}
 	if r.probe != "" {
 		args = append(args, "--probe-binary="+r.probe)
 	}
@@ -92,10 +140,84 @@ func (r *runFlags) args(kubeconfig string) []string {
 	if r.rerun != "" {
 		args = append(args, "--rerun-of="+abs(r.rerun))
 	}
+	return append(args, r.selectionAndFocus()...)
+}
+
+// selectionAndFocus is the selection and a rerun's focus.
+func (r *runFlags) selectionAndFocus() []string {
+	args := r.selection()
 	for _, f := range r.focus {
 		args = append(args, "--ginkgo.focus="+f)
 	}
-	return append(args, r.selection()...)
+	return args
+}
+
+// check refuses, before any cluster work, what cannot run: a bad selection
+// or suite flag, a selection of no spec, a rerun without anything to rerun,
+// a bad --procs, timeout or inventory. It takes the flags the CLI handles
+// itself out of extra (--progress-report-url, --ginkgo.timeout) and returns
+// the rest. Every refusal is a usage error.
+func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) {
+	if hasFlag(extra, "kubeconfig", "report-dir") {
+		return nil, usage(errors.New("--kubeconfig and --report-dir are the CLI's own flags: give them before --, not after"))
+	}
+	var value string
+	var found bool
+	if extra, value, found = takeFlag(extra, "ginkgo.timeout"); found && r.timeout == 0 {
+		d, err := time.ParseDuration(value)
+		if err != nil || d <= 0 {
+			return nil, usage(fmt.Errorf("--ginkgo.timeout=%s: want a positive duration, e.g. 24h", value))
+		}
+		r.timeout = d
+	}
+	if r.timeout < 0 {
+		return nil, usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 24h", r.timeout))
+	}
+	extra, r.forward, _ = takeFlag(extra, "progress-report-url")
+	if r.forward != "" {
+		if u, err := url.Parse(r.forward); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return nil, usage(fmt.Errorf("--progress-report-url=%s: want an http:// or https:// URL, e.g. http://localhost:8099/progress", r.forward))
+		}
+	}
+	if _, err := suiterun.Procs(r.procs, maxProcs, "checked again against the cluster"); err != nil {
+		return nil, usage(err)
+	}
+	if r.inventory != "" {
+		if _, err := inventory.LoadFromOS(r.inventory); err != nil {
+			return nil, usage(fmt.Errorf("--inventory: %w", err))
+		}
+	}
+	if err := r.checkFilters(); err != nil {
+		return nil, usage(err)
+	}
+	if err := r.rerunFocus(); err != nil {
+		return nil, usage(err)
+	}
+	n, err := checkSelection(ctx, r.binary, append(r.selectionAndFocus(), extra...))
+	if err != nil {
+		return nil, usage(r.unknownSuite(err))
+	}
+	r.specs = n
+	return extra, nil
+}
+
+// checkFilters checks the claims and the label filter without the suite
+// binary: an unknown claim, a filter Ginkgo cannot parse.
+func (r *runFlags) checkFilters() error {
+	if _, err := labels.Filter("", r.claim, ""); err != nil {
+		return err
+	}
+	if r.labels != "" {
+		if _, err := types.ParseLabelFilter(r.labels); err != nil {
+			msg := err.Error()
+			var ge types.GinkgoError
+			if errors.As(err, &ge) {
+				msg = text.LastLines(ge.Message, 1) // the lines before it repeat the filter
+			}
+			return fmt.Errorf("--labels %q is not a Ginkgo label filter: %s (labels are listed by `make list`)", r.labels, msg)
+		}
+	}
+	return nil
 }
 
 // rerunFocus reads the report in r.rerun and focuses the run on its
@@ -151,102 +273,121 @@ func (r *runFlags) selection() []string {
 	return args
 }
 
-// validate dry-runs the suite binary with the selection; its own one-line
-// error (unknown SUITE, unknown claim, bad filter) becomes this error.
-func (r *runFlags) validate(ctx context.Context) error {
-	args := append([]string{"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips"}, r.selection()...)
-	out, err := exec.CommandContext(ctx, r.binary, args...).CombinedOutput()
-	if err == nil {
-		return nil
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if msg, ok := strings.CutPrefix(line, "winconform e2e: "); ok {
-			return errors.New(msg)
-		}
-	}
-	return fmt.Errorf("%s rejected the selection: %v: %s", r.binary, err, out)
-}
-
 func e2eCmd() *cobra.Command {
 	var (
-		cf       clusterFlags
-		rf       runFlags
-		existing string
-		remove   bool
+		cf         clusterFlags
+		rf         runFlags
+		kubeconfig string
+		remove     bool
+		checkOnly  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "e2e [-- suite binary flags]",
-		Short: "Run the suites: on the local kind cluster (made or reused), or on any cluster with --existing",
-		Long: `Without --existing, e2e brings up the local cluster (as up does, reusing it when it
-exists), loads the test images, and runs the suite binary against it. With
---existing KUBECONFIG it runs against that cluster as it is. Arguments after
--- go to the suite binary (e.g. -- --ginkgo.focus=...).`,
-		RunE: func(cmd *cobra.Command, extra []string) error {
-			if _, err := os.Stat(rf.binary); err != nil {
-				return fmt.Errorf("suite binary %s: %v (build it with `make build`)", rf.binary, err)
-			}
-			// Check the selection before any cluster work: an unknown SUITE or
-			// claim, or a report that cannot be rerun, fails in a second, not
-			// after the cluster is up.
-			if err := rf.validate(cmd.Context()); err != nil {
+		Use:   "e2e [SUITE] [-- suite binary flags]",
+		Short: "Run the suites: on the local kind cluster (made or reused), or on any cluster with --kubeconfig",
+		Long: `Without --kubeconfig, e2e brings up the local cluster (as up does, reusing it
+when it exists and was made from the same cluster file and flags), loads the
+test images, and runs the suite binary against it. With --kubeconfig FILE
+(--existing FILE, its old name) it runs against that cluster as it is.
+
+An argument before -- is the suite to run (e2e networking is e2e --suite
+networking); arguments after -- go to the suite binary (e.g. -- --strict-drift).
+Everything is checked before any cluster work, with the suite binary's dry run:
+a selection that matches no spec, an unknown suite, claim or suite flag, a bad
+inventory or --procs end with exit status 2. A run whose claims all held exits
+0; a failed claim or run, 1.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			extra, err := suiteArgs(cmd, args, &rf)
+			if err != nil {
 				return err
 			}
-			if err := rf.rerunFocus(); err != nil {
-				return err
-			}
-			if _, err := suiterun.Procs(rf.nodes, maxProcs, "checked again against the cluster"); err != nil {
+			// Check everything before any cluster work: an unknown SUITE or
+			// claim, a typo in a label or a suite flag, a report that cannot
+			// be rerun fail in a second, not after the cluster is up.
+			if extra, err = rf.check(cmd.Context(), extra); err != nil {
 				return err
 			}
 			if cf.probe != "" {
 				rf.probe = abs(cf.probe)
 			}
 			rf.kwok = abs(rf.kwok)
-			kubeconfig := existing
-			if kubeconfig == "" {
-				if remove {
-					defer deleteCluster(cmd, &cf)
-				}
-				res, err := up(cmd, &cf)
-				if err != nil {
-					return err
-				}
-				kubeconfig = res.Kubeconfig
-				// The machines joined through the underlay climb its rungs
-				// before the suites: a missing rule or route fails here,
-				// named, not as a hundred blocked cells.
-				rep, err := underlayCheck{cf: &cf, w: &windowsFlags{inventory: rf.inventory}, pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
-				if err != nil {
-					return err
-				}
-				rf.underlay = rep
-				if cfg, err := cf.load(); err == nil {
-					rf.expectVersion = cfg.KubernetesVersion
-					rf.expectSANs = append(rf.expectSANs, cfg.Networking.CertSANs...)
-					if a := cfg.Networking.APIServerAddress; a != "" && a != "0.0.0.0" {
-						rf.expectSANs = append(rf.expectSANs, a)
-					}
-				}
+			var cfg kind.Config
+			if kubeconfig != "" {
+				err = checkKubeconfig(kubeconfig)
+			} else if cfg, err = cf.load(); err != nil {
+				err = usage(err)
 			}
-			return runSuite(cmd.Context(), rf, kubeconfig, extra, localCluster(existing, &cf))
+			if err != nil {
+				return err
+			}
+			if checkOnly {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%d spec(s) selected; the selection, the suite flags and the files are fine (--check: nothing was run)\n", rf.specs)
+				return nil
+			}
+			if kubeconfig != "" {
+				return runSuite(cmd.Context(), rf, kubeconfig, extra, nil)
+			}
+			if remove {
+				defer deleteCluster(cmd, &cf)
+			}
+			res, err := up(cmd, &cf)
+			if err != nil {
+				return err
+			}
+			// The machines joined through the underlay climb its rungs
+			// before the suites: a missing rule or route fails here,
+			// named, not as a hundred blocked cells.
+			rep, err := underlayCheck{cf: &cf, w: &windowsFlags{inventory: rf.inventory}, pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rf.underlay = rep
+			rf.expectVersion = cfg.KubernetesVersion
+			rf.expectSANs = append(rf.expectSANs, cfg.Networking.CertSANs...)
+			if a := cfg.Networking.APIServerAddress; a != "" && a != "0.0.0.0" {
+				rf.expectSANs = append(rf.expectSANs, a)
+			}
+			return runSuite(cmd.Context(), rf, res.Kubeconfig, extra, &localLogs{cf: &cf})
 		},
 	}
 	cf.register(cmd)
 	rf.register(cmd)
-	cmd.Flags().StringVar(&existing, "existing", "", "kubeconfig of an existing cluster to test as it is (no local cluster is made)")
+	rf.registerRun(cmd)
+	registerTarget(cmd, &kubeconfig, "the cluster to test, as it is (no local cluster is made)")
 	cmd.Flags().BoolVar(&remove, "delete-cluster", false, "delete the local cluster afterwards (also when the run fails or is interrupted)")
+	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check the selection, the suite flags and the files, and say how many specs would run: no cluster work")
 	return cmd
 }
 
-// maxProcs bounds NODES before the cluster is known.
+// registerTarget adds --kubeconfig, the cluster to test or use (as in
+// e2e.test, hydrophone and sonobuoy), and --existing, its old name.
+func registerTarget(cmd *cobra.Command, kubeconfig *string, what string) {
+	cmd.Flags().StringVar(kubeconfig, "kubeconfig", "", "kubeconfig of "+what)
+	cmd.Flags().StringVar(kubeconfig, "existing", "", "the old name of --kubeconfig (make: EXISTING=)")
+}
+
+// checkKubeconfig refuses a kubeconfig that cannot be read, before
+// anything is made, moved or removed.
+func checkKubeconfig(path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return usage(fmt.Errorf("--kubeconfig %s: %v: give the kubeconfig of an existing cluster (or none, for the local cluster)", path, err))
+	}
+	if _, err := clientcmd.LoadFromFile(path); err != nil {
+		return usage(fmt.Errorf("--kubeconfig %s is not a kubeconfig: %v", path, err))
+	}
+	return nil
+}
+
+// maxProcs bounds --procs before the cluster is known.
 const maxProcs = 32
 
-// runSuite runs the suite (in NODES parallel processes), passing an
-// interrupt on once and giving the suite time to clean up and report; then
-// removes what the run left in the cluster, and on failure collects the
-// node logs into the report directory. It returns the suite's exit status
-// as an error.
+// runSuite runs the suite (in --procs parallel processes), printing an
+// N of M line per spec, passing an interrupt on once and giving the suite
+// time to clean up and report; then removes what the run left in the
+// cluster, and on failure collects the node logs into the report
+// directory. Its last line says how the run ended; it returns the suite's
+// exit status.
 func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []string, local *localLogs) error {
-	if rf.reportDir == "_output/report" {
+	if abs(rf.reportDir) == abs(outPath("report")) {
 		os.RemoveAll(rf.reportDir) // the default directory holds the last run only
 	}
 	if err := os.MkdirAll(rf.reportDir, 0o755); err != nil {
@@ -261,15 +402,28 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if err != nil {
 		return err
 	}
-	procs, err := checkProcs(ctx, cs, rf.nodes)
+	procs, err := checkProcs(ctx, cs, rf.procs)
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	rf.runID = newRunID()
 	rf.ginkgo = abs(rf.ginkgo)
-	fmt.Fprintf(os.Stderr, "run %s: %d process(es); report in %s\n", rf.runID, procs, rf.reportDir)
+	progress, err := startProgress(rf.specs, os.Stderr, rf.forward)
+	if err != nil {
+		return err
+	}
+	defer progress.Close()
+	rf.progressURL = progress.URL
+	timeout := rf.suiteTimeout(local != nil)
+	limit := "Ginkgo's default time limit, 1h"
+	if timeout > 0 {
+		limit = "time limit " + timeout.String()
+	}
+	fmt.Fprintf(os.Stderr, "run %s: %d spec(s) in %d process(es), %s; report in %s\n", rf.runID, rf.specs, procs, limit, rf.reportDir)
 	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
-		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr})
+		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr,
+		Timeout: timeout, Verbose: !rf.quiet && !hasFlag(extra, "ginkgo.v", "ginkgo.vv", "ginkgo.succinct"),
+		Color: colorWanted(rf.noColor, os.Getenv, os.Stdout)})
 	// What the run left (an interrupt cut its cleanup short): removed, and said.
 	sweepCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 	defer cancel()
@@ -288,6 +442,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if err := html.WriteHTML(rf.reportDir); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform: report.html:", err)
 	}
+	fmt.Fprintln(os.Stderr, closingLine(rf.runID, rf.reportDir, runErr))
 	var exit suiterun.ExitError
 	if errors.As(runErr, &exit) {
 		return exitCode(exit.Code)
@@ -295,7 +450,23 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	return runErr
 }
 
-// checkProcs reads NODES and checks it against what the cluster can hold:
+// closingLine is a run's last line: how it ended, as its summary says, and
+// where its reports are.
+func closingLine(runID, dir string, runErr error) string {
+	s, err := reports.ReadSummary(dir)
+	var exit suiterun.ExitError
+	switch {
+	case err == nil:
+		return fmt.Sprintf("winconform e2e: run %s %s; reports in %s (summary.md, report.html; winconform results %s)", runID, s.Status, dir, dir)
+	case errors.As(runErr, &exit):
+		return fmt.Sprintf("winconform e2e: run %s failed (the suite exited with status %d) before it wrote its summary: see its output above and %s", runID, exit.Code, dir)
+	case runErr != nil:
+		return fmt.Sprintf("winconform e2e: run %s did not finish: %v", runID, runErr)
+	}
+	return fmt.Sprintf("winconform e2e: run %s ended, but its summary cannot be read: %v", runID, err)
+}
+
+// checkProcs reads --procs and checks it against what the cluster can hold:
 // one process per allocatable CPU of its Ready, schedulable nodes.
 func checkProcs(ctx context.Context, cs kubernetes.Interface, value string) (int, error) {
 	if value == "" || value == "1" {
@@ -303,7 +474,7 @@ func checkProcs(ctx context.Context, cs kubernetes.Interface, value string) (int
 	}
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("listing the cluster's nodes to check NODES=%s: %w", value, err)
+		return 0, fmt.Errorf("listing the cluster's nodes to check --procs %s: %w", value, err)
 	}
 	ready, cpus := 0, int64(0)
 	for _, n := range nodes.Items {
@@ -336,13 +507,6 @@ type localLogs struct {
 	cf *clusterFlags
 }
 
-func localCluster(existing string, cf *clusterFlags) *localLogs {
-	if existing != "" {
-		return nil
-	}
-	return &localLogs{cf: cf}
-}
-
 // collect exports the cluster's node logs into the report's artifacts, once per run.
 func (l *localLogs) collect(ctx context.Context, rf runFlags) {
 	if l == nil {
@@ -352,8 +516,7 @@ func (l *localLogs) collect(ctx context.Context, rf runFlags) {
 	if err != nil {
 		return
 	}
-	kc, _ := filepath.Abs(l.cf.kubeconfig)
-	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc})
+	c, err := kind.New(ctx, cfg, kindOptions(abs(l.cf.kubeconfig)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "winconform: cannot collect the node logs:", err)
 		return
@@ -370,9 +533,10 @@ func deleteCluster(cmd *cobra.Command, cf *clusterFlags) {
 	if err != nil {
 		return
 	}
-	kc, _ := filepath.Abs(cf.kubeconfig)
 	// The run's context may be cancelled: deletion must still happen.
-	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, kind.Options{Kubeconfig: kc, Log: cmd.ErrOrStderr()})
+	opts := kindOptions(abs(cf.kubeconfig))
+	opts.Log = cmd.ErrOrStderr()
+	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, opts)
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "winconform: cannot delete the cluster:", err)
 		return
@@ -420,7 +584,7 @@ func listCmd() *cobra.Command {
 			return nil
 		},
 	}
-	rf.register(cmd)
+	rf.registerSelection(cmd)
 	cmd.Flags().BoolVar(&check, "check", false, "fail when a spec lacks its suite:, claim: or os: label or names an unknown claim")
 	return cmd
 }

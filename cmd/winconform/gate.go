@@ -15,8 +15,8 @@ import (
 	"github.com/winconform/winconform/reports/rundir"
 )
 
-// unusable is an input the gate cannot decide on: exit status 2, with the
-// error's message.
+// unusable is refused input (a usage error, or an input the gate cannot
+// decide on): exit status 2, with the error's message.
 type unusable struct{ error }
 
 func (u unusable) Unwrap() error { return u.error }
@@ -41,6 +41,7 @@ func gateCmd() *cobra.Command {
 	var (
 		report, policyFile, baseline, now, out string
 		builds                                 []string
+		check                                  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "gate --report DIR --policy FILE [--baseline DIR]",
@@ -53,6 +54,18 @@ report.html into the report directory (or --out); with --baseline, also
 diff.md and diff.json. It reads local files only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if check {
+				// Before a long run: a policy that cannot be used is said
+				// now, not after the machines and the suites.
+				if policyFile == "" {
+					return unusable{errors.New("gate --check needs --policy FILE")}
+				}
+				if _, err := policy.Load(policyFile); err != nil {
+					return unusable{err}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "policy %s can be used\n", policyFile)
+				return nil
+			}
 			res, err := runGate(gateOptions{report: report, policy: policyFile, baseline: baseline, now: now, out: out, builds: builds}, cmd.OutOrStdout())
 			if err != nil {
 				return unusable{err}
@@ -68,6 +81,7 @@ diff.md and diff.json. It reads local files only.`,
 	cmd.Flags().StringVar(&baseline, "baseline", "", "an earlier run's report directory (last night's, the last release's) to compare with")
 	cmd.Flags().StringVar(&now, "now", "", "the day known issues expire against, YYYY-MM-DD (default: today, UTC)")
 	cmd.Flags().StringVar(&out, "out", "", "where gate.md, gate.json, diff.* and report.html go (default: the report directory)")
+	cmd.Flags().BoolVar(&check, "check", false, "only read and check the policy file (no --report needed); exit 0 when it can be used, 2 when not")
 	cmd.Flags().StringSliceVar(&builds, "windows-build", nil, "a Windows build (10.0.NNNNN) a real node of the cluster must have had, beside the policy's cluster.windowsBuilds")
 	return cmd
 }

@@ -124,8 +124,8 @@ the suites at it with an override file (images: probe: REF).`,
 	}
 	cmd.Flags().StringVar(&ref, "ref", "", "where to push, REGISTRY/REPO:TAG (default: the probe's reference, overrides applied)")
 	cmd.Flags().StringArrayVar(&bases, "base", nil, "Windows base image of a release, RELEASE=REF (repeatable; default: the nanoserver-RELEASE images)")
-	cmd.Flags().StringVar(&build.LinuxBinary, "linux-binary", "_output/bin/probe-linux-amd64", "the Linux probe (make build)")
-	cmd.Flags().StringVar(&build.WindowsBinary, "windows-binary", "_output/bin/probe-windows-amd64.exe", "the Windows probe (make build)")
+	cmd.Flags().StringVar(&build.LinuxBinary, "linux-binary", binPath("probe-linux-amd64"), "the Linux probe (make build)")
+	cmd.Flags().StringVar(&build.WindowsBinary, "windows-binary", binPath("probe-windows-amd64.exe"), "the Windows probe (make build)")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "allow registries over plain HTTP or with certificates that do not verify")
 	return cmd
 }

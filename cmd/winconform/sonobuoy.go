@@ -3,26 +3,20 @@ package main
 import (
 	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/images/suiteimage"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/sonobuoy"
-	"github.com/winconform/winconform/internal/text"
-	"github.com/winconform/winconform/reports"
 )
 
 // sonobuoyCmd runs the suites inside a cluster, as a Sonobuoy plugin.
@@ -47,7 +41,7 @@ type pluginFlags struct {
 
 func (p *pluginFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&p.rf.binary, "suite-binary", "_output/bin/e2e.test", "the suite binary (make build): it checks the selection, and goes into the suite image")
+	f.StringVar(&p.rf.binary, "suite-binary", binPath("e2e.test"), "the suite binary (make build): it checks the selection, and goes into the suite image")
 	f.StringVar(&p.rf.suite, "suite", "", "run one area (a package under suites/), e.g. limitations (default: all)")
 	f.StringVar(&p.rf.claim, "claim", "", "run the specs of these claims, e.g. LIM-01 or LIM-01,LIM-02")
 	f.StringVar(&p.rf.labels, "labels", "", "a Ginkgo label filter, passed as --ginkgo.label-filter, e.g. 'os:linux'")
@@ -61,18 +55,8 @@ func (p *pluginFlags) register(cmd *cobra.Command) {
 // plugin definition; it returns the number of specs the plugin will run.
 // Nothing reaches a cluster.
 func (p *pluginFlags) plugin(ctx context.Context, extra []string) (*sonobuoy.Plugin, int, error) {
-	if _, err := labels.Filter("", p.rf.claim, ""); err != nil {
+	if err := p.rf.checkFilters(); err != nil {
 		return nil, 0, err
-	}
-	if p.rf.labels != "" {
-		if _, err := types.ParseLabelFilter(p.rf.labels); err != nil {
-			msg := err.Error()
-			var ge types.GinkgoError
-			if errors.As(err, &ge) {
-				msg = text.LastLines(ge.Message, 1) // the lines before it repeat the filter
-			}
-			return nil, 0, fmt.Errorf("--labels %q is not a Ginkgo label filter: %s (labels are listed by `make list`)", p.rf.labels, msg)
-		}
 	}
 	args := p.rf.selection()
 	if p.strictDrift {
@@ -103,67 +87,11 @@ func (p *pluginFlags) plugin(ctx context.Context, extra []string) (*sonobuoy.Plu
 	if overrides != "" {
 		check = append(append([]string(nil), args...), "--image-overrides="+overrides)
 	}
-	n, err := dryRun(ctx, p.rf.binary, check)
+	n, err := checkSelection(ctx, p.rf.binary, check)
 	if err != nil {
-		return nil, 0, err
-	}
-	if n == 0 {
-		return nil, 0, fmt.Errorf("the selection %s matches no spec (see `make list`)", strings.Join(args, " "))
+		return nil, 0, p.rf.unknownSuite(err)
 	}
 	return plugin, n, nil
-}
-
-// dryRun runs the suite binary's dry run with args and returns how many
-// specs would run; the suite's own one-line error (an unknown SUITE or
-// claim, an unknown flag) becomes the error.
-func dryRun(ctx context.Context, binary string, args []string) (int, error) {
-	if _, err := os.Stat(binary); err != nil {
-		return 0, fmt.Errorf("suite binary %s: %v (build it with `make build`)", binary, err)
-	}
-	tmp, err := os.MkdirTemp("", "winconform-dry-run-")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(tmp)
-	report := filepath.Join(tmp, "dry-run.json")
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	full := append([]string{"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips", "--ginkgo.json-report=" + report}, args...)
-	out, err := exec.CommandContext(ctx, binary, full...).CombinedOutput()
-	if err != nil {
-		return 0, selectionError(binary, string(out), err)
-	}
-	r, err := reports.ReadReport(report)
-	if err != nil {
-		return 0, fmt.Errorf("dry run of %s: %w", binary, err)
-	}
-	return r.PreRunStats.SpecsThatWillRun, nil
-}
-
-// selectionError is the one line of the suite binary's output that says
-// why it refused its arguments.
-func selectionError(binary, out string, err error) error {
-	lines := strings.Split(out, "\n")
-	for _, l := range lines {
-		if msg, ok := strings.CutPrefix(l, "winconform e2e: "); ok {
-			return errors.New(msg)
-		}
-	}
-	for _, l := range lines {
-		if strings.Contains(l, "flag provided but not defined") || strings.Contains(l, "invalid value") || strings.Contains(l, "invalid boolean") {
-			return fmt.Errorf("suite flags: %s (the suite binary's flags: %s --help)", strings.TrimSpace(l), binary)
-		}
-	}
-	return fmt.Errorf("%s refused the selection: %v: %s", binary, err, text.LastLines(out, 5))
-}
-
-// suiteFlags are the arguments after --, refusing any before it.
-func suiteFlags(cmd *cobra.Command, args []string) ([]string, error) {
-	dash := cmd.ArgsLenAtDash()
-	if dash == -1 && len(args) > 0 || dash > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: suite flags go after --, e.g. %s -- --strict-drift", args[0], cmd.CommandPath())
-	}
-	return args, nil
 }
 
 func sonobuoyPluginCmd() *cobra.Command {
@@ -172,7 +100,7 @@ func sonobuoyPluginCmd() *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "plugin [-- suite flags]",
+		Use:   "plugin [SUITE] [-- suite flags]",
 		Short: "Write the Sonobuoy plugin definition that runs the suites inside a cluster",
 		Long: `Write the Sonobuoy plugin definition (YAML) that runs the suite binary inside
 the cluster, from the suite image (winconform sonobuoy images), with the
@@ -191,13 +119,13 @@ The plugin uses Sonobuoy's service account, which sonobuoy run binds to
 cluster-admin by default (--aggregator-permissions=clusterAdmin): the suites
 make namespaces and simulated nodes.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			extra, err := suiteFlags(cmd, args)
+			extra, err := suiteArgs(cmd, args, &pf.rf)
 			if err != nil {
 				return err
 			}
 			p, n, err := pf.plugin(cmd.Context(), extra)
 			if err != nil {
-				return err
+				return usage(err)
 			}
 			data, err := p.YAML()
 			if err != nil {
@@ -225,9 +153,9 @@ type imageFlags struct {
 }
 
 func (f *imageFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.runner, "runner", "_output/bin/suite-runner", "the suite image's entrypoint (make build)")
-	cmd.Flags().StringVar(&f.kwok, "kwok-binary", "_output/bin/kwok", "kwok, for simulated Windows nodes (make build)")
-	cmd.Flags().StringVar(&f.sonobuoy, "sonobuoy-binary", "_output/bin/sonobuoy", "the sonobuoy binary, "+suiteimage.SonobuoyVersion+" (make sonobuoy builds it)")
+	cmd.Flags().StringVar(&f.runner, "runner", binPath("suite-runner"), "the suite image's entrypoint (make build)")
+	cmd.Flags().StringVar(&f.kwok, "kwok-binary", binPath("kwok"), "kwok, for simulated Windows nodes (make build)")
+	cmd.Flags().StringVar(&f.sonobuoy, "sonobuoy-binary", binPath("sonobuoy"), "the sonobuoy binary, "+suiteimage.SonobuoyVersion+" (make sonobuoy builds it)")
 }
 
 // archive writes the suite image (with suite as its suite binary) and the
@@ -276,43 +204,44 @@ docker-archive, for docker load, ctr images import, or a copy to a registry
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&suite, "suite-binary", "_output/bin/e2e.test", "the suite binary (make build; static)")
-	cmd.Flags().StringVarP(&output, "output", "o", "_output/sonobuoy/images.tar", "the archive to write")
+	cmd.Flags().StringVar(&suite, "suite-binary", binPath("e2e.test"), "the suite binary (make build; static)")
+	cmd.Flags().StringVarP(&output, "output", "o", outPath("sonobuoy", "images.tar"), "the archive to write")
 	return cmd
 }
 
 func sonobuoyRunCmd() *cobra.Command {
 	var (
-		cf        clusterFlags
-		pf        pluginFlags
-		f         imageFlags
-		existing  string
-		namespace string
-		outDir    string
-		aggImage  string
-		timeout   time.Duration
-		keep      bool
+		cf         clusterFlags
+		pf         pluginFlags
+		f          imageFlags
+		kubeconfig string
+		namespace  string
+		outDir     string
+		aggImage   string
+		timeout    time.Duration
+		keep       bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [-- suite flags]",
+		Use:   "run [SUITE] [-- suite flags]",
 		Short: "Run the suites inside the local cluster under Sonobuoy, and show the results",
 		Long: `Check the selection, build the suite and aggregator images, bring up the local
 cluster (as up does, reusing it when it exists) with the images loaded into
 its nodes, write the plugin, and run it with the sonobuoy CLI: sonobuoy run
 (this plugin only), sonobuoy retrieve, sonobuoy results. The results tarball,
 the plugin and the suite's reports (summary, ledger, network matrix, JUnit)
-go to --out. With --existing KUBECONFIG no cluster is made and nothing is
-loaded: the cluster must be able to pull --image and --sonobuoy-image.`,
+go to --out. With --kubeconfig FILE (or --existing FILE) no cluster is made
+and nothing is loaded: the cluster must be able to pull --image and
+--sonobuoy-image.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
 			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
-			extra, err := suiteFlags(cmd, args)
+			extra, err := suiteArgs(cmd, args, &pf.rf)
 			if err != nil {
 				return err
 			}
 			if timeout <= 0 {
-				return fmt.Errorf("--timeout %s: want a positive duration, e.g. 30m", timeout)
+				return usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 30m", timeout))
 			}
 			cli := sonobuoy.CLI{Binary: f.sonobuoy, Namespace: namespace, Log: stderr}
 			if err := cli.Check(ctx, suiteimage.SonobuoyVersion); err != nil {
@@ -320,15 +249,19 @@ loaded: the cluster must be able to pull --image and --sonobuoy-image.`,
 			}
 			plugin, n, err := pf.plugin(ctx, extra)
 			if err != nil {
-				return err
+				return usage(err)
+			}
+			if kubeconfig != "" {
+				if err := checkKubeconfig(kubeconfig); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintf(stderr, "plugin %s: %d spec(s) selected\n", sonobuoy.PluginName, n)
 
-			kubeconfig := existing
 			if kubeconfig == "" {
 				// In this checkout's _output, not the shared cache: another
 				// checkout's binaries never reach this cluster.
-				archive := filepath.Join("_output", "images", "sonobuoy-images.tar")
+				archive := outPath("images", "sonobuoy-images.tar")
 				t := time.Now()
 				if err := f.archive(pf.rf.binary, archive); err != nil {
 					return err
@@ -387,10 +320,10 @@ loaded: the cluster must be able to pull --image and --sonobuoy-image.`,
 	cf.register(cmd)
 	pf.register(cmd)
 	f.register(cmd)
-	cmd.Flags().StringVar(&existing, "existing", "", "kubeconfig of an existing cluster (nothing is made or loaded)")
+	registerTarget(cmd, &kubeconfig, "the cluster to run the plugin in, as it is (nothing is made or loaded)")
 	cmd.Flags().StringVar(&namespace, "namespace", "sonobuoy", "Sonobuoy's namespace")
 	cmd.Flags().StringVar(&aggImage, "sonobuoy-image", suiteimage.Aggregator, "Sonobuoy's aggregator and worker image")
-	cmd.Flags().StringVar(&outDir, "out", "_output/sonobuoy", "where the plugin, the results tarball and the suite's reports go")
+	cmd.Flags().StringVar(&outDir, "out", outPath("sonobuoy"), "where the plugin, the results tarball and the suite's reports go")
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Minute, "how long the plugin may run")
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave Sonobuoy's namespace in the cluster afterwards (sonobuoy delete removes it)")
 	return cmd

@@ -52,7 +52,13 @@ func fakeSuite(record string, args []string) int {
 	}
 	n := 0
 	fmt.Sscan(os.Getenv(fakeSpecsEnv), &n)
-	out, _ := json.Marshal([]types.Report{{SuiteDescription: "winconform", PreRunStats: types.PreRunStats{TotalSpecs: 121, SpecsThatWillRun: n}}})
+	// Two of the specs, with their labels, as a dry run reports every spec
+	// (those the filters leave out too).
+	specs := []types.SpecReport{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "pods reach pods", ContainerHierarchyLabels: [][]string{{"suite:networking"}}, LeafNodeLabels: []string{"os:linux", "claim:NET-01"}},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "a Windows pod reaches pods", ContainerHierarchyLabels: [][]string{{"suite:networking"}}, LeafNodeLabels: []string{"os:windows", "claim:NET-02"}},
+	}
+	out, _ := json.Marshal([]types.Report{{SuiteDescription: "winconform", PreRunStats: types.PreRunStats{TotalSpecs: 121, SpecsThatWillRun: n}, SpecReports: specs}})
 	if err := os.WriteFile(report, out, 0o644); err != nil {
 		return 3
 	}
@@ -122,7 +128,7 @@ func TestPluginRefusesBadInput(t *testing.T) {
 		{name: "unknown suite flag", extra: []string{"--bogus"}, dryRuns: true,
 			want: []string{"suite flags: flag provided but not defined: -bogus"}},
 		{name: "nothing selected", pf: pluginFlags{rf: runFlags{labels: "suite:nothing"}}, specs: 0, dryRuns: true,
-			want: []string{"matches no spec", "--ginkgo.label-filter=suite:nothing"}},
+			want: []string{"matches none of the 121 specs", "--ginkgo.label-filter=suite:nothing", "no spec has the label suite:nothing"}},
 		{name: "a flag the runner sets", extra: []string{"--report-dir=/x"},
 			want: []string{"--report-dir cannot be passed"}},
 		{name: "bad pull policy", pf: pluginFlags{pullPolicy: "Sometimes"},
@@ -194,7 +200,7 @@ func TestPluginCommandWritesNothingOnBadInput(t *testing.T) {
 	if err := run("--claim", "LIM-99"); err == nil {
 		t.Error("an unknown claim was accepted")
 	}
-	if err := run("stray"); err == nil || !strings.Contains(err.Error(), "suite flags go after --") {
+	if err := run("stray", "more"); err == nil || !strings.Contains(err.Error(), "suite binary flags go after --") {
 		t.Errorf("an argument before --: %v", err)
 	}
 	if _, err := os.Stat(out); err == nil {

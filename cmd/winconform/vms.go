@@ -17,7 +17,7 @@ import (
 )
 
 // vmsDir is where runs keep their state, inventory and console logs.
-var vmsDir = filepath.Join("_output", "vms")
+var vmsDir = outPath("vms")
 
 func vmsCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +12,7 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // windowsFlags are the flags of the commands that work on the inventory's
@@ -25,19 +25,16 @@ type windowsFlags struct {
 	check       bool
 }
 
-func (w *windowsFlags) register(cmd *cobra.Command, required bool) {
+func (w *windowsFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML)")
 	cmd.Flags().StringVar(&w.machine, "machine", "", "only this machine of the inventory (default: every machine)")
-	cmd.Flags().StringVar(&w.artifacts, "artifacts", filepath.Join("_output", "windows"), "where reports, WinRM transcripts and machine logs go")
-	if required {
-		_ = cmd.MarkFlagRequired("inventory")
-	}
+	cmd.Flags().StringVar(&w.artifacts, "artifacts", outPath("windows"), "where reports, WinRM transcripts and machine logs go")
 }
 
 // registerUp adds to `up` the flags that join machines after it.
 func (w *windowsFlags) registerUp(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML) to join once the cluster is up")
-	cmd.Flags().StringVar(&w.artifacts, "windows-artifacts", filepath.Join("_output", "windows"), "with --inventory: where the join reports, WinRM transcripts and machine logs go")
+	cmd.Flags().StringVar(&w.artifacts, "windows-artifacts", outPath("windows"), "with --inventory: where the join reports, WinRM transcripts and machine logs go")
 }
 
 // machines loads the inventory and selects the machines.
@@ -55,7 +52,11 @@ func (w *windowsFlags) machines() ([]inventory.Machine, error) {
 		for _, m := range inv.Machines {
 			names = append(names, m.Name)
 		}
-		return nil, fmt.Errorf("%s has no machine %q (it has %s)", w.inventory, w.machine, strings.Join(names, ", "))
+		fix := ""
+		if near := strictyaml.Suggest(w.machine, names); near != "" {
+			fix = fmt.Sprintf("did you mean %q? ", near)
+		}
+		return nil, fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, fix, strings.Join(names, ", "))
 	}
 	return []inventory.Machine{m}, nil
 }
@@ -63,6 +64,10 @@ func (w *windowsFlags) machines() ([]inventory.Machine, error) {
 // precheck fails before any work when the inventory or the cluster file
 // cannot work for Windows machines.
 func (w *windowsFlags) precheck(cf *clusterFlags) error {
+	return usage(w.checkInputs(cf))
+}
+
+func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	if w.inventory == "" && !w.check {
 		return nil
 	}
@@ -96,11 +101,9 @@ func (w *windowsFlags) controlPlane(cmd *cobra.Command, cf *clusterFlags) (*kind
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig, err := filepath.Abs(cf.kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	c, err := kind.New(cmd.Context(), cfg, kind.Options{Kubeconfig: kubeconfig, Log: cmd.ErrOrStderr()})
+	opts := kindOptions(abs(cf.kubeconfig))
+	opts.Log = cmd.ErrOrStderr()
+	c, err := kind.New(cmd.Context(), cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +175,7 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !w.check && w.inventory == "" {
-				return errors.New("join needs --inventory FILE (or --check, to only ready the cluster)")
+				return usage(errors.New("join needs --inventory FILE (or --check, to only ready the cluster)"))
 			}
 			if err := w.precheck(&cf); err != nil {
 				return err
@@ -181,7 +184,7 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 		},
 	}
 	registerClusterLookup(cmd, &cf)
-	w.register(cmd, false)
+	w.register(cmd)
 	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
 	cmd.Flags().BoolVar(&w.check, "check", false, "only ready the cluster and prove it can join machines (make, check and delete a join command); no machine is touched")
 	return cmd
@@ -199,9 +202,12 @@ configuration, the CNI configuration and flannel's HNS networks. The runtime
 and the binaries stay, so that the machine can join again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if w.inventory == "" {
+				return usage(errors.New("reset needs --inventory FILE (the machines to reset)"))
+			}
 			machines, err := w.machines()
 			if err != nil {
-				return err
+				return usage(err)
 			}
 			cp, err := w.controlPlane(cmd, &cf)
 			if err != nil {
@@ -225,7 +231,7 @@ and the binaries stay, so that the machine can join again.`,
 		},
 	}
 	registerClusterLookup(cmd, &cf)
-	w.register(cmd, true)
+	w.register(cmd)
 	return cmd
 }
 
@@ -234,7 +240,7 @@ func registerClusterLookup(cmd *cobra.Command, f *clusterFlags) {
 	f.remote = -1 // the cluster file's remoteNodes
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
-	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (default: _output/<name>.kubeconfig)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the local cluster's kubeconfig (default: "+outPath("<name>.kubeconfig")+")")
 }
 
 // joinAfterUp joins the inventory's machines to the cluster up just made.

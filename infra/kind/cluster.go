@@ -34,8 +34,12 @@ import (
 type Options struct {
 	// Kubeconfig is the file that receives the cluster's credentials.
 	Kubeconfig string
-	// CacheDir keeps node image builds, the docker shim and logs.
+	// CacheDir keeps node image builds and logs.
 	CacheDir string
+	// ShimDir receives the docker shim where this host needs it (default:
+	// CacheDir/shim); the CLI gives its own _output/shim, so that checkouts
+	// sharing the cache never run each other's binary as their shim.
+	ShimDir string
 	// LogDir receives the cluster's logs when it fails to come up.
 	LogDir string
 	// Images are image archives (docker save format) loaded into every node.
@@ -92,6 +96,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*Cluster, error) {
 	}
 	if opts.CacheDir == "" {
 		opts.CacheDir = nodeimage.DefaultCacheDir()
+	}
+	if opts.ShimDir == "" {
+		opts.ShimDir = filepath.Join(opts.CacheDir, "shim")
 	}
 	return &Cluster{
 		cfg: cfg, opts: opts, docker: d,
@@ -154,6 +161,9 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer restore()
+	if err := c.timed("docker network", func() error { return c.reserveNetwork(ctx) }); err != nil {
+		return nil, err
+	}
 	if err := c.timed("kind create", func() error { return c.create(ctx, res.NodeImage, res.CgroupV1) }); err != nil {
 		return nil, err
 	}
@@ -382,7 +392,7 @@ func (c *Cluster) prepareHost(ctx context.Context, res *Result) (func(), error) 
 	if err != nil {
 		return nil, err
 	}
-	return c.docker.Activate(res.Quirks, filepath.Join(c.opts.CacheDir, "shim"), self)
+	return c.docker.Activate(res.Quirks, c.opts.ShimDir, self)
 }
 
 // create runs kind. kind's create cannot be cancelled, so an interruption

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -30,25 +31,28 @@ var tokenTimeout, tokenRetry = 30 * time.Second, time.Second
 // A refused request is tried again for up to 30 seconds; an error the API
 // server gives for good (forbidden, say) ends it at once.
 func DeleteKindToken(ctx context.Context, cs kubernetes.Interface) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
-	defer cancel()
-	var err error
-	for {
-		err = cs.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, kindTokenSecret, metav1.DeleteOptions{})
-		switch {
+	var deleted bool
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, tokenRetry, tokenTimeout, true, func(ctx context.Context) (bool, error) {
+		last = cs.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, kindTokenSecret, metav1.DeleteOptions{})
+		switch err := last; {
 		case err == nil:
+			deleted = true
 			return true, nil
 		case apierrors.IsNotFound(err):
-			return false, nil
+			return true, nil
 		case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err), apierrors.IsBadRequest(err), apierrors.IsInvalid(err):
-			return false, tokenError(err)
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return false, tokenError(err)
-		case <-time.After(tokenRetry):
+		return false, nil // refused: try again
+	})
+	if err != nil {
+		if wait.Interrupted(err) && last != nil {
+			err = last
 		}
+		return false, tokenError(err)
 	}
+	return deleted, nil
 }
 
 func tokenError(err error) error {

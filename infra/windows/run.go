@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/text"
@@ -354,9 +357,11 @@ func (r *runner) waitForMachine(ctx context.Context, forStep string, newBoot boo
 	wctx, cancel := context.WithTimeout(ctx, r.t.Reboot)
 	defer cancel()
 	started := time.Now()
-	delay := r.t.RebootPoll
+	// Pauses from RebootPoll, half as long again each time, up to
+	// RebootPollMax (Steps: a DelayFunc keeps the last delay once they run out).
+	pause := wait.Backoff{Duration: r.t.RebootPoll, Factor: 1.5, Cap: r.t.RebootPollMax, Steps: math.MaxInt32}.DelayFunc()
 	last := "no answer yet"
-	for {
+	err = pause.Until(wctx, true, true, func(wctx context.Context) (bool, error) {
 		pctx, pcancel := context.WithTimeout(wctx, r.t.Ping)
 		res, err := r.exec.RunPS(pctx, StepPing, script)
 		pcancel()
@@ -372,30 +377,26 @@ func (r *runner) waitForMachine(ctx context.Context, forStep string, newBoot boo
 			default:
 				r.bootTime = bt
 				r.logf("%s: the machine answers again after %s", forStep, time.Since(started).Round(time.Millisecond))
-				return nil
+				return true, nil
 			}
 		case err == nil:
 			last = fmt.Sprintf("the ping script exited with code %d", res.ExitCode)
 		case errors.Is(err, remote.ErrAuth), errors.Is(err, remote.ErrTLS):
-			return &StepError{Machine: r.machine, Step: forStep, Kind: ErrRebootTimeout, ExitCode: -1, Err: err,
+			return false, &StepError{Machine: r.machine, Step: forStep, Kind: ErrRebootTimeout, ExitCode: -1, Err: err,
 				Detail: "the machine answers again, but refuses the harness"}
 		default:
 			last = err.Error()
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-wctx.Done():
-			t.Stop()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return &StepError{Machine: r.machine, Step: forStep, Kind: ErrRebootTimeout, ExitCode: -1,
-				Detail: fmt.Sprintf("the machine did not answer over WinRM again within %s (last: %s); check it is up and its WinRM listener starts at boot", r.t.Reboot, last)}
-		case <-t.C:
-		}
-		delay = min(delay+delay/2, r.t.RebootPollMax)
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case wctx.Err() != nil && errors.Is(err, wctx.Err()):
+		return &StepError{Machine: r.machine, Step: forStep, Kind: ErrRebootTimeout, ExitCode: -1,
+			Detail: fmt.Sprintf("the machine did not answer over WinRM again within %s (last: %s); check it is up and its WinRM listener starts at boot", r.t.Reboot, last)}
 	}
+	return err
 }

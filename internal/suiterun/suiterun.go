@@ -35,17 +35,48 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Grace bounds the wait after an interrupt (DefaultGrace).
 	Grace time.Duration
+	// Timeout is the whole suite's time limit (Ginkgo's --timeout; 0:
+	// Ginkgo's default, one hour).
+	Timeout time.Duration
+	// Verbose has Ginkgo say every spec and its output as it runs (-v);
+	// otherwise it says only failures and the summary.
+	Verbose bool
+	// Color lets Ginkgo write colour codes.
+	Color bool
 }
 
-// Command is the program and arguments that run the suite.
+// Command is the program and arguments that run the suite. Alone, the
+// suite binary takes Ginkgo's settings as --ginkgo.* flags; under Ginkgo's
+// CLI, which reports for every process and enforces the timeout, they are
+// the CLI's own flags.
 func (o Options) Command() (string, []string, error) {
 	if o.Procs <= 1 {
-		return o.Binary, append([]string(nil), o.Args...), nil
+		var args []string
+		if o.Timeout > 0 {
+			args = append(args, "--ginkgo.timeout="+o.Timeout.String())
+		}
+		if o.Verbose {
+			args = append(args, "--ginkgo.v")
+		}
+		if !o.Color {
+			args = append(args, "--ginkgo.no-color")
+		}
+		return o.Binary, append(args, o.Args...), nil
 	}
 	if o.Ginkgo == "" {
 		return "", nil, errors.New("parallel processes need Ginkgo's CLI (make build puts it in _output/bin/ginkgo)")
 	}
-	args := []string{"run", "--procs=" + strconv.Itoa(o.Procs), "--no-color", o.Binary, "--"}
+	args := []string{"run", "--procs=" + strconv.Itoa(o.Procs)}
+	if o.Timeout > 0 {
+		args = append(args, "--timeout="+o.Timeout.String())
+	}
+	if o.Verbose {
+		args = append(args, "-v")
+	}
+	if !o.Color {
+		args = append(args, "--no-color")
+	}
+	args = append(args, o.Binary, "--")
 	return o.Ginkgo, append(args, o.Args...), nil
 }
 
@@ -97,17 +128,17 @@ func Run(ctx context.Context, o Options) error {
 	return err
 }
 
-// Procs checks a requested number of parallel processes: a number, at
-// least 1, and at most what the cluster can hold (max).
+// Procs checks a requested number of parallel processes (--procs, make's
+// PROCS): a number, at least 1, and at most what the cluster can hold (max).
 func Procs(value string, max int, why string) (int, error) {
 	n, err := strconv.Atoi(value)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("NODES=%q is not a number of parallel processes: use NODES=1 (serial) up to NODES=%d", value, max)
+		return 0, fmt.Errorf("--procs (PROCS) %q is not a number of parallel processes: use 1 (serial) up to %d", value, max)
 	case n < 1:
-		return 0, fmt.Errorf("NODES=%d: at least one process runs the suite; use NODES=1 (serial) up to NODES=%d", n, max)
+		return 0, fmt.Errorf("--procs (PROCS) %d: at least one process runs the suite; use 1 (serial) up to %d", n, max)
 	case n > max:
-		return 0, fmt.Errorf("NODES=%d is more than the cluster can hold (%s): use NODES<=%d", n, why, max)
+		return 0, fmt.Errorf("--procs (PROCS) %d is more than the cluster can hold (%s): use at most %d", n, why, max)
 	}
 	return n, nil
 }

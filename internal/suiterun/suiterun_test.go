@@ -22,13 +22,25 @@ import (
 func TestCommand(t *testing.T) {
 	o := Options{Binary: "/b/e2e.test", Ginkgo: "/b/ginkgo", Procs: 1, Args: []string{"--kubeconfig=k", "--suite=networking"}}
 	name, args, err := o.Command()
-	if err != nil || name != "/b/e2e.test" || strings.Join(args, " ") != "--kubeconfig=k --suite=networking" {
+	if err != nil || name != "/b/e2e.test" || strings.Join(args, " ") != "--ginkgo.no-color --kubeconfig=k --suite=networking" {
 		t.Errorf("serial: %s %q %v", name, args, err)
 	}
 	o.Procs = 4
 	name, args, err = o.Command()
 	if err != nil || name != "/b/ginkgo" || strings.Join(args, " ") != "run --procs=4 --no-color /b/e2e.test -- --kubeconfig=k --suite=networking" {
 		t.Errorf("parallel: %s %q %v", name, args, err)
+	}
+	// A lab run's timeout, verbose output and colour: the binary's
+	// --ginkgo.* flags alone, Ginkgo's CLI's own flags in parallel (the CLI
+	// reports for every process: a --ginkgo.v after -- would not reach its
+	// reporter).
+	o = Options{Binary: "/b/e2e.test", Ginkgo: "/b/ginkgo", Procs: 1, Args: []string{"--suite=node"}, Timeout: 24 * time.Hour, Verbose: true, Color: true}
+	if _, args, _ := o.Command(); strings.Join(args, " ") != "--ginkgo.timeout=24h0m0s --ginkgo.v --suite=node" {
+		t.Errorf("serial, 24h, verbose, colour: %q", args)
+	}
+	o.Procs, o.Color = 2, false
+	if _, args, _ := o.Command(); strings.Join(args, " ") != "run --procs=2 --timeout=24h0m0s -v --no-color /b/e2e.test -- --suite=node" {
+		t.Errorf("parallel, 24h, verbose: %q", args)
 	}
 	o.Ginkgo = ""
 	if _, _, err := o.Command(); err == nil || !strings.Contains(err.Error(), "make build") {
@@ -43,11 +55,11 @@ func TestProcs(t *testing.T) {
 		err   string
 	}{
 		{"1", 1, ""}, {"4", 4, ""},
-		{"0", 0, "NODES=0: at least one process"},
-		{"-2", 0, "NODES=-2: at least one process"},
-		{"four", 0, `NODES="four" is not a number`},
-		{"", 0, `NODES="" is not a number`},
-		{"9", 0, "NODES=9 is more than the cluster can hold (2 Ready nodes, 4 CPUs): use NODES<=4"},
+		{"0", 0, "--procs (PROCS) 0: at least one process"},
+		{"-2", 0, "--procs (PROCS) -2: at least one process"},
+		{"four", 0, `--procs (PROCS) "four" is not a number`},
+		{"", 0, `--procs (PROCS) "" is not a number`},
+		{"9", 0, "--procs (PROCS) 9 is more than the cluster can hold (2 Ready nodes, 4 CPUs): use at most 4"},
 	} {
 		got, err := Procs(c.value, 4, "2 Ready nodes, 4 CPUs")
 		if c.err == "" && (err != nil || got != c.want) {
@@ -88,7 +100,7 @@ func script(t *testing.T, body string) string {
 
 func TestRunPassesTheExitStatus(t *testing.T) {
 	var out bytes.Buffer
-	err := Run(context.Background(), Options{Binary: script(t, `echo "args: $*"; exit 3`), Procs: 1, Args: []string{"--a", "b"}, Stdout: &out})
+	err := Run(context.Background(), Options{Binary: script(t, `echo "args: $*"; exit 3`), Procs: 1, Args: []string{"--a", "b"}, Stdout: &out, Color: true})
 	var exit ExitError
 	if !errors.As(err, &exit) || exit.Code != 3 || out.String() != "args: --a b\n" {
 		t.Errorf("Run = %v, output %q", err, out.String())

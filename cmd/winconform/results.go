@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winconform/winconform/internal/strictyaml"
+	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/reports"
+)
+
+// specResults are the results a spec can have (reports.Spec.Result).
+var specResults = []string{reports.SpecPassed, reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted,
+	reports.SpecNeverRan, reports.SpecSkipped, reports.SpecInconclusive}
+
+func resultsCmd() *cobra.Command {
+	var outcome string
+	cmd := &cobra.Command{
+		Use:   "results DIR [--outcome OUTCOME]",
+		Short: "Show a run's report directory in the terminal: its status, the claims and the specs that did not pass",
+		Long: `results reads a run's report directory (summary.json) and prints the run's
+status and headline, every claim with its outcome and why, and the specs that
+failed, were blocked, interrupted or never ran. --outcome keeps only the
+claims with that outcome and the specs with that result (failed, blocked,
+interrupted, drift, shown, inconclusive, supported, skipped, not run, not
+covered; passed, never ran).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if outcome != "" {
+				known := slices.Concat(reports.Outcomes, specResults)
+				if !slices.Contains(known, outcome) {
+					fix := ""
+					if near := strictyaml.Suggest(outcome, known); near != "" {
+						fix = fmt.Sprintf("did you mean %q? ", near)
+					}
+					slices.Sort(known)
+					return usage(fmt.Errorf("--outcome %q: %sthe outcomes are %s", outcome, fix, strings.Join(slices.Compact(known), ", ")))
+				}
+			}
+			s, err := reports.ReadSummary(args[0])
+			if err != nil {
+				return usage(err)
+			}
+			return writeResults(cmd.OutOrStdout(), args[0], s, outcome)
+		},
+	}
+	cmd.Flags().StringVar(&outcome, "outcome", "", "only the claims with this outcome and the specs with this result, e.g. failed")
+	return cmd
+}
+
+// writeResults prints a summary for a terminal: the status, the headline,
+// the claims and the specs that did not pass (or those of one outcome).
+func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) error {
+	fmt.Fprintf(out, "%s: %s\n%s\n", dir, s.Status, s.Headline)
+	if s.RunID != "" {
+		fmt.Fprintf(out, "run %s", s.RunID)
+		if s.Rerun != "" {
+			fmt.Fprintf(out, ", rerunning %s", s.Rerun)
+		}
+		fmt.Fprintln(out)
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	claims := 0
+	for _, c := range s.Claims {
+		if outcome != "" && c.Outcome != outcome {
+			continue
+		}
+		if claims == 0 {
+			fmt.Fprintln(w, "\nCLAIM\tOUTCOME\tSHOWN BY\tWHY")
+		}
+		claims++
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.ID, c.Outcome, c.Level, reports.Cell(text.FirstLine(c.Why), 100))
+	}
+	specs := 0
+	for _, sp := range s.Specs {
+		switch {
+		case outcome != "" && sp.Result != outcome:
+			continue
+		case outcome == "" && !slices.Contains([]string{reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan}, sp.Result):
+			continue
+		}
+		if specs == 0 {
+			fmt.Fprintln(w, "\nRESULT\tSECONDS\tSPEC\tWHY")
+		}
+		specs++
+		why := text.FirstLine(sp.Message)
+		if why == "" && sp.SkipReason != "" {
+			why = sp.SkipReason
+		}
+		if sp.Artifacts != "" {
+			why += " (artifacts: " + sp.Artifacts + ")"
+		}
+		fmt.Fprintf(w, "%s\t%.1f\t%s\t%s\n", sp.Result, sp.Seconds, sp.Name, reports.Cell(why, 160))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case outcome != "" && claims+specs == 0:
+		fmt.Fprintf(out, "\nno claim or spec is %s\n", outcome)
+	case outcome == "" && specs == 0:
+		fmt.Fprintln(out, "\nno spec failed, was blocked, interrupted or left unrun")
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/winconform/winconform/framework/progress"
+	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/internal/suiterun"
+	"github.com/winconform/winconform/reports/reporttest"
+)
+
+// The suite binary is no longer forced to --ginkgo.v (Suiterun adds it
+// unless -q), and posts its progress to the CLI's listener.
+func TestRunArgs(t *testing.T) {
+	rf := runFlags{reportDir: "/r", suite: "networking", progressURL: "http://127.0.0.1:1/progress"}
+	args := rf.args("/k")
+	if slices.Contains(args, "--ginkgo.v") {
+		t.Errorf("--ginkgo.v forced: %q", args)
+	}
+	if !slices.Contains(args, "--progress-report-url=http://127.0.0.1:1/progress") || !slices.Contains(args, "--suite=networking") {
+		t.Errorf("%q", args)
+	}
+}
+
+// A lab run (an existing cluster, Windows machines) gets 24 hours, as
+// upstream's e2e runs do; the local cluster keeps Ginkgo's default (one
+// hour); --timeout (or --ginkgo.timeout after --) wins.
+func TestSuiteTimeout(t *testing.T) {
+	for _, c := range []struct {
+		rf    runFlags
+		local bool
+		want  time.Duration
+	}{
+		{runFlags{}, true, 0},
+		{runFlags{}, false, 24 * time.Hour},
+		{runFlags{inventory: "machines.yaml"}, true, 24 * time.Hour},
+		{runFlags{timeout: 3 * time.Hour}, false, 3 * time.Hour},
+	} {
+		if got := c.rf.suiteTimeout(c.local); got != c.want {
+			t.Errorf("%+v local %v: %s, want %s", c.rf, c.local, got, c.want)
+		}
+	}
+	rf := runFlags{binary: "x", procs: "1"}
+	bin, _ := fakeSuiteBinary(t, 2)
+	rf.binary = bin
+	extra, err := rf.check(context.Background(), []string{"--ginkgo.timeout=30h", "--strict-drift", "--progress-report-url", "http://localhost:8099/progress"})
+	if err != nil || rf.timeout != 30*time.Hour || !slices.Equal(extra, []string{"--strict-drift"}) || rf.forward != "http://localhost:8099/progress" {
+		t.Errorf("extra %q, timeout %s, forward %q, %v", extra, rf.timeout, rf.forward, err)
+	}
+}
+
+// The CLI prints an N of M line per spec from the suite's progress, and
+// passes each update on to the user's own --progress-report-url.
+func TestProgressLines(t *testing.T) {
+	var (
+		mu        sync.Mutex
+		forwarded []progress.Update
+	)
+	user := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var u progress.Update
+		json.NewDecoder(r.Body).Decode(&u)
+		mu.Lock()
+		forwarded = append(forwarded, u)
+		mu.Unlock()
+	}))
+	defer user.Close()
+	var out syncBuffer
+	p, err := startProgress(3, &out, user.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r := progress.New(p.URL)
+	r.SuiteWillBegin(types.Report{PreRunStats: types.PreRunStats{TotalSpecs: 9, SpecsThatWillRun: 3}})
+	for _, sr := range []types.SpecReport{
+		{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "pods reach pods", State: types.SpecStatePassed, NumAttempts: 1, RunTime: 1500 * time.Millisecond},
+		{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "a filtered spec", State: types.SpecStateSkipped},
+		{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "a Windows pod reaches a Service", State: types.SpecStateFailed, NumAttempts: 1, RunTime: 1500 * time.Millisecond},
+	} {
+		r.SpecDidEnd(sr)
+	}
+	want := "1 of 3  passed   [networking] pods reach pods  1.5s\n2 of 3  failed   [networking] a Windows pod reaches a Service  1.5s\n"
+	if out.String() != want {
+		t.Errorf("lines:\n%s\nwant:\n%s", out.String(), want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(forwarded) != 3 || forwarded[0].Msg != progress.Starting {
+		t.Errorf("forwarded %+v", forwarded)
+	}
+}
+
+// Colour codes only on a terminal, and never in CI or when asked not to.
+func TestColorWanted(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tty, err := os.Open("/dev/tty")
+	if err == nil {
+		defer tty.Close()
+		if !colorWanted(false, env(nil), tty) {
+			t.Error("no colour on a terminal")
+		}
+		for _, e := range []map[string]string{{"CI": "true"}, {"CI": "1"}, {"NO_COLOR": "1"}} {
+			if colorWanted(false, env(e), tty) {
+				t.Errorf("colour with %v", e)
+			}
+		}
+		if colorWanted(true, env(nil), tty) {
+			t.Error("colour with --no-color")
+		}
+	}
+	f, _ := os.Create(t.TempDir() + "/log")
+	defer f.Close()
+	if colorWanted(false, env(map[string]string{"CI": "false"}), f) {
+		t.Error("colour codes into a file")
+	}
+}
+
+// A run's last line says how it ended, from its summary, and where the
+// reports are; never "exit status 1".
+func TestClosingLine(t *testing.T) {
+	run := reporttest.IdealHybrid()
+	run.Set("NET-01", reporttest.Spec{State: types.SpecStateFailed, Message: "no route"})
+	dir := run.Write(t)
+	line := closingLine("wc-1", dir, suiterun.ExitError{Code: 1})
+	if !strings.HasPrefix(line, "winconform e2e: run wc-1 failed") || !strings.Contains(line, dir) || strings.Contains(line, "exit status") {
+		t.Errorf("%q", line)
+	}
+	line = closingLine("wc-2", t.TempDir(), suiterun.ExitError{Code: 1})
+	if !strings.Contains(line, "before it wrote its summary") {
+		t.Errorf("%q", line)
+	}
+}
+
+// `winconform version` says the build and the defaults it installs.
+func TestVersionCommand(t *testing.T) {
+	code, out, stderr := runCLI(t, "version")
+	for _, w := range []string{"winconform", "kubernetes  v1.37.2 by default", "1.35 (v1.35.4)", "kind", "v0.33.0", "containerd  2.3.7 on Windows nodes", "v2.3.7 (runc v1.4.3)"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("exit %d, output lacks %q:\n%s%s", code, w, out, stderr)
+		}
+	}
+	code, out, _ = runCLI(t, "version", "-o", "json")
+	var v versionInfo
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.Kubernetes != "v1.37.2" || v.Version == "" {
+		t.Errorf("json: %d %v %+v", code, err, v)
+	}
+}
+
+// `winconform results DIR` shows a report directory in the terminal.
+func TestResultsCommand(t *testing.T) {
+	run := reporttest.IdealHybrid()
+	run.Set("NET-01", reporttest.Spec{State: types.SpecStateFailed, Message: "no route to 10.244.1.5"})
+	dir := run.Write(t)
+	code, out, stderr := runCLI(t, "results", dir)
+	if code != 0 || !strings.Contains(out, "CLAIM") || !strings.Contains(out, "NET-02") || !strings.Contains(out, "no route to 10.244.1.5") {
+		t.Errorf("exit %d:\n%s%s", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, "results", dir, "--outcome", "failed")
+	if code != 0 || !strings.Contains(out, "NET-01") || strings.Contains(out, "NET-02 ") {
+		t.Errorf("--outcome failed: exit %d:\n%s", code, out)
+	}
+	code, _, stderr = runCLI(t, "results", dir, "--outcome", "faild")
+	if code != exitUsage || !strings.Contains(stderr, `did you mean "failed"`) {
+		t.Errorf("--outcome faild: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "results", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, "no summary.json") {
+		t.Errorf("an empty directory: exit %d: %s", code, stderr)
+	}
+}
+
+// A local cluster records the shape it was made from; up reuses it only
+// when asked for the same shape, else names the fields and the fix.
+func TestClusterShape(t *testing.T) {
+	ctx := context.Background()
+	made := kind.DefaultConfig()
+	made, err := made.WithKubernetesVersion("1.36")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := fake.NewClientset()
+	var log bytes.Buffer
+	if err := compareShape(ctx, cs, made, &log); err == nil || !strings.Contains(err.Error(), "records no shape") || !strings.Contains(err.Error(), "winconform down --name winconform") {
+		t.Errorf("a cluster without a record: %v", err)
+	}
+	if err := writeShape(ctx, cs, made); err != nil {
+		t.Fatal(err)
+	}
+	if err := compareShape(ctx, cs, made, &log); err != nil || !strings.Contains(log.String(), "same shape") {
+		t.Errorf("the same shape: %v, %q", err, log.String())
+	}
+	patient := made
+	patient.ReadyTimeout = kind.Duration{Duration: time.Hour}
+	if err := compareShape(ctx, cs, patient, &log); err != nil {
+		t.Errorf("another ready timeout is the same shape: %v", err)
+	}
+	asked := kind.DefaultConfig()
+	asked.CNI.Backend = "host-gw"
+	err = compareShape(ctx, cs, asked, &log)
+	for _, w := range []string{"another shape", "kubernetesVersion v1.36.3 there, v1.37.2 asked for", "cni.backend vxlan there, host-gw asked for", "winconform down --name winconform"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("another shape: %v; want %q", err, w)
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
