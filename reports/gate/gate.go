@@ -18,6 +18,7 @@ import (
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/buildinfo"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
@@ -118,7 +119,10 @@ func (it Item) Subject() string {
 
 // Result is the gate's decision on a run.
 type Result struct {
-	Format     string `json:"format"`
+	Format string `json:"format"`
+	// Stamp is the gated run's ID (its summary's: report.html shows the
+	// gate only beside that run's results) and the harness that gated.
+	buildinfo.Stamp
 	Decision   string `json:"decision"` // ship or blocked
 	Policy     string `json:"policy"`
 	PolicyFile string `json:"policyFile"`
@@ -162,7 +166,7 @@ var ErrUnusable = errors.New("unusable input")
 // another cluster shape when the policy refuses one.
 func Decide(in Input) (Result, error) {
 	p, s := in.Policy, in.Run.Summary
-	res := Result{Format: Format, Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(policy.DateLayout),
+	res := Result{Format: Format, Stamp: buildinfo.For(s.RunID), Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(policy.DateLayout),
 		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{}}
 	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
 	g.flakes = len(in.Run.Retried)

@@ -345,6 +345,10 @@ func TestWriteAndRead(t *testing.T) {
 	if err != nil || !ok || back.Decision != Blocked || len(back.Items) != len(res.Items) {
 		t.Fatalf("read back: %v %v %+v", ok, err, back.Decision)
 	}
+	// gate.json names the run it gated, and the harness that gated it.
+	if back.RunID == "" || back.RunID != run.Summary.RunID || back.Harness.Version == "" {
+		t.Errorf("gate.json carries run %q, harness %+v; want the gated run's ID %q and a version", back.RunID, back.Harness, run.Summary.RunID)
+	}
 	md, _ := os.ReadFile(filepath.Join(dir, MarkdownFile))
 	for _, w := range []string{"# Release gate: BLOCKED", "## Blocked by", "| WEB-01 | required | shown (at windows-node, its own level) | only supported (linux twin) | **block** |"} {
 		if !strings.Contains(string(md), w) {
