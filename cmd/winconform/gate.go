@@ -151,9 +151,9 @@ func printGate(w io.Writer, r gate.Result) {
 	}
 	fmt.Fprintf(w, ")\nrun: %s\n%s\nrequired claims met: %d of %d\n", r.Status, r.Headline, r.Met, r.Required)
 	if len(r.Reasons) > 0 {
-		fmt.Fprintf(w, "blocked by %d finding(s):\n", len(r.Reasons))
-		for _, s := range r.Reasons {
-			fmt.Fprintf(w, "  - %s\n", s)
+		fmt.Fprintf(w, "blocked by %d finding(s) of %d cause(s):\n", len(r.Reasons), len(r.Groups))
+		for _, g := range r.Groups {
+			fmt.Fprintf(w, "  - %s\n", g.Line())
 		}
 	}
 	for _, d := range []gate.Decision{gate.Waived, gate.Report} {
