@@ -126,7 +126,7 @@ else
 	@test -z "$(INVENTORY)$(EXISTING)" || { echo "make e2e VMS=... makes its own machines and cluster: drop INVENTORY and EXISTING"; exit 2; }
 	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
 	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
-	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" || exit $$?; \
+	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" --report-dir '$(REPORT_DIR)' || exit $$?; \
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
 	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)'); gated=$$?; \
 	$(WINCONFORM) reset $(CONFIG_FLAG) --inventory "$$inv"; reset=$$?; \

@@ -11,12 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/internal/buildinfo"
 )
 
 // JUnit test case properties the harness adds.
@@ -240,4 +242,22 @@ func encodeProperty(enc *xml.Encoder, props [][2]string) error {
 		}
 	}
 	return nil
+}
+
+// WriteStepFailure writes the JUnit file of a run whose step (the local
+// cluster's `up`, the Windows machines' join) failed before the suites
+// ran: one failed test case "[winconform] <step>" with the error, and the
+// run-level properties of a run that reached no cluster, so that a
+// dashboard that reads only JUnit shows the run red, not empty.
+func WriteStepFailure(path string, stamp buildinfo.Stamp, step string, stepErr error) error {
+	now := time.Now()
+	r := types.Report{SuiteDescription: "winconform", SuiteSucceeded: false, StartTime: now, EndTime: now,
+		SpecReports: types.SpecReports{{
+			LeafNodeType: types.NodeTypeIt, LeafNodeText: "[winconform] " + step, State: types.SpecStateFailed, StartTime: now, EndTime: now,
+			Failure: types.Failure{Message: fmt.Sprintf("%s failed before the suites ran: %v", step, stepErr), FailureNodeType: types.NodeTypeIt},
+		}}}
+	s := Summarize(r)
+	s.Stamp = stamp
+	s.Status = fmt.Sprintf("failed before the suites ran (%s); the cluster's nodes are unknown", step)
+	return WriteJUnit(path, r, s)
 }

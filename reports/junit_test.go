@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,5 +129,47 @@ func TestWriteJUnitOnAnUnknownCluster(t *testing.T) {
 	}
 	if err := WriteJUnit(filepath.Join(t.TempDir(), "missing", JUnitFile), types.Report{}, s); err == nil {
 		t.Error("writing into a missing directory: no error")
+	}
+}
+
+// A run whose `up` (or join) failed writes a JUnit file with the step as a
+// failed test case, so that a dashboard that reads only JUnit goes red.
+func TestWriteStepFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JUnitFile)
+	stamp := buildinfo.Stamp{RunID: "wc-20260301t120000-0a1b2c3d", Harness: buildinfo.Info{Version: "v0.3.0"}}
+	if err := WriteStepFailure(path, stamp, "up", errors.New("kind: node image pull timed out")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var f struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Failures   int `xml:"failures,attr"`
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Text string `xml:",chardata"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &f); err != nil || len(f.Suites) != 1 {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	s := f.Suites[0]
+	if f.Failures != 1 || s.Failures != 1 || len(s.Cases) != 1 || s.Cases[0].Failure == nil || !strings.Contains(s.Cases[0].Name, "[winconform] up") ||
+		!strings.Contains(s.Cases[0].Failure.Text, "up failed before the suites ran: kind: node image pull timed out") {
+		t.Errorf("the JUnit of a failed up has no failed test case for it:\n%s", data)
+	}
+	props := map[string]string{}
+	for _, p := range s.Properties {
+		props[p.Name] = p.Value
+	}
+	if props[PropRunID] != stamp.RunID || props[PropWindowsNodes] != "unknown" || props[PropShown] != "0" || !strings.Contains(props[PropStatus], "failed before the suites ran (up)") {
+		t.Errorf("run properties %v", props)
 	}
 }

@@ -119,6 +119,7 @@ func fileDigest(path string) (string, error) {
 func upCmd() *cobra.Command {
 	var f clusterFlags
 	var w windowsFlags
+	var junitDir string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Create the local kind cluster (or check and reuse it) and load the test images",
@@ -129,19 +130,20 @@ func upCmd() *cobra.Command {
 			}
 			res, err := up(cmd, &f)
 			if err != nil {
-				return err
+				return stepFailedIn(cmd.ErrOrStderr(), junitDir, "up", err)
 			}
 			out, _ := json.MarshalIndent(res, "", "  ")
 			fmt.Fprintln(cmd.ErrOrStderr(), string(out))
 			fmt.Fprintf(cmd.ErrOrStderr(), "cluster %q is ready: export KUBECONFIG=%s\n", res.Name, res.Kubeconfig)
 			if w.inventory != "" {
-				return joinAfterUp(cmd, &f, &w, cmd.ErrOrStderr())
+				return stepFailedIn(cmd.ErrOrStderr(), junitDir, "join", joinAfterUp(cmd, &f, &w, cmd.ErrOrStderr()))
 			}
 			return nil
 		},
 	}
 	f.register(cmd)
 	w.registerUp(cmd)
+	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when up or the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	return cmd
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // runFlags select what the suite binary runs.
@@ -190,6 +191,11 @@ exists), loads the test images, and runs the suite binary against it. With
 			if err := rf.rerunFocus(); err != nil {
 				return err
 			}
+			// A report directory that holds something else is refused now;
+			// a previous report there is moved aside when the run starts.
+			if err := rundir.Check(rf.reportDir); err != nil {
+				return err
+			}
 			if _, err := suiterun.Procs(rf.nodes, maxProcs, "checked again against the cluster"); err != nil {
 				return err
 			}
@@ -204,7 +210,7 @@ exists), loads the test images, and runs the suite binary against it. With
 				}
 				res, err := up(cmd, &cf)
 				if err != nil {
-					return err
+					return rf.stepFailed("up", err)
 				}
 				kubeconfig = res.Kubeconfig
 				if cfg, err := cf.load(); err == nil {
@@ -234,12 +240,6 @@ const maxProcs = 32
 // node logs into the report directory. It returns the suite's exit status
 // as an error.
 func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []string, local *localLogs) error {
-	if rf.reportDir == "_output/report" {
-		os.RemoveAll(rf.reportDir) // the default directory holds the last run only
-	}
-	if err := os.MkdirAll(rf.reportDir, 0o755); err != nil {
-		return err
-	}
 	cs, err := clientFor(kubeconfig)
 	if err != nil {
 		return err
@@ -248,7 +248,12 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if err != nil {
 		return err
 	}
-	rf.runID = newRunID()
+	if err := rf.prepareReportDir(); err != nil {
+		return err
+	}
+	if rf.runID == "" {
+		rf.runID = newRunID()
+	}
 	rf.ginkgo = abs(rf.ginkgo)
 	fmt.Fprintf(os.Stderr, "run %s: %d process(es); report in %s\n", rf.runID, procs, rf.reportDir)
 	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
