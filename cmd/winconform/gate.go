@@ -130,7 +130,9 @@ func runGate(o gateOptions, w io.Writer) (gate.Result, error) {
 		files = append(files, "diff.md", "diff.json")
 	}
 	if out == o.report {
-		if err := html.WriteHTML(o.report); err != nil {
+		if err := html.WriteHTML(o.report); errors.Is(err, html.ErrScreenshotRemoved) {
+			fmt.Fprintln(w, "winconform:", err)
+		} else if err != nil {
 			return res, fmt.Errorf("writing %s into %s: %v", html.File, o.report, err)
 		}
 		files = append(files, html.File)

@@ -52,13 +52,19 @@ var page = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap
 
 // WriteHTML renders the report directory dir into dir/report.html. It
 // reads summary.json (which must be there) and, when present, cluster.json,
-// network-matrix.json, limitations.json, gate.json and diff.json.
+// network-matrix.json, limitations.json, gate.json and diff.json. A
+// screenshot of the page (report.png) there is taken again, so that it
+// never shows an older page; where it cannot be, it is removed, and the
+// error says so (report.html is written all the same).
 func WriteHTML(dir string) error {
 	data, err := Render(dir)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, File), data, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, File), data, 0o644); err != nil {
+		return err
+	}
+	return refresh(dir)
 }
 
 // Render returns the page for report directory dir.

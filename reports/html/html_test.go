@@ -286,8 +286,25 @@ func TestScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := img.Bounds(); b.Dx() != 1400 || b.Dy() != 2000 {
-		t.Errorf("screenshot %v, want 1400x2000", b)
+	// The whole page: 1400 wide, as tall as the page (its 91 claims, the
+	// matrix, the ledger, the gate, the diff and the failures run far past
+	// one screen), not a fixed viewport that cuts them off.
+	b := img.Bounds()
+	if b.Dx() != html.ScreenshotWidth || b.Dy() <= 4000 {
+		t.Errorf("screenshot %dx%d: want %d wide and the whole page (taller than 4000), not one screen of it", b.Dx(), b.Dy(), html.ScreenshotWidth)
+	}
+	// The page's foot is in it: its last text line is near the bottom.
+	inked := false
+	for y := b.Dy() - 200; y < b.Dy() && !inked; y++ {
+		for x := 0; x < b.Dx(); x += 3 {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r>>8 < 160 && g>>8 < 160 && bl>>8 < 160 {
+				inked = true
+				break
+			}
+		}
+	}
+	if !inked {
+		t.Error("the bottom of the screenshot is blank: the page's end is not in it")
 	}
 	// A page that rendered has colours: the status bar, the badges, text.
 	colours := map[uint32]bool{}
@@ -392,5 +409,44 @@ func TestBlockedGateComesBeforeSucceeded(t *testing.T) {
 	blocked, succeeded := strings.Index(page, "BLOCKED"), strings.Index(page, "succeeded")
 	if blocked < 0 || succeeded < 0 || succeeded < blocked {
 		t.Errorf("\"succeeded\" at %d, \"BLOCKED\" at %d: the page says the run succeeded above the blocked gate:\n%.400s", succeeded, blocked, page)
+	}
+}
+
+// Writing report.html again (gate, diff, report) takes its screenshot again
+// where there is one, so that report.png never shows an older page; where
+// Chromium cannot be found, the stale screenshot is removed, and said.
+func TestRewritingThePageRefreshesItsScreenshot(t *testing.T) {
+	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	stale := []byte("an older page's screenshot")
+	if err := os.WriteFile(filepath.Join(dir, html.ScreenshotFile), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, noBrowser := html.FindBrowser()
+	if noBrowser == nil {
+		if err := html.WriteHTML(dir); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join(dir, html.ScreenshotFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("report.png after the page was written again: %v (still the older one?)", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, html.ScreenshotFile), stale, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", t.TempDir()) // no Chromium
+	err := html.WriteHTML(dir)
+	if err == nil || !strings.Contains(err.Error(), "removed") {
+		t.Errorf("WriteHTML without Chromium: %v, want an error saying the stale screenshot was removed", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, html.ScreenshotFile)); err == nil {
+		t.Error("a screenshot of the older page is left beside the new report.html")
+	}
+	if _, err := os.Stat(filepath.Join(dir, html.File)); err != nil {
+		t.Errorf("report.html: %v", err)
 	}
 }
