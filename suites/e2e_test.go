@@ -93,6 +93,7 @@ func TestE2E(t *testing.T) {
 	suiteConfig, reporterConfig := framework.CreateGinkgoConfig()
 	suiteConfig.LabelFilter = filters
 	ginkgo.ReportAfterSuite("winconform reports", writeReports)
+	e2e.RegisterProgress() // --progress-report-url: Sonobuoy's worker, in the suite image
 	ginkgo.RunSpecs(t, "winconform", suiteConfig, reporterConfig)
 }
 

@@ -19,8 +19,12 @@ import (
 )
 
 // reportsChild is set in the environment of the child process that runs
-// a small suite (TestReportsChild) into a report directory.
-const reportsChild = "WINCONFORM_TEST_REPORTS_DIR"
+// a small suite (TestReportsChild) into a report directory; progressChild
+// is its --progress-report-url.
+const (
+	reportsChild  = "WINCONFORM_TEST_REPORTS_DIR"
+	progressChild = "WINCONFORM_TEST_PROGRESS_URL"
+)
 
 // TestReportsChild is the suite TestOneJUnitPerRun runs in a child process
 // (Ginkgo runs one suite per process).
@@ -32,7 +36,9 @@ func TestReportsChild(t *testing.T) {
 	framework.TestContext.ReportDir = dir
 	framework.TestContext.KubeConfig = "unused"
 	framework.RunID = "wc-20260301t120000-0a1b2c3d"
+	framework.TestContext.ProgressReportURL = os.Getenv(progressChild)
 	OwnReports()
+	RegisterProgress()
 	ginkgo.ReportAfterSuite("winconform reports", func(r ginkgo.Report) {
 		_, err := WriteReports(r)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
