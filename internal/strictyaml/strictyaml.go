@@ -73,6 +73,8 @@ const maxDepth = 16
 type Decoder struct {
 	Problems []Problem
 
+	lines map[string]int // the line of each field Unmarshal decoded, by path
+
 	merged        int  // entries brought in by merge keys so far
 	mergeReported bool // too many merged entries was reported
 }
