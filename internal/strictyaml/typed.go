@@ -42,8 +42,21 @@ func (d *Decoder) Line(p *field.Path) int {
 }
 
 // LineOf is Line for a path written as field.Path writes it
-// ("required[0].claims[1]"), as a field.Error has it.
-func (d *Decoder) LineOf(path string) int { return d.lines[path] }
+// ("required[0].claims[1]"), as a field.Error has it. A field left out (a
+// required one, say) is at the line of the nearest field that holds it.
+func (d *Decoder) LineOf(path string) int {
+	for path != "" {
+		if line, ok := d.lines[path]; ok {
+			return line
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return 0
+		}
+		path = path[:i]
+	}
+	return 0
+}
 
 func (d *Decoder) setLine(p *field.Path, line int) {
 	if d.lines == nil {
