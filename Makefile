@@ -65,6 +65,10 @@ POLICY     ?= policies/linux-only.yaml
 BASELINE   ?=
 # report.png needs headless Chromium: taken where it is on PATH (.ci/run installs it).
 SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser || command -v google-chrome),--screenshot)
+# The commit the harness is built from goes into every report (internal/buildinfo):
+# stamped by the Go toolchain in a git checkout, whatever GOFLAGS says
+# (BUILDVCS=-buildvcs=false to build without it).
+BUILDVCS   ?= -buildvcs=auto
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
@@ -84,9 +88,9 @@ all: build
 ## in-cluster entrypoint, the probe (Linux and Windows), kwok and Ginkgo's CLI
 build: $(BIN)/kwok $(BIN)/ginkgo
 	@mkdir -p $(BIN)
-	$(GO) build -o $(WINCONFORM) ./cmd/winconform
-	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/e2e.test ./suites
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/suite-runner ./images/suiterunner
+	$(GO) build $(BUILDVCS) -o $(WINCONFORM) ./cmd/winconform
+	CGO_ENABLED=0 $(GO) test $(BUILDVCS) -c -o $(BIN)/e2e.test ./suites
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build $(BUILDVCS) -ldflags '-s -w' -o $(BIN)/suite-runner ./images/suiterunner
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-linux-amd64 ./images/probe
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags '-s -w' -o $(BIN)/probe-windows-amd64.exe ./images/probe
 

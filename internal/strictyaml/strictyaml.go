@@ -1,8 +1,13 @@
 // Package strictyaml decodes the harness's YAML files (the inventory, the
-// image overrides) into typed structs strictly, and says where each problem
-// is: the field's path (apimachinery's field.Path) and the line. It collects
-// every problem instead of stopping at the first, so that a file's author
-// sees them all at once.
+// VM file, the image overrides, the cluster file, the release gate policy)
+// into typed structs strictly, and says where each problem is: the field's
+// path (apimachinery's field.Path) and the line. It collects every problem
+// instead of stopping at the first, so that a file's author sees them all
+// at once, and names the nearest known field for an unknown one.
+//
+// Unmarshal decodes into plain tagged structs by reflection (the cluster
+// file, the policy). The inventory and the VM file, whose checks need each
+// value's node, decode as follows.
 //
 // A struct to decode into holds a yaml.Node per field, so that a field
 // written empty (~) differs from one left out and every value keeps its line
