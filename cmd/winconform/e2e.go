@@ -26,6 +26,7 @@ import (
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // runFlags select what the suite binary runs.
@@ -178,6 +179,11 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 	if _, err := suiterun.Procs(r.procs, maxProcs, "checked again against the cluster"); err != nil {
 		return nil, usage(err)
 	}
+	// A report directory that holds something else is refused now; a
+	// previous report there is moved aside when the run starts.
+	if err := rundir.Check(r.reportDir); err != nil {
+		return nil, usage(err)
+	}
 	if r.inventory != "" {
 		if _, err := inventory.LoadFromOS(r.inventory); err != nil {
 			return nil, usage(fmt.Errorf("--inventory: %w", err))
@@ -327,7 +333,7 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			}
 			res, err := up(cmd, &cf)
 			if err != nil {
-				return err
+				return rf.stepFailed("up", err)
 			}
 			rf.expectVersion = cfg.KubernetesVersion
 			rf.expectSANs = append(rf.expectSANs, cfg.Networking.CertSANs...)
@@ -368,19 +374,15 @@ func checkKubeconfig(path string) error {
 // maxProcs bounds --procs before the cluster is known.
 const maxProcs = 32
 
-// runSuite runs the suite (in --procs parallel processes), printing an
-// N of M line per spec, passing an interrupt on once and giving the suite
-// time to clean up and report; then removes what the run left in the
-// cluster, and on failure collects the node logs into the report
-// directory. Its last line says how the run ended; it returns the suite's
-// exit status.
+// runSuite runs the suite (in --procs parallel processes) once the
+// cluster has answered: it readies the report directory (a previous report
+// there is moved aside, never deleted; the kubeconfig was checked before
+// anything, by checkKubeconfig), prints an N of M line per spec, passes an
+// interrupt on once and gives the suite time to clean up and report; then
+// removes what the run left in the cluster, and on failure collects the
+// node logs into the report directory. Its last line says how the run
+// ended; it returns the suite's exit status.
 func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []string, local *localLogs) error {
-	if abs(rf.reportDir) == abs(outPath("report")) {
-		os.RemoveAll(rf.reportDir) // the default directory holds the last run only
-	}
-	if err := os.MkdirAll(rf.reportDir, 0o755); err != nil {
-		return err
-	}
 	cs, err := clientFor(kubeconfig)
 	if err != nil {
 		return err
@@ -389,7 +391,12 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if err != nil {
 		return usage(err)
 	}
-	rf.runID = newRunID()
+	if err := rf.prepareReportDir(); err != nil {
+		return err
+	}
+	if rf.runID == "" {
+		rf.runID = newRunID()
+	}
 	rf.ginkgo = abs(rf.ginkgo)
 	progress, err := startProgress(rf.specs, os.Stderr, rf.forward)
 	if err != nil {
