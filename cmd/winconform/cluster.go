@@ -26,6 +26,7 @@ type clusterFlags struct {
 	kubeconfig string
 	backend    string
 	version    string
+	remote     int
 	probe      string
 	// images are more archives to load into the nodes (the Sonobuoy images).
 	images []kind.ImageArchive
@@ -41,6 +42,7 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.version, "kubernetes-version", "", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
 		"; a line's name (1.36) means its newest patch (overrides the cluster file's kubernetesVersion; default "+kubelines.Default().Version+")")
+	cmd.Flags().IntVar(&f.remote, "remote-nodes", -1, "Linux nodes outside kind's network, joined through the routed underlay (overrides the cluster file's remoteNodes; needs root)")
 	cmd.Flags().StringVar(&f.probe, "probe", binPath("probe-linux-amd64"), "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
 }
 
@@ -67,6 +69,9 @@ func (f *clusterFlags) load() (kind.Config, error) {
 	}
 	if f.backend != "" {
 		cfg.CNI.Backend = f.backend
+	}
+	if f.remote >= 0 {
+		cfg.RemoteNodes = f.remote
 	}
 	if f.version != "" {
 		if cfg, err = cfg.WithKubernetesVersion(f.version); err != nil {
@@ -225,7 +230,9 @@ func downCmd() *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			c, err := kind.New(cmd.Context(), cfg, kindOptions(abs(f.kubeconfig)))
+			opts := kindOptions(abs(f.kubeconfig))
+			opts.Log = cmd.ErrOrStderr()
+			c, err := kind.New(cmd.Context(), cfg, opts)
 			if err != nil {
 				return err
 			}

@@ -21,9 +21,11 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/rundir"
@@ -51,6 +53,9 @@ type runFlags struct {
 	runID string
 	// focus are the Ginkgo focus expressions of a rerun.
 	focus []string
+	// underlay is the underlay check's report, written into the report
+	// directory.
+	underlay *underlay.Report
 	// quiet turns Ginkgo's output down (no -v); noColor keeps colour codes out.
 	quiet, noColor bool
 	// timeout is the suite's time limit (0: suiteTimeout decides).
@@ -335,6 +340,14 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			if err != nil {
 				return rf.stepFailed("up", err)
 			}
+			// The machines joined through the underlay climb its rungs
+			// before the suites: a missing rule or route fails here,
+			// named, not as a hundred blocked cells.
+			rep, err := underlayCheck{cf: &cf, w: &windowsFlags{inventory: rf.inventory}, pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
+			if err != nil {
+				return rf.stepFailed("underlay check", err)
+			}
+			rf.underlay = rep
 			rf.expectVersion = cfg.KubernetesVersion
 			rf.expectSANs = append(rf.expectSANs, cfg.Networking.CertSANs...)
 			if a := cfg.Networking.APIServerAddress; a != "" && a != "0.0.0.0" {
@@ -396,6 +409,15 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	}
 	if rf.runID == "" {
 		rf.runID = newRunID()
+	}
+	if rf.underlay != nil {
+		stamped := struct {
+			version.Stamp
+			*underlay.Report
+		}{version.For(rf.runID), rf.underlay}
+		if err := writeJSON(filepath.Join(rf.reportDir, rundir.UnderlayFile), stamped); err != nil {
+			return err
+		}
 	}
 	rf.ginkgo = abs(rf.ginkgo)
 	progress, err := startProgress(rf.specs, os.Stderr, rf.forward)
@@ -524,7 +546,9 @@ func deleteCluster(cmd *cobra.Command, cf *clusterFlags) {
 		return
 	}
 	// The run's context may be cancelled: deletion must still happen.
-	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, kindOptions(abs(cf.kubeconfig)))
+	opts := kindOptions(abs(cf.kubeconfig))
+	opts.Log = cmd.ErrOrStderr()
+	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, opts)
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "winconform: cannot delete the cluster:", err)
 		return

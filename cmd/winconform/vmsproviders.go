@@ -5,6 +5,7 @@ package main
 import (
 	_ "github.com/winconform/winconform/infra/vms/azure"
 	_ "github.com/winconform/winconform/infra/vms/hyperv"
+	_ "github.com/winconform/winconform/infra/vms/libvirt"
 	_ "github.com/winconform/winconform/infra/vms/static"
 	_ "github.com/winconform/winconform/infra/vms/vsphere"
 )

@@ -40,9 +40,14 @@ type Config struct {
 	// NodeImageBuild is auto, always or never.
 	NodeImageBuild string `json:"nodeImageBuild,omitempty"`
 	// Workers is the number of Linux worker nodes beside the control plane.
-	Workers    int        `json:"workers"`
-	Networking Networking `json:"networking"`
-	CNI        CNI        `json:"cni"`
+	Workers int `json:"workers"`
+	// RemoteNodes is the number of Linux nodes made outside kind's Docker
+	// network, on a network of their own that reaches it only through this
+	// host, and joined through the routed underlay (infra/underlay), as a
+	// lab machine is. They need root and the vxlan back end.
+	RemoteNodes int        `json:"remoteNodes,omitempty"`
+	Networking  Networking `json:"networking"`
+	CNI         CNI        `json:"cni"`
 	// LoadBalancer is MetalLB, which gives LoadBalancer Services addresses
 	// of the Docker network; on unless switched off.
 	LoadBalancer LoadBalancer `json:"loadBalancer"`
@@ -253,6 +258,12 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > 10 {
 		return fmt.Errorf("workers: %d: use 0 to 10 Linux workers", c.Workers)
+	}
+	if c.RemoteNodes < 0 || c.RemoteNodes > 4 {
+		return fmt.Errorf("remoteNodes: %d: use 0 to 4 remote Linux nodes", c.RemoteNodes)
+	}
+	if c.RemoteNodes > 0 && c.CNI.Backend != cni.VXLAN {
+		return fmt.Errorf("remoteNodes: %d with cni.backend %s: remote nodes reach the kind nodes through a router (the kind host), and flannel's %s needs every node on one L2 network; use cni.backend: vxlan", c.RemoteNodes, c.CNI.Backend, c.CNI.Backend)
 	}
 	for _, f := range []struct{ field, cidr string }{
 		{"networking.podSubnet", c.Networking.PodSubnet},

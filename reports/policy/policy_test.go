@@ -158,7 +158,7 @@ func TestSelects(t *testing.T) {
 		return out
 	}
 	linuxOnly := ids(Requirement{Labels: []string{"os:linux", "!os:windows"}})
-	if strings.Join(linuxOnly, ",") != "INF-01,LIM-07,NET-07,NET-08,NET-15,NET-16" {
+	if strings.Join(linuxOnly, ",") != "INF-01,INF-10,LIM-07,NET-07,NET-08,NET-15,NET-16" {
 		t.Errorf("os:linux without os:windows selects %v", linuxOnly)
 	}
 	net := ids(Requirement{Areas: []string{"NET"}, Labels: []string{"kind:limit"}, Except: []string{"NET-27"}})

@@ -13,12 +13,14 @@ import (
 )
 
 // Entries a run leaves in its report directory (the suites, the CLI, the
-// gate, the diff, the HTML and its screenshot, Sonobuoy's plugin): a
-// directory that holds nothing else is a report.
+// underlay check, the gate, the diff, the HTML and its screenshot,
+// Sonobuoy's plugin, make test's underlay fault test): a directory that
+// holds nothing else is a report.
 var reportEntries = map[string]bool{
 	SummaryFile: true, "summary.md": true, ClusterFile: true, MatrixFile: true, "network-matrix.md": true,
 	LedgerFile: true, "limitations.md": true, "ginkgo": true, "artifacts": true, "report.html": true, "report.png": true,
 	"gate.json": true, "gate.md": true, "diff.json": true, "diff.md": true, "e2e.log": true, "done": true,
+	UnderlayFile: true, "underlay-fault.log": true,
 }
 
 // reportPattern matches the other names a run writes: its JUnit files, and

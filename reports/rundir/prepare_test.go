@@ -20,6 +20,10 @@ func TestPrepareMovesAReportAside(t *testing.T) {
 	s := reporttest.Summary(reporttest.LinuxCluster, nil)
 	reporttest.WriteTo(t, mkdir(t, dir), reporttest.Dir{Summary: s})
 	os.WriteFile(filepath.Join(dir, reports.JUnitFile), []byte("<testsuites/>"), 0o644)
+	// What winconform e2e and make test write beside the suites' files
+	// when machines joined through the underlay.
+	os.WriteFile(filepath.Join(dir, rundir.UnderlayFile), []byte(`{"machines": []}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "underlay-fault.log"), []byte("PASS\n"), 0o644)
 	mkdir(t, filepath.Join(dir, "artifacts", "nodes"))
 	if err := rundir.Check(dir); err != nil {
 		t.Fatalf("Check of a report directory: %v", err)

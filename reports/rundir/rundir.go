@@ -31,6 +31,9 @@ const (
 	MatrixFile  = "network-matrix.json"
 	LedgerFile  = "limitations.json"
 	GinkgoFile  = "ginkgo/report.json"
+	// UnderlayFile is the underlay check's report, which winconform e2e
+	// writes beside them when machines joined through the underlay.
+	UnderlayFile = "underlay-check.json"
 )
 
 // Run is one run's report directory, read.
