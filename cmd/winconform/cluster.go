@@ -149,6 +149,7 @@ func kindOptions(kubeconfig string) kind.Options {
 func upCmd() *cobra.Command {
 	var f clusterFlags
 	var w windowsFlags
+	var junitDir string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Create the local kind cluster (or check and reuse it) and load the test images",
@@ -157,15 +158,18 @@ func upCmd() *cobra.Command {
 			if err := w.precheck(&f); err != nil {
 				return err
 			}
+			if err := checkStepDir(junitDir); err != nil {
+				return err
+			}
 			res, err := up(cmd, &f)
 			if err != nil {
-				return err
+				return stepFailedIn(cmd.ErrOrStderr(), junitDir, "up", err)
 			}
 			out, _ := json.MarshalIndent(res, "", "  ")
 			fmt.Fprintln(cmd.ErrOrStderr(), string(out))
 			fmt.Fprintf(cmd.ErrOrStderr(), "cluster %q is ready: export KUBECONFIG=%s\n", res.Name, res.Kubeconfig)
 			if w.inventory != "" {
-				return joinAfterUp(cmd, &f, &w, cmd.ErrOrStderr())
+				return stepFailedIn(cmd.ErrOrStderr(), junitDir, "join", joinAfterUp(cmd, &f, &w, cmd.ErrOrStderr()))
 			}
 			return nil
 		},
@@ -173,6 +177,7 @@ func upCmd() *cobra.Command {
 	f.register(cmd)
 	f.refuseKubeconfig(cmd)
 	w.registerUp(cmd)
+	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when up or the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	return cmd
 }
 

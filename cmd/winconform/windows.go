@@ -162,6 +162,7 @@ func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
 func joinCmd() *cobra.Command {
 	var cf clusterFlags
 	var w windowsFlags
+	var junitDir string
 	cmd := &cobra.Command{
 		Use:   "join",
 		Short: "Join the inventory's Windows machines to the local cluster over WinRM",
@@ -180,11 +181,15 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 			if err := w.precheck(&cf); err != nil {
 				return err
 			}
-			return w.join(cmd, &cf)
+			if err := checkStepDir(junitDir); err != nil {
+				return err
+			}
+			return stepFailedIn(cmd.ErrOrStderr(), junitDir, "join", w.join(cmd, &cf))
 		},
 	}
 	registerClusterLookup(cmd, &cf)
 	w.register(cmd)
+	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
 	cmd.Flags().BoolVar(&w.check, "check", false, "only ready the cluster and prove it can join machines (make, check and delete a join command); no machine is touched")
 	return cmd

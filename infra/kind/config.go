@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"regexp"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
@@ -16,6 +15,7 @@ import (
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/kubelines"
+	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // Node image policies: what Up does when the node image is not present.
@@ -99,7 +99,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.ParseDuration(s[1 : len(s)-1])
 	if err != nil {
-		return err
+		return fmt.Errorf("want a duration such as \"5m\" or \"90s\"")
 	}
 	d.Duration = v
 	return nil
@@ -133,41 +133,43 @@ func LoadConfig(path string) (Config, error) {
 }
 
 // ParseConfig decodes and validates a cluster file, as kind reads its own:
-// a strict decode (unknown fields are errors) over the embedded default, so
-// that every field the file leaves out has the default's value; then the
-// defaults that depend on other fields; then validation.
+// a strict decode (internal/strictyaml: every problem at once, each with
+// its line and field, an unknown field with the nearest known one) over the
+// embedded default, so that every field the file leaves out has the
+// default's value; then the defaults that depend on other fields; then
+// validation.
 func ParseConfig(source string, data []byte) (Config, error) {
-	// encoding/json loses the field's name in a Duration's own error: check it first.
-	var durations struct {
-		ReadyTimeout any `json:"readyTimeout"`
+	// The file alone first: its problems, and the CNI back end it names.
+	var own Config
+	var d strictyaml.Decoder
+	d.Unmarshal(data, &own)
+	if err := strictyaml.Err(source, d.Problems); err != nil {
+		return Config{}, err
 	}
-	if err := yaml.Unmarshal(data, &durations); err == nil && durations.ReadyTimeout != nil {
-		if s, ok := durations.ReadyTimeout.(string); !ok {
-			return Config{}, fmt.Errorf("%s: readyTimeout: %v is not a duration: write it as a quoted string such as \"5m\"", source, durations.ReadyTimeout)
-		} else if _, err := time.ParseDuration(s); err != nil {
-			return Config{}, fmt.Errorf("%s: readyTimeout: %q is not a duration such as \"5m\" or \"90s\"", source, s)
-		}
-	}
-	var c Config
-	if err := yaml.UnmarshalStrict(defaultConfig, &c); err != nil {
-		panic(err) // a test keeps the embedded file valid
-	}
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return Config{}, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: json: "))
-	}
+	c := decodeDefault()
+	var over strictyaml.Decoder
+	over.Unmarshal(data, &c)
 	// The default's vni and port are vxlan's: a file that names its back end
 	// has the vni and port it sets, or that back end's defaults.
-	var own struct {
-		CNI CNI `json:"cni"`
-	}
-	if err := yaml.Unmarshal(data, &own); err == nil && own.CNI.Backend != "" {
+	if own.CNI.Backend != "" {
 		c.CNI = own.CNI
 	}
 	c.setDefaults()
 	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", source, err)
+		return Config{}, d.Wrap(source, err)
 	}
 	return c, nil
+}
+
+// decodeDefault is the embedded default, decoded (a test keeps it valid).
+func decodeDefault() Config {
+	var c Config
+	var d strictyaml.Decoder
+	d.Unmarshal(defaultConfig, &c)
+	if err := strictyaml.Err("default.yaml (embedded)", d.Problems); err != nil {
+		panic(err)
+	}
+	return c
 }
 
 func (c *Config) setDefaults() {
