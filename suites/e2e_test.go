@@ -65,7 +65,13 @@ func TestMain(m *testing.M) {
 	e2e.ApplyRunID()
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	reporter = progress.New(framework.TestContext.ProgressReportURL)
-	os.Exit(m.Run())
+	stop := func() {}
+	if !dryRun {
+		stop = e2e.Heartbeat()
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }
 
 // checkFlags validates what the run was asked to do before anything connects
