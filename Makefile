@@ -17,6 +17,8 @@
 #   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
 #   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
 #   make report                          report.html (and report.png where Chromium is) for REPORT_DIR
+#   make sweep [OLDER_THAN=2m] [DRY_RUN=1]  remove what dead (killed) runs left in the local cluster (or EXISTING)
+#   make kill-test KILL_TEST_KUBECONFIG=_output/<name>.kubeconfig   runs SIGKILLed on that cluster, then swept (part of make test)
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -93,7 +95,7 @@ RUN_FLAGS   = --procs '$(PROCS)' $(if $(RERUN),--rerun-failed '$(RERUN)') $(if $
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean
+.PHONY: all build up down e2e list test unit e2e-test kill-test sweep bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean
 
 all: build
 
@@ -141,12 +143,12 @@ ifeq ($(VMS),)
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--kubeconfig '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 else
 	@test -z "$(INVENTORY)$(EXISTING)" || { echo "make e2e VMS=... makes its own machines and cluster: drop INVENTORY and EXISTING"; exit 2; }
-	$(WINCONFORM) e2e --check $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+	$(WINCONFORM) e2e --check $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 	$(WINCONFORM) gate --check --policy '$(POLICY)'
 	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
 	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
 	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" || exit $$?; \
-	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
 	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)'); gated=$$?; \
 	$(WINCONFORM) reset $(CONFIG_FLAG) --inventory "$$inv"; reset=$$?; \
 	trap - EXIT; $(WINCONFORM) vms down --state '$(VMS_DIR)' || exit $$?; \
@@ -190,9 +192,27 @@ e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(VERSION_FLAG) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
 	$(WINCONFORM) report --report $(OUT)/test-report $(SCREENSHOT); rendered=$$?; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	KILL_TEST_KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig $(KILL_TEST) || exit $$?; \
 	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
 		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
 	exit $$rendered
+
+# The kill test: runs of the built CLI SIGKILLed during setup and in the
+# middle of the storage spec, a run beside a live one, winconform sweep;
+# counts the cluster's objects, node labels and taints before and after
+# (cmd/winconform/killtest_test.go, build tag killtest).
+KILL_TEST = $(GO) test -tags killtest -count=1 -timeout 20m -v -run '^TestKilledRunsLeaveNothing$$' ./cmd/winconform
+KILL_TEST_KUBECONFIG ?=
+
+## kill-test: runs SIGKILLed on KILL_TEST_KUBECONFIG's cluster, then swept: nothing of them left (make test runs it)
+kill-test: build
+	@test -n "$(KILL_TEST_KUBECONFIG)" || { echo "make kill-test needs KILL_TEST_KUBECONFIG=<kubeconfig of a cluster to kill runs on>"; exit 2; }
+	KILL_TEST_KUBECONFIG='$(abspath $(KILL_TEST_KUBECONFIG))' $(KILL_TEST)
+
+OLDER_THAN ?= 2m
+## sweep: remove what dead runs left in the local cluster (or EXISTING); DRY_RUN=1 only lists
+sweep: build
+	$(WINCONFORM) sweep $(CONFIG_FLAG) --older-than '$(OLDER_THAN)' $(if $(DRY_RUN),--dry-run) $(if $(EXISTING),--kubeconfig '$(EXISTING)')
 
 ## gate: decide whether the run in REPORT_DIR ships under POLICY (exit 0 ship, 1 blocked, 2 unusable), against BASELINE if set
 gate: build
