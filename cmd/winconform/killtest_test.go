@@ -121,7 +121,9 @@ func TestKilledRunsLeaveNothing(t *testing.T) {
 		t.Errorf("run 3: %v\n%s", err, r3.output())
 	}
 	var swept suiterun.SweepReport
-	readJSONFile(t, filepath.Join(r3.dir, SweptFile), &swept)
+	if data, err := os.ReadFile(filepath.Join(r3.dir, SweptFile)); err != nil || json.Unmarshal(data, &swept) != nil {
+		t.Fatalf("run 3's %s: %v %s", SweptFile, err, data)
+	}
 	byRun := map[string][]string{}
 	for _, d := range swept.Dead {
 		for _, l := range d.Left {
@@ -424,17 +426,6 @@ func (k *killTest) cliOut(args ...string) string {
 		k.t.Errorf("winconform %s: exit %d\n%s", strings.Join(args, " "), code, out)
 	}
 	return out
-}
-
-func readJSONFile(t *testing.T, path string, v any) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }
 
 func prefixAll(p string, xs []string) []string {

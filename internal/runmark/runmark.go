@@ -9,6 +9,7 @@ package runmark
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"time"
 
@@ -70,22 +71,17 @@ func (r Run) Annotations() map[string]string {
 
 // Mark labels and annotates o as the run's.
 func (r Run) Mark(o metav1.Object) {
-	l := o.GetLabels()
-	if l == nil {
-		l = map[string]string{}
+	o.SetLabels(merged(o.GetLabels(), r.Labels()))
+	o.SetAnnotations(merged(o.GetAnnotations(), r.Annotations()))
+}
+
+// merged is m (made when nil) with add's keys set.
+func merged(m, add map[string]string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
 	}
-	for k, v := range r.Labels() {
-		l[k] = v
-	}
-	o.SetLabels(l)
-	a := o.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	for k, v := range r.Annotations() {
-		a[k] = v
-	}
-	o.SetAnnotations(a)
+	maps.Copy(m, add)
+	return m
 }
 
 // Of is the run that made o, and when o was made: its RunLabel (else the

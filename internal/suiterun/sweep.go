@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -267,61 +269,51 @@ type gone struct {
 	get        func(ctx context.Context) error
 }
 
-// kind is a kind of cluster-scoped object the runs create, with RunLabel.
+// kind is a kind of object the runs create, found by RunLabel.
 type kind struct {
 	name string
 	list func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error)
 	del  func(ctx context.Context, cs kubernetes.Interface, name string) error
 	get  func(ctx context.Context, cs kubernetes.Interface, name string) error
+	// wait: a deleted one is awaited (finalizers keep it a while).
 	wait bool
 }
 
-var del = metav1.DeleteOptions{}
+// client is what a sweep needs of a typed client of cluster-scoped objects.
+type client[L runtime.Object, O any] interface {
+	List(ctx context.Context, o metav1.ListOptions) (L, error)
+	Get(ctx context.Context, name string, o metav1.GetOptions) (O, error)
+	Delete(ctx context.Context, name string, o metav1.DeleteOptions) error
+}
+
+func kindOf[L runtime.Object, O any](name string, wait bool, c func(kubernetes.Interface) client[L, O]) kind {
+	return kind{name: name, wait: wait,
+		list: func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+			return c(cs).List(ctx, o)
+		},
+		del: func(ctx context.Context, cs kubernetes.Interface, n string) error {
+			return c(cs).Delete(ctx, n, metav1.DeleteOptions{})
+		},
+		get: func(ctx context.Context, cs kubernetes.Interface, n string) error {
+			_, err := c(cs).Get(ctx, n, metav1.GetOptions{})
+			return err
+		}}
+}
 
 var kinds = []kind{
-	{name: "namespace",
-		list: func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().Namespaces().List(ctx, o)
-		},
-		del: func(ctx context.Context, cs kubernetes.Interface, n string) error {
-			return cs.CoreV1().Namespaces().Delete(ctx, n, del)
-		},
-		get: func(ctx context.Context, cs kubernetes.Interface, n string) error {
-			_, err := cs.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
-			return err
-		}, wait: true},
-	{name: "node",
-		list: func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().Nodes().List(ctx, o)
-		},
-		del: func(ctx context.Context, cs kubernetes.Interface, n string) error {
-			return cs.CoreV1().Nodes().Delete(ctx, n, del)
-		}},
-	{name: "runtimeclass",
-		list: func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.NodeV1().RuntimeClasses().List(ctx, o)
-		},
-		del: func(ctx context.Context, cs kubernetes.Interface, n string) error {
-			return cs.NodeV1().RuntimeClasses().Delete(ctx, n, del)
-		}},
-	{name: "clusterrole",
-		list: func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.RbacV1().ClusterRoles().List(ctx, o)
-		},
-		del: func(ctx context.Context, cs kubernetes.Interface, n string) error {
-			return cs.RbacV1().ClusterRoles().Delete(ctx, n, del)
-		}},
-	{name: "persistentvolume",
-		list: func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().PersistentVolumes().List(ctx, o)
-		},
-		del: func(ctx context.Context, cs kubernetes.Interface, n string) error {
-			return cs.CoreV1().PersistentVolumes().Delete(ctx, n, del)
-		},
-		get: func(ctx context.Context, cs kubernetes.Interface, n string) error {
-			_, err := cs.CoreV1().PersistentVolumes().Get(ctx, n, metav1.GetOptions{})
-			return err
-		}, wait: true},
+	kindOf("namespace", true, func(cs kubernetes.Interface) client[*corev1.NamespaceList, *corev1.Namespace] {
+		return cs.CoreV1().Namespaces()
+	}),
+	kindOf("node", false, func(cs kubernetes.Interface) client[*corev1.NodeList, *corev1.Node] { return cs.CoreV1().Nodes() }),
+	kindOf("runtimeclass", false, func(cs kubernetes.Interface) client[*nodev1.RuntimeClassList, *nodev1.RuntimeClass] {
+		return cs.NodeV1().RuntimeClasses()
+	}),
+	kindOf("clusterrole", false, func(cs kubernetes.Interface) client[*rbacv1.ClusterRoleList, *rbacv1.ClusterRole] {
+		return cs.RbacV1().ClusterRoles()
+	}),
+	kindOf("persistentvolume", true, func(cs kubernetes.Interface) client[*corev1.PersistentVolumeList, *corev1.PersistentVolume] {
+		return cs.CoreV1().PersistentVolumes()
+	}),
 }
 
 // collect finds, by run, what the runs left: the objects labelled with
@@ -460,7 +452,7 @@ func remove(ctx context.Context, cs kubernetes.Interface, items []item) ([]Left,
 }
 
 func deleteLease(ctx context.Context, cs kubernetes.Interface, id string) {
-	_ = cs.CoordinationV1().Leases(runmark.LeaseNamespace).Delete(ctx, id, del)
+	_ = cs.CoordinationV1().Leases(runmark.LeaseNamespace).Delete(ctx, id, metav1.DeleteOptions{})
 }
 
 func sortLeft(left []Left) {

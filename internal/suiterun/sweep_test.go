@@ -153,18 +153,18 @@ func TestSweepDeadTakesOnlyDeadRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var deadIDs, liveIDs []string
-	for _, d := range rep.Dead {
-		deadIDs = append(deadIDs, d.ID)
+	ids := func(runs []RunSwept) []string {
+		var out []string
+		for _, r := range runs {
+			out = append(out, r.ID)
+		}
+		return out
 	}
-	for _, l := range rep.Live {
-		liveIDs = append(liveIDs, l.ID)
+	if got, want := ids(rep.Dead), []string{oldNoBeat, dead}; !reflect.DeepEqual(got, want) {
+		t.Errorf("dead runs %v, want %v", got, want)
 	}
-	if want := []string{oldNoBeat, dead}; !reflect.DeepEqual(deadIDs, want) {
-		t.Errorf("dead runs %v, want %v", deadIDs, want)
-	}
-	if want := []string{patient, live, newNoBeat}; !reflect.DeepEqual(liveIDs, want) {
-		t.Errorf("live runs %v, want %v", liveIDs, want)
+	if got, want := ids(rep.Live), []string{patient, live, newNoBeat}; !reflect.DeepEqual(got, want) {
+		t.Errorf("live runs %v, want %v", got, want)
 	}
 	var removed []string
 	for _, l := range rep.Dead[1].Left {
