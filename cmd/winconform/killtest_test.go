@@ -208,54 +208,15 @@ func TestKilledRunsLeaveNothing(t *testing.T) {
 	t.Logf("winconform results of run 1's report directory:\n%s", res)
 }
 
-// state is what runs can leave, as sorted lines: namespaces (but the
-// heartbeats' own), PersistentVolumes, ClusterRoles, RuntimeClasses, node
-// labels and taints, and heartbeats.
+// state is what runs can leave (suiterun.Footprint) but the heartbeats'
+// own namespace, which stays.
 func (k *killTest) state(ctx context.Context) []string {
 	k.t.Helper()
-	var out []string
-	add := func(kind string, names ...string) {
-		for _, n := range names {
-			out = append(out, kind+" "+n)
-		}
-	}
-	nss, err := k.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	all, err := suiterun.Footprint(ctx, k.cs)
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	for _, o := range nss.Items {
-		if o.Name != runmark.LeaseNamespace {
-			add("namespace", o.Name)
-		}
-	}
-	pvs, _ := k.cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
-	for _, o := range pvs.Items {
-		add("persistentvolume", o.Name)
-	}
-	crs, _ := k.cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
-	for _, o := range crs.Items {
-		add("clusterrole", o.Name)
-	}
-	rcs, _ := k.cs.NodeV1().RuntimeClasses().List(ctx, metav1.ListOptions{})
-	for _, o := range rcs.Items {
-		add("runtimeclass", o.Name)
-	}
-	ls, _ := k.cs.CoordinationV1().Leases(runmark.LeaseNamespace).List(ctx, metav1.ListOptions{})
-	for _, o := range ls.Items {
-		add("heartbeat", o.Name)
-	}
-	nodes, _ := k.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	for _, n := range nodes.Items {
-		add("node", n.Name)
-		for key, v := range n.Labels {
-			add("node-label", n.Name+" "+key+"="+v)
-		}
-		for _, t := range n.Spec.Taints {
-			add("node-taint", n.Name+" "+runmark.TaintString(t))
-		}
-	}
-	slices.Sort(out)
-	return out
+	return slices.DeleteFunc(all, func(s string) bool { return s == "namespace "+runmark.LeaseNamespace })
 }
 
 func summarize(state []string) string {
@@ -265,7 +226,7 @@ func summarize(state []string) string {
 		counts[kind]++
 	}
 	var parts []string
-	for _, kind := range []string{"namespace", "persistentvolume", "clusterrole", "runtimeclass", "node", "node-label", "node-taint", "heartbeat"} {
+	for _, kind := range []string{"namespace", "persistentvolume", "clusterrole", "runtimeclass", "node", "node-label", "node-taint", "node-change", "heartbeat"} {
 		parts = append(parts, fmt.Sprintf("%s %d", kind, counts[kind]))
 	}
 	return strings.Join(parts, ", ")

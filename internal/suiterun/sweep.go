@@ -316,6 +316,53 @@ var kinds = []kind{
 	}),
 }
 
+// Footprint is everything in the cluster of the kinds a run can leave, as
+// sorted lines ("<kind> <name>"): namespaces, simulated and real nodes,
+// RuntimeClasses, ClusterRoles, PersistentVolumes, each node's labels
+// ("node-label <node> k=v"), taints ("node-taint <node> k=v:Effect") and
+// runs' change records ("node-change <node> <run>"), and the runs'
+// heartbeats ("heartbeat <run>"): what to compare before and after runs.
+func Footprint(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+	var out []string
+	for _, k := range kinds {
+		list, err := k.list(ctx, cs, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("listing the %ss: %w", k.name, err)
+		}
+		objs, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			m, err := meta.Accessor(o)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k.name+" "+m.GetName())
+			if n, ok := o.(*corev1.Node); ok {
+				for key, v := range n.Labels {
+					out = append(out, "node-label "+n.Name+" "+key+"="+v)
+				}
+				for _, t := range n.Spec.Taints {
+					out = append(out, "node-taint "+n.Name+" "+runmark.TaintString(t))
+				}
+				for id := range runmark.NodeChanges(n) {
+					out = append(out, "node-change "+n.Name+" "+id)
+				}
+			}
+		}
+	}
+	leases, err := cs.CoordinationV1().Leases(runmark.LeaseNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the runs' heartbeats: %w", err)
+	}
+	for _, l := range leases.Items {
+		out = append(out, "heartbeat "+l.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // collect finds, by run, what the runs left: the objects labelled with
 // their ID, and their changes to nodes. With only set, the run only's
 // (its namespaces also by the e2e framework's label); otherwise every

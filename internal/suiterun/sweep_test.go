@@ -103,45 +103,13 @@ func cluster(t *testing.T) *fake.Clientset {
 	return fake.NewSimpleClientset(objs...)
 }
 
-// state is what the cluster holds, as sorted strings: the objects the
-// runs could leave, and the nodes' labels and taints.
+// state is what the cluster holds of what runs can leave.
 func state(t *testing.T, cs *fake.Clientset) []string {
-	ctx := context.Background()
-	var out []string
-	nss, _ := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	for _, o := range nss.Items {
-		out = append(out, "namespace "+o.Name)
+	t.Helper()
+	out, err := Footprint(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	pvs, _ := cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
-	for _, o := range pvs.Items {
-		out = append(out, "pv "+o.Name)
-	}
-	crs, _ := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
-	for _, o := range crs.Items {
-		out = append(out, "clusterrole "+o.Name)
-	}
-	rcs, _ := cs.NodeV1().RuntimeClasses().List(ctx, metav1.ListOptions{})
-	for _, o := range rcs.Items {
-		out = append(out, "runtimeclass "+o.Name)
-	}
-	ls, _ := cs.CoordinationV1().Leases(runmark.LeaseNamespace).List(ctx, metav1.ListOptions{})
-	for _, o := range ls.Items {
-		out = append(out, "lease "+o.Name)
-	}
-	nodes, _ := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	for _, n := range nodes.Items {
-		out = append(out, "node "+n.Name)
-		for k, v := range n.Labels {
-			out = append(out, "node "+n.Name+" label "+k+"="+v)
-		}
-		for _, tt := range n.Spec.Taints {
-			out = append(out, "node "+n.Name+" taint "+runmark.TaintString(tt))
-		}
-		for k := range n.Annotations {
-			out = append(out, "node "+n.Name+" annotation "+k)
-		}
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -192,12 +160,10 @@ func TestSweepDeadTakesOnlyDeadRuns(t *testing.T) {
 			gone = append(gone, b)
 		}
 	}
-	wantGone := []string{"clusterrole winconform-gmsa-identity-1", "lease " + dead, "namespace storage-329", "namespace storage-4821",
-		"node wc-sched-abc-17763", "node wc-sched-abc-17763 annotation " + runmark.StartedAnnotation,
-		"node wc-sched-abc-17763 label " + runmark.RunLabel + "=" + dead,
-		"node win-1 annotation " + runmark.NodeChangePrefix + dead,
-		"node win-1 label winconform.io/probe=on", "node win-1 taint os=windows:NoSchedule",
-		"pv storage-4821-windows-pv-claim", "runtimeclass winconform-hyperv-limitations-2"}
+	wantGone := []string{"clusterrole winconform-gmsa-identity-1", "heartbeat " + dead, "namespace storage-329", "namespace storage-4821",
+		"node wc-sched-abc-17763", "node-change win-1 " + dead, "node-label wc-sched-abc-17763 " + runmark.RunLabel + "=" + dead,
+		"node-label win-1 winconform.io/probe=on", "node-taint win-1 os=windows:NoSchedule",
+		"persistentvolume storage-4821-windows-pv-claim", "runtimeclass winconform-hyperv-limitations-2"}
 	if !reflect.DeepEqual(gone, wantGone) {
 		t.Errorf("gone from the cluster:\n%q\nwant\n%q", gone, wantGone)
 	}
