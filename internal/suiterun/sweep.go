@@ -279,6 +279,25 @@ type kind struct {
 	wait bool
 }
 
+// objects lists the objects of kind k that match the label selector sel.
+func (k kind) objects(ctx context.Context, cs kubernetes.Interface, sel string) ([]metav1.Object, error) {
+	list, err := k.list(ctx, cs, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing the %ss: %w", k.name, err)
+	}
+	objs, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, len(objs))
+	for i, o := range objs {
+		if out[i], err = meta.Accessor(o); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // client is what a sweep needs of a typed client of cluster-scoped objects.
 type client[L runtime.Object, O any] interface {
 	List(ctx context.Context, o metav1.ListOptions) (L, error)
@@ -325,21 +344,13 @@ var kinds = []kind{
 func Footprint(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
 	var out []string
 	for _, k := range kinds {
-		list, err := k.list(ctx, cs, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("listing the %ss: %w", k.name, err)
-		}
-		objs, err := meta.ExtractList(list)
+		objs, err := k.objects(ctx, cs, "")
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range objs {
-			m, err := meta.Accessor(o)
-			if err != nil {
-				return nil, err
-			}
+		for _, m := range objs {
 			out = append(out, k.name+" "+m.GetName())
-			if n, ok := o.(*corev1.Node); ok {
+			if n, ok := m.(*corev1.Node); ok {
 				for key, v := range n.Labels {
 					out = append(out, "node-label "+n.Name+" "+key+"="+v)
 				}
@@ -384,19 +395,11 @@ func collect(ctx context.Context, cs kubernetes.Interface, only string) (map[str
 			}
 		}
 		for _, sel := range selectors {
-			list, err := k.list(ctx, cs, metav1.ListOptions{LabelSelector: sel})
-			if err != nil {
-				return nil, fmt.Errorf("listing the runs' %ss: %w", k.name, err)
-			}
-			objs, err := meta.ExtractList(list)
+			objs, err := k.objects(ctx, cs, sel)
 			if err != nil {
 				return nil, err
 			}
-			for _, o := range objs {
-				m, err := meta.Accessor(o)
-				if err != nil {
-					return nil, err
-				}
+			for _, m := range objs {
 				id, created := runmark.Of(m)
 				key := k.name + "/" + m.GetName()
 				switch {
