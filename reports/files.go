@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/internal/version"
 )
 
 // WriteFiles puts v as indented JSON into dir/jsonName and md into
@@ -23,6 +26,22 @@ func WriteFiles(dir, jsonName, mdName string, v any, md string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, mdName), []byte(md), 0o644)
+}
+
+// ClusterFile is the cluster's facts in a report directory.
+const ClusterFile = "cluster.json"
+
+// WriteCluster puts the cluster's facts, stamped with the run's ID and the
+// harness, into dir/cluster.json.
+func WriteCluster(dir string, stamp version.Stamp, fs *facts.Facts) error {
+	data, err := json.MarshalIndent(struct {
+		version.Stamp
+		*facts.Facts
+	}{stamp, fs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ClusterFile), data, 0o644)
 }
 
 // ReadJSON reads dir/name into a T whose format (format gives it) must be

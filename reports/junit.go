@@ -7,12 +7,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/internal/version"
 )
 
 // JUnit test case properties the harness adds.
@@ -23,16 +29,70 @@ const (
 	PropResult   = "result"   // the harness's reading of the result
 )
 
-// AmendJUnit adds, to each test case of the JUnit file at path (as Ginkgo
-// and the e2e framework write it), the properties of its spec: its claims,
-// its evidence level, the claims it shows, and its result. Everything else
-// in the file is copied as it is. Test cases are matched by their name,
-// "[It] <full text>" with or without " [<labels>]".
-func AmendJUnit(path string, r types.Report, s Summary) error {
-	data, err := os.ReadFile(path)
+// Run-level properties of the JUnit test suite the harness adds beside
+// Ginkgo's: what the run showed, on what cluster, and which run and
+// harness it was, so that a dashboard that reads only the JUnit can tell
+// a run that showed nothing on Windows from one that did.
+const (
+	PropShown          = "shown"          // claims shown, of PropClaims
+	PropShownOnWindows = "shownOnWindows" // of them, shown by a result on real Windows
+	PropClaims         = "claims"         // claims in the catalogue
+	PropWindowsNodes   = "windowsNodes"   // real Windows nodes in the cluster ("unknown" when the run did not reach it)
+	PropStatus         = "status"         // the run's status line
+	PropRunID          = "runID"
+	PropVersion        = "version" // the harness's module version
+	PropCommit         = "commit"  // the commit it was built from, "+modified" with uncommitted changes
+)
+
+// JUnitFile is the run's one JUnit file in the report directory (the name
+// the e2e framework and Sonobuoy's e2e plugin use).
+const JUnitFile = "junit_01.xml"
+
+// junitConfig is the upstream e2e framework's (test/e2e/framework/internal/junit):
+// no timeline for passed and skipped specs, no failure message attribute
+// (spyglass would show it twice), and no labels in the test case names.
+var junitConfig = reporters.JunitReportConfig{
+	OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped,
+	OmitFailureMessageAttr:    true,
+	OmitSpecLabels:            true,
+}
+
+// WriteJUnit writes the run's JUnit file at path, once, from the Ginkgo
+// report r: Ginkgo's JUnit (as the e2e framework configures it, specs
+// sorted by name), with each test case's properties (its claims, its
+// evidence level, the claims it shows, its result) and the run-level
+// properties (PropShown, PropShownOnWindows, PropWindowsNodes, PropRunID,
+// PropVersion, ...) among the test suite's. The file appears whole
+// (written beside, then renamed).
+func WriteJUnit(path string, r types.Report, s Summary) error {
+	r.SpecReports = slices.Clone(r.SpecReports)
+	slices.SortStableFunc(r.SpecReports, func(a, b types.SpecReport) int { return strings.Compare(a.FullText(), b.FullText()) })
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".junit-*.xml")
 	if err != nil {
 		return err
 	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	if err := reporters.GenerateJUnitReportWithConfig(r, tmp.Name(), junitConfig); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return err
+	}
+	out, err := addProperties(data, caseProperties(r, s), runProperties(s))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.WriteFile(tmp.Name(), out, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// caseProperties are the properties of each It's test case, by the name
+// Ginkgo gives it ("[It] <full text>", with " [<labels>]" unless omitted).
+func caseProperties(r types.Report, s Summary) map[string][][2]string {
 	props := map[string][][2]string{}
 	bySpec := map[string]Spec{}
 	for _, sp := range s.Specs {
@@ -53,23 +113,54 @@ func AmendJUnit(path string, r types.Report, s Summary) error {
 			props[name+" ["+strings.Join(l, ", ")+"]"] = p
 		}
 	}
+	return props
+}
+
+// runProperties are the run-level properties of summary s.
+func runProperties(s Summary) [][2]string {
+	windows := "unknown"
+	if s.Cluster.Known {
+		windows = strconv.Itoa(s.Cluster.WindowsNodes)
+	}
+	return [][2]string{
+		{PropShown, strconv.Itoa(s.Shown)}, {PropShownOnWindows, strconv.Itoa(s.ShownOnWindows)}, {PropClaims, strconv.Itoa(s.Total)},
+		{PropWindowsNodes, windows}, {PropStatus, s.Status}, {PropRunID, s.RunID}, {PropVersion, s.Harness.Version}, {PropCommit, s.Harness.CommitLabel()},
+	}
+}
+
+// addProperties copies a JUnit document, adding props to the test cases
+// they name and run to the properties of each test suite.
+func addProperties(data []byte, props map[string][][2]string, run [][2]string) ([]byte, error) {
 	var out bytes.Buffer
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	enc := xml.NewEncoder(&out)
+	var stack []string
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		tok = xml.CopyToken(tok)
+		if end, ok := tok.(xml.EndElement); ok {
+			if end.Name.Local == "properties" && len(stack) > 1 && stack[len(stack)-2] == "testsuite" {
+				if err := encodeProperty(enc, run); err != nil {
+					return nil, err
+				}
+			}
+			stack = stack[:len(stack)-1]
+		}
 		if err := enc.EncodeToken(tok); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		se, ok := tok.(xml.StartElement)
-		if !ok || se.Name.Local != "testcase" {
+		if !ok {
+			continue
+		}
+		stack = append(stack, se.Name.Local)
+		if se.Name.Local != "testcase" {
 			continue
 		}
 		name := ""
@@ -78,18 +169,16 @@ func AmendJUnit(path string, r types.Report, s Summary) error {
 				name = a.Value
 			}
 		}
-		p, ok := props[name]
-		if !ok {
-			continue
-		}
-		if err := encodeProperties(enc, p); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+		if p, ok := props[name]; ok {
+			if err := encodeProperties(enc, p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := enc.Flush(); err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(path, out.Bytes(), 0o644)
+	return out.Bytes(), nil
 }
 
 func specProperties(sp Spec) [][2]string {
@@ -131,6 +220,13 @@ func encodeProperties(enc *xml.Encoder, props [][2]string) error {
 	if err := enc.EncodeToken(start); err != nil {
 		return err
 	}
+	if err := encodeProperty(enc, props); err != nil {
+		return err
+	}
+	return enc.EncodeToken(start.End())
+}
+
+func encodeProperty(enc *xml.Encoder, props [][2]string) error {
 	for _, kv := range props {
 		el := xml.StartElement{Name: xml.Name{Local: "property"}, Attr: []xml.Attr{
 			{Name: xml.Name{Local: "name"}, Value: kv[0]}, {Name: xml.Name{Local: "value"}, Value: kv[1]}}}
@@ -141,5 +237,23 @@ func encodeProperties(enc *xml.Encoder, props [][2]string) error {
 			return err
 		}
 	}
-	return enc.EncodeToken(start.End())
+	return nil
+}
+
+// WriteStepFailure writes the JUnit file of a run whose step (the local
+// cluster's `up`, the Windows machines' join) failed before the suites
+// ran: one failed test case "[winconform] <step>" with the error, and the
+// run-level properties of a run that reached no cluster, so that a
+// dashboard that reads only JUnit shows the run red, not empty.
+func WriteStepFailure(path string, stamp version.Stamp, step string, stepErr error) error {
+	now := time.Now()
+	r := types.Report{SuiteDescription: "winconform", SuiteSucceeded: false, StartTime: now, EndTime: now,
+		SpecReports: types.SpecReports{{
+			LeafNodeType: types.NodeTypeIt, LeafNodeText: "[winconform] " + step, State: types.SpecStateFailed, StartTime: now, EndTime: now,
+			Failure: types.Failure{Message: fmt.Sprintf("%s failed before the suites ran: %v", step, stepErr), FailureNodeType: types.NodeTypeIt},
+		}}}
+	s := Summarize(r)
+	s.Stamp = stamp
+	s.Status = fmt.Sprintf("failed before the suites ran (%s); the cluster's nodes are unknown", step)
+	return WriteJUnit(path, r, s)
 }

@@ -2,102 +2,171 @@ package reports
 
 import (
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/winconform/winconform/internal/version"
 )
+
+type junitProperties struct {
+	Property []struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	} `xml:"property"`
+}
 
 type junitFile struct {
 	Suites []struct {
-		Cases []struct {
-			Name       string `xml:"name,attr"`
-			Properties struct {
-				Property []struct {
-					Name  string `xml:"name,attr"`
-					Value string `xml:"value,attr"`
-				} `xml:"property"`
-			} `xml:"properties"`
-			Failure *struct {
+		Properties junitProperties `xml:"properties"`
+		Cases      []struct {
+			Name       string          `xml:"name,attr"`
+			Properties junitProperties `xml:"properties"`
+			Failure    *struct {
 				Message string `xml:"message,attr"`
 			} `xml:"failure"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
 
-func TestAmendJUnitAddsClaimAndEvidenceProperties(t *testing.T) {
+func TestWriteJUnitAddsCaseAndRunProperties(t *testing.T) {
 	r := sampleReport()
 	s := Summarize(r)
-	for name, cfg := range map[string]reporters.JunitReportConfig{
-		"with labels in the names": {},
-		"without labels":           {OmitSpecLabels: true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "junit_01.xml")
-			if err := reporters.GenerateJUnitReportWithConfig(r, path, cfg); err != nil {
-				t.Fatal(err)
+	s.Stamp = version.Stamp{RunID: "wc-20260301t120000-0a1b2c3d", Harness: version.Info{Version: "v0.3.0", Commit: "0123456789abcdef", Modified: true}}
+	dir := t.TempDir()
+	path := filepath.Join(dir, JUnitFile)
+	if err := WriteJUnit(path, r, s); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var f junitFile
+	if err := xml.Unmarshal(data, &f); err != nil {
+		t.Fatalf("the JUnit file does not parse: %v\n%s", err, data)
+	}
+	if len(f.Suites) != 1 {
+		t.Fatalf("%d test suites, want 1", len(f.Suites))
+	}
+	run := map[string]string{}
+	for _, p := range f.Suites[0].Properties.Property {
+		run[p.Name] = p.Value
+	}
+	// Ginkgo's own suite properties stay; the run's are beside them: a
+	// dashboard that reads only the JUnit sees that this run, on a cluster
+	// without Windows nodes, showed nothing on Windows.
+	for k, want := range map[string]string{"SuiteSucceeded": "false", PropShown: strconv.Itoa(s.Shown), PropShownOnWindows: "0",
+		PropClaims: strconv.Itoa(s.Total), PropWindowsNodes: "0", PropRunID: "wc-20260301t120000-0a1b2c3d", PropVersion: "v0.3.0",
+		PropCommit: "0123456789abcdef+modified", PropStatus: s.Status} {
+		if run[k] != want {
+			t.Errorf("run property %s = %q, want %q", k, run[k], want)
+		}
+	}
+	props := map[string]map[string][]string{}
+	failures := 0
+	var names []string
+	for _, c := range f.Suites[0].Cases {
+		names = append(names, c.Name)
+		if c.Failure != nil {
+			failures++
+		}
+		for _, p := range c.Properties.Property {
+			name := strings.TrimPrefix(c.Name, "[It] ")
+			if props[name] == nil {
+				props[name] = map[string][]string{}
 			}
-			if err := AmendJUnit(path, r, s); err != nil {
-				t.Fatal(err)
-			}
-			data, _ := os.ReadFile(path)
-			var f junitFile
-			if err := xml.Unmarshal(data, &f); err != nil {
-				t.Fatalf("the amended file does not parse: %v\n%s", err, data)
-			}
-			props := map[string]map[string][]string{}
-			failures := 0
-			for _, c := range f.Suites[0].Cases {
-				if c.Failure != nil {
-					failures++
-				}
-				for _, p := range c.Properties.Property {
-					name := strings.TrimPrefix(c.Name, "[It] ")
-					if i := strings.Index(name, " ["); i > 0 {
-						name = name[:i]
-					}
-					if props[name] == nil {
-						props[name] = map[string][]string{}
-					}
-					props[name][p.Name] = append(props[name][p.Name], p.Value)
-				}
-			}
-			if failures == 0 {
-				t.Error("the failures Ginkgo wrote were lost")
-			}
-			check := func(spec, prop string, want ...string) {
-				t.Helper()
-				got := props["[networking] pod to pod "+spec][prop]
-				if strings.Join(got, "|") != strings.Join(want, "|") {
-					t.Errorf("%s: %s = %q, want %q", spec, prop, got, want)
-				}
-			}
-			check("passes", PropClaim, "NET-07")
-			check("passes", PropEvidence, "linux")
-			check("passes", PropShows, "NET-07")
-			check("web linux twin", PropEvidence, "linux")
-			check("web linux twin", PropShows, "")
-			check("web linux twin", PropResult, "passed")
-			check("sch-05", PropEvidence, "scheduler")
-			check("skips", PropEvidence, "none")
-			check("skips", PropResult, "skipped")
-			check("net-20", PropEvidence, "linux (partial: no cell probed from Windows pods)")
-			check("net-20", PropShows, "")
-			check("lim-05", PropResult, "inconclusive")
-		})
+			props[name][p.Name] = append(props[name][p.Name], p.Value)
+		}
+	}
+	if failures == 0 {
+		t.Error("the failures Ginkgo wrote were lost")
+	}
+	if !slices.IsSorted(names) {
+		t.Errorf("test cases are not sorted by name (as the e2e framework writes them): %q", names)
+	}
+	check := func(spec, prop string, want ...string) {
+		t.Helper()
+		got := props["[networking] pod to pod "+spec][prop]
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: %s = %q, want %q", spec, prop, got, want)
+		}
+	}
+	check("passes", PropClaim, "NET-07")
+	check("passes", PropEvidence, "linux")
+	check("passes", PropShows, "NET-07")
+	check("web linux twin", PropEvidence, "linux")
+	check("web linux twin", PropShows, "")
+	check("web linux twin", PropResult, "passed")
+	check("sch-05", PropEvidence, "scheduler")
+	check("skips", PropEvidence, "none")
+	check("skips", PropResult, "skipped")
+	check("net-20", PropEvidence, "linux (partial: no cell probed from Windows pods)")
+	check("net-20", PropShows, "")
+	check("lim-05", PropResult, "inconclusive")
+	// One file: nothing left beside it.
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("the report directory holds %d entries, want the JUnit file alone", len(entries))
 	}
 }
 
-func TestAmendJUnitErrors(t *testing.T) {
-	dir := t.TempDir()
-	if err := AmendJUnit(filepath.Join(dir, "missing.xml"), sampleReport(), Summary{}); err == nil {
-		t.Error("a missing file: no error")
+func TestWriteJUnitOnAnUnknownCluster(t *testing.T) {
+	s := Summarize(types.Report{SuiteDescription: "winconform"})
+	path := filepath.Join(t.TempDir(), JUnitFile)
+	if err := WriteJUnit(path, types.Report{SuiteDescription: "winconform"}, s); err != nil {
+		t.Fatal(err)
 	}
-	bad := filepath.Join(dir, "bad.xml")
-	os.WriteFile(bad, []byte("<testsuites><testsuite>"), 0o644)
-	if err := AmendJUnit(bad, sampleReport(), Summary{}); err == nil || !strings.Contains(err.Error(), bad) {
-		t.Errorf("a broken file: %v, want an error naming it", err)
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `<property name="windowsNodes" value="unknown">`) {
+		t.Errorf("a run that never reached the cluster says its Windows nodes are 0, not unknown:\n%s", data)
+	}
+	if err := WriteJUnit(filepath.Join(t.TempDir(), "missing", JUnitFile), types.Report{}, s); err == nil {
+		t.Error("writing into a missing directory: no error")
+	}
+}
+
+// A run whose `up` (or join) failed writes a JUnit file with the step as a
+// failed test case, so that a dashboard that reads only JUnit goes red.
+func TestWriteStepFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JUnitFile)
+	stamp := version.Stamp{RunID: "wc-20260301t120000-0a1b2c3d", Harness: version.Info{Version: "v0.3.0"}}
+	if err := WriteStepFailure(path, stamp, "up", errors.New("kind: node image pull timed out")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var f struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Failures   int `xml:"failures,attr"`
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Text string `xml:",chardata"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &f); err != nil || len(f.Suites) != 1 {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	s := f.Suites[0]
+	if f.Failures != 1 || s.Failures != 1 || len(s.Cases) != 1 || s.Cases[0].Failure == nil || !strings.Contains(s.Cases[0].Name, "[winconform] up") ||
+		!strings.Contains(s.Cases[0].Failure.Text, "up failed before the suites ran: kind: node image pull timed out") {
+		t.Errorf("the JUnit of a failed up has no failed test case for it:\n%s", data)
+	}
+	props := map[string]string{}
+	for _, p := range s.Properties {
+		props[p.Name] = p.Value
+	}
+	if props[PropRunID] != stamp.RunID || props[PropWindowsNodes] != "unknown" || props[PropShown] != "0" || !strings.Contains(props[PropStatus], "failed before the suites ran (up)") {
+		t.Errorf("run properties %v", props)
 	}
 }

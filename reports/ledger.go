@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/internal/version"
 )
 
 // LedgerEntry is a ledger entry with the spec that recorded it.
@@ -108,10 +111,32 @@ func why(s string) string {
 	return ": " + s
 }
 
-// WriteLedger puts limitations.md and limitations.json into dir.
-func WriteLedger(dir string, entries []LedgerEntry) error {
+// LedgerFile is limitations.json: the run's stamp (its ID and the harness
+// that wrote it) and the entries.
+type LedgerFile struct {
+	version.Stamp
+	Entries []LedgerEntry `json:"entries"`
+}
+
+// WriteLedger puts limitations.md and limitations.json into dir, stamped
+// with the run's ID and the harness.
+func WriteLedger(dir string, stamp version.Stamp, entries []LedgerEntry) error {
 	if entries == nil {
 		entries = []LedgerEntry{}
 	}
-	return WriteFiles(dir, "limitations.json", "limitations.md", entries, LedgerMarkdown(entries))
+	return WriteFiles(dir, "limitations.json", "limitations.md", LedgerFile{Stamp: stamp, Entries: entries}, LedgerMarkdown(entries))
+}
+
+// DecodeLedger reads limitations.json: the stamped object this winconform
+// writes, or the bare list of entries of a winconform before run stamps
+// (its stamp is then empty), so that an older baseline's ledger still
+// compares.
+func DecodeLedger(data []byte) (LedgerFile, error) {
+	var f LedgerFile
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		err := json.Unmarshal(trimmed, &f.Entries)
+		return f, err
+	}
+	err := json.Unmarshal(data, &f)
+	return f, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/internal/version"
 )
 
 func ledgerSpec(name string, entries ...ledger.Entry) types.SpecReport {
@@ -51,13 +52,22 @@ func TestLedgerCollectsSortsAndRenders(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if err := WriteLedger(dir, entries); err != nil {
+	stamp := version.Stamp{RunID: "wc-20260301t120000-0a1b2c3d", Harness: version.Info{Version: "v0.3.0", Commit: "0123456789ab"}}
+	if err := WriteLedger(dir, stamp, entries); err != nil {
 		t.Fatal(err)
 	}
-	var back []LedgerEntry
 	data, _ := os.ReadFile(filepath.Join(dir, "limitations.json"))
-	if err := json.Unmarshal(data, &back); err != nil || len(back) != 2 || back[1].Verdict != ledger.Regressed {
+	back, err := DecodeLedger(data)
+	if err != nil || len(back.Entries) != 2 || back.Entries[1].Verdict != ledger.Regressed {
 		t.Errorf("limitations.json: %v %+v", err, back)
+	}
+	if back.Stamp != stamp {
+		t.Errorf("limitations.json carries %+v, want the run's stamp %+v", back.Stamp, stamp)
+	}
+	// A ledger an older winconform wrote (a bare list, no stamp) still reads.
+	old, _ := json.Marshal(entries)
+	if back, err := DecodeLedger(old); err != nil || len(back.Entries) != 2 || back.RunID != "" {
+		t.Errorf("an older limitations.json: %v %+v", err, back)
 	}
 }
 
@@ -66,10 +76,11 @@ func TestLedgerEmptyAndBroken(t *testing.T) {
 		t.Errorf("empty ledger: %s", md)
 	}
 	dir := t.TempDir()
-	if err := WriteLedger(dir, nil); err != nil {
+	if err := WriteLedger(dir, version.Stamp{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, "limitations.json")); strings.TrimSpace(string(data)) != "[]" {
+	data, _ := os.ReadFile(filepath.Join(dir, "limitations.json"))
+	if f, err := DecodeLedger(data); err != nil || f.Entries == nil || len(f.Entries) != 0 || !strings.Contains(string(data), `"entries": []`) {
 		t.Errorf("empty limitations.json = %s", data)
 	}
 	bad := types.Report{SpecReports: types.SpecReports{{LeafNodeType: types.NodeTypeIt, ReportEntries: []types.ReportEntry{{Name: ledger.EntryName, Value: types.WrapEntryValue("{")}}}}}

@@ -30,6 +30,7 @@ import (
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/internal/version"
 )
 
 // Format names the layout of summary.json; readers refuse another.
@@ -232,8 +233,9 @@ type Summary struct {
 	Unrecorded []string `json:"unrecordedEvidence,omitempty"`
 	// Rerun names the report this run reran the failures of.
 	Rerun string `json:"rerunOf,omitempty"`
-	// RunID labels the run's objects in the cluster (e2e-run, winconform.io/run).
-	RunID  string  `json:"runID,omitempty"`
+	// Stamp is the run's ID (which labels its objects in the cluster:
+	// e2e-run, winconform.io/run) and the harness that ran it.
+	version.Stamp
 	Specs  []Spec  `json:"specs"`
 	Claims []Claim `json:"claims"`
 }
@@ -628,6 +630,7 @@ func (s Summary) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# winconform run: %s\n\n", s.Status)
 	fmt.Fprintf(&b, "**%s**\n\n", s.Headline)
+	fmt.Fprintf(&b, "Run `%s`, by winconform %s.\n\n", orUnknown(s.RunID), s.Harness)
 	if c := s.Cluster; c.Known && c.Cgroup != "" {
 		fmt.Fprintf(&b, "Cluster: Kubernetes %s; Linux kubelets on %s.\n\n", c.ServerVersion, c.Cgroup)
 	}
@@ -691,6 +694,13 @@ func (s Summary) Markdown() string {
 }
 
 func cell(s string) string { return Cell(s, 300) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(no run ID)"
+	}
+	return s
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
@@ -44,27 +43,20 @@ var (
 	claim   = flag.String("claim", "", "run only the specs of these claims (comma-separated IDs, e.g. NET-03,NET-04)")
 	dryRun  bool
 	filters string
-	// reporter posts each spec's end to --progress-report-url (Sonobuoy's
-	// worker, or the CLI's N of M lines).
-	reporter *progress.Reporter
 )
 
 func TestMain(m *testing.M) {
 	framework.RegisterCommonFlags(flag.CommandLine)
 	framework.RegisterClusterFlags(flag.CommandLine)
 	e2e.RegisterFlags(flag.CommandLine)
-	// Ginkgo's complete JSON report goes beside the JUnit one unless asked otherwise.
-	if err := flag.Set("report-complete-ginkgo", "true"); err != nil {
-		panic(err)
-	}
 	flag.Parse()
 	if err := checkFlags(); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform e2e:", err)
 		os.Exit(2)
 	}
 	e2e.ApplyRunID()
-	framework.AfterReadingAllFlags(&framework.TestContext)
-	reporter = progress.New(framework.TestContext.ProgressReportURL)
+	// The harness writes the reports (one JUnit, Ginkgo's JSON), not the e2e framework.
+	e2e.OwnReports()
 	stop := func() {}
 	if !dryRun {
 		stop = e2e.Heartbeat()
@@ -107,17 +99,12 @@ func TestE2E(t *testing.T) {
 	gomega.RegisterFailHandler(framework.Fail)
 	suiteConfig, reporterConfig := framework.CreateGinkgoConfig()
 	suiteConfig.LabelFilter = filters
-	// Registered here, after the e2e framework's reporters (TestMain), so
-	// that it runs after them and amends the JUnit file they wrote.
-	ginkgo.ReportAfterSuite("winconform summary", writeReports)
-	ginkgo.ReportAfterSuite("winconform progress", func(r ginkgo.Report) { reporter.SuiteDidEnd(r) })
+	ginkgo.ReportAfterSuite("winconform reports", writeReports)
+	// --progress-report-url: the CLI's N of M lines under winconform e2e,
+	// Sonobuoy's worker in the suite image (sonobuoy status).
+	progress.Register(framework.TestContext.ProgressReportURL, os.Stderr)
 	ginkgo.RunSpecs(t, "winconform", suiteConfig, reporterConfig)
 }
-
-var (
-	_ = ginkgo.ReportBeforeSuite(func(r ginkgo.Report) { reporter.SuiteWillBegin(r) })
-	_ = ginkgo.ReportAfterEach(func(sr ginkgo.SpecReport) { reporter.SpecDidEnd(sr) })
-)
 
 // The cluster's facts are discovered once per run, before any spec, by the
 // first process, kept with the reports, and shared with every parallel process.
@@ -130,11 +117,7 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	data, err := json.Marshal(fs)
 	framework.ExpectNoError(err)
 	ginkgo.AddReportEntry(reports.ClusterEntry, string(data), ginkgo.ReportEntryVisibilityNever)
-	if dir := framework.TestContext.ReportDir; dir != "" {
-		pretty, err := json.MarshalIndent(fs, "", "  ")
-		framework.ExpectNoError(err)
-		framework.ExpectNoError(os.WriteFile(filepath.Join(dir, "cluster.json"), pretty, 0o644))
-	}
+	framework.ExpectNoError(e2e.WriteCluster(fs), "keeping the cluster's facts")
 	return data
 }, func(data []byte) {
 	var fs facts.Facts
@@ -142,27 +125,16 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	facts.Use(&fs)
 })
 
-// writeReports writes the harness's summary (claims with their outcome and
-// evidence, skips by reason), the limitation ledger, and the claim and
-// evidence properties of the JUnit file, after every run, also a failed or
-// interrupted one. A passing spec that recorded no evidence fails the run:
-// it would show nothing, silently.
+// writeReports writes the harness's reports (e2e.WriteReports) after
+// every run, also a failed or interrupted one. A passing spec that recorded
+// no evidence fails the run: it would show nothing, silently.
 func writeReports(r ginkgo.Report) {
 	if r.SuiteConfig.DryRun || framework.TestContext.ReportDir == "" {
 		return
 	}
-	dir := framework.TestContext.ReportDir
-	s := reports.Summarize(r)
-	s.Rerun, s.RunID = e2e.Options.RerunOf, string(framework.RunID)
-	framework.ExpectNoError(s.Write(dir))
-	entries, err := reports.Ledger(r)
-	framework.ExpectNoError(err)
-	framework.ExpectNoError(reports.WriteLedger(dir, entries))
-	junit := filepath.Join(dir, "junit_"+framework.TestContext.ReportPrefix+"01.xml")
-	if _, err := os.Stat(junit); err == nil {
-		framework.ExpectNoError(reports.AmendJUnit(junit, r, s), "adding claims and evidence to %s", junit)
-	}
-	fmt.Printf("\nwinconform run: %s\n%s\nreports in %s\n", s.Status, s.Headline, dir)
+	s, err := e2e.WriteReports(r)
+	framework.ExpectNoError(err, "writing the reports")
+	fmt.Printf("\nwinconform run %s: %s\n%s\nreports in %s\n", s.RunID, s.Status, s.Headline, framework.TestContext.ReportDir)
 	if len(s.Unrecorded) > 0 {
 		framework.Failf("%d passing spec(s) recorded no evidence, so they show nothing (see framework/evidence): %v", len(s.Unrecorded), s.Unrecorded)
 	}

@@ -26,6 +26,7 @@ type clusterFlags struct {
 	kubeconfig string
 	backend    string
 	version    string
+	remote     int
 	probe      string
 	// images are more archives to load into the nodes (the Sonobuoy images).
 	images []kind.ImageArchive
@@ -41,6 +42,7 @@ func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.version, "kubernetes-version", "", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
 		"; a line's name (1.36) means its newest patch (overrides the cluster file's kubernetesVersion; default "+kubelines.Default().Version+")")
+	cmd.Flags().IntVar(&f.remote, "remote-nodes", -1, "Linux nodes outside kind's network, joined through the routed underlay (overrides the cluster file's remoteNodes; needs root)")
 	cmd.Flags().StringVar(&f.probe, "probe", binPath("probe-linux-amd64"), "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
 }
 
@@ -67,6 +69,9 @@ func (f *clusterFlags) load() (kind.Config, error) {
 	}
 	if f.backend != "" {
 		cfg.CNI.Backend = f.backend
+	}
+	if f.remote >= 0 {
+		cfg.RemoteNodes = f.remote
 	}
 	if f.version != "" {
 		if cfg, err = cfg.WithKubernetesVersion(f.version); err != nil {
@@ -144,6 +149,7 @@ func kindOptions(kubeconfig string) kind.Options {
 func upCmd() *cobra.Command {
 	var f clusterFlags
 	var w windowsFlags
+	var junitDir string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Create the local kind cluster (or check and reuse it) and load the test images",
@@ -152,15 +158,18 @@ func upCmd() *cobra.Command {
 			if err := w.precheck(&f); err != nil {
 				return err
 			}
+			if err := checkStepDir(junitDir); err != nil {
+				return err
+			}
 			res, err := up(cmd, &f)
 			if err != nil {
-				return err
+				return stepFailedIn(cmd.ErrOrStderr(), junitDir, "up", err)
 			}
 			out, _ := json.MarshalIndent(res, "", "  ")
 			fmt.Fprintln(cmd.ErrOrStderr(), string(out))
 			fmt.Fprintf(cmd.ErrOrStderr(), "cluster %q is ready: export KUBECONFIG=%s\n", res.Name, res.Kubeconfig)
 			if w.inventory != "" {
-				return joinAfterUp(cmd, &f, &w, cmd.ErrOrStderr())
+				return stepFailedIn(cmd.ErrOrStderr(), junitDir, "join", joinAfterUp(cmd, &f, &w, cmd.ErrOrStderr()))
 			}
 			return nil
 		},
@@ -168,6 +177,7 @@ func upCmd() *cobra.Command {
 	f.register(cmd)
 	f.refuseKubeconfig(cmd)
 	w.registerUp(cmd)
+	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when up or the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	return cmd
 }
 
@@ -220,7 +230,9 @@ func downCmd() *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			c, err := kind.New(cmd.Context(), cfg, kindOptions(abs(f.kubeconfig)))
+			opts := kindOptions(abs(f.kubeconfig))
+			opts.Log = cmd.ErrOrStderr()
+			c, err := kind.New(cmd.Context(), cfg, opts)
 			if err != nil {
 				return err
 			}

@@ -57,7 +57,9 @@ func runDiff(report, baseline, out string, w io.Writer) error {
 	fmt.Fprint(w, d.Markdown())
 	written := "diff.md, diff.json"
 	if out == report {
-		if err := html.WriteHTML(report); err != nil {
+		if err := html.WriteHTML(report); errors.Is(err, html.ErrScreenshotRemoved) {
+			fmt.Fprintln(w, "winconform:", err)
+		} else if err != nil {
 			return fmt.Errorf("writing %s: %v", html.File, err)
 		}
 		written += ", " + html.File

@@ -21,12 +21,15 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // runFlags select what the suite binary runs.
@@ -55,6 +58,9 @@ type runFlags struct {
 	deadAfter time.Duration
 	// focus are the Ginkgo focus expressions of a rerun.
 	focus []string
+	// underlay is the underlay check's report, written into the report
+	// directory.
+	underlay *underlay.Report
 	// quiet turns Ginkgo's output down (no -v); noColor keeps colour codes out.
 	quiet, noColor bool
 	// timeout is the suite's time limit (0: suiteTimeout decides).
@@ -194,6 +200,11 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 		}
 	}
 	if _, err := suiterun.Procs(r.procs, maxProcs, "checked again against the cluster"); err != nil {
+		return nil, usage(err)
+	}
+	// A report directory that holds something else is refused now; a
+	// previous report there is moved aside when the run starts.
+	if err := rundir.Check(r.reportDir); err != nil {
 		return nil, usage(err)
 	}
 	if r.inventory != "" {
@@ -345,8 +356,16 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			}
 			res, err := up(cmd, &cf)
 			if err != nil {
-				return err
+				return rf.stepFailed("up", err)
 			}
+			// The machines joined through the underlay climb its rungs
+			// before the suites: a missing rule or route fails here,
+			// named, not as a hundred blocked cells.
+			rep, err := underlayCheck{cf: &cf, w: &windowsFlags{inventory: rf.inventory}, pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
+			if err != nil {
+				return rf.stepFailed("underlay check", err)
+			}
+			rf.underlay = rep
 			rf.expectVersion = cfg.KubernetesVersion
 			rf.expectSANs = append(rf.expectSANs, cfg.Networking.CertSANs...)
 			if a := cfg.Networking.APIServerAddress; a != "" && a != "0.0.0.0" {
@@ -386,19 +405,15 @@ func checkKubeconfig(path string) error {
 // maxProcs bounds --procs before the cluster is known.
 const maxProcs = 32
 
-// runSuite runs the suite (in --procs parallel processes), printing an
-// N of M line per spec, passing an interrupt on once and giving the suite
-// time to clean up and report; then removes what the run left in the
-// cluster, and on failure collects the node logs into the report
-// directory. Its last line says how the run ended; it returns the suite's
-// exit status.
+// runSuite runs the suite (in --procs parallel processes) once the
+// cluster has answered: it readies the report directory (a previous report
+// there is moved aside, never deleted; the kubeconfig was checked before
+// anything, by checkKubeconfig), prints an N of M line per spec, passes an
+// interrupt on once and gives the suite time to clean up and report; then
+// removes what the run left in the cluster, and on failure collects the
+// node logs into the report directory. Its last line says how the run
+// ended; it returns the suite's exit status.
 func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []string, local *localLogs) error {
-	if abs(rf.reportDir) == abs(outPath("report")) {
-		os.RemoveAll(rf.reportDir) // the default directory holds the last run only
-	}
-	if err := os.MkdirAll(rf.reportDir, 0o755); err != nil {
-		return err
-	}
 	cs, err := clientFor(kubeconfig)
 	if err != nil {
 		return err
@@ -407,10 +422,22 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if err != nil {
 		return usage(err)
 	}
+	if err := rf.prepareReportDir(); err != nil {
+		return err
+	}
 	if rf.runID == "" {
 		rf.runID = newRunID()
 	}
 	rf.started = time.Now().UTC().Truncate(time.Second)
+	if rf.underlay != nil {
+		stamped := struct {
+			version.Stamp
+			*underlay.Report
+		}{version.For(rf.runID), rf.underlay}
+		if err := writeJSON(filepath.Join(rf.reportDir, rundir.UnderlayFile), stamped); err != nil {
+			return err
+		}
+	}
 	rf.ginkgo = abs(rf.ginkgo)
 	progress, err := startProgress(rf.specs, os.Stderr, rf.forward)
 	if err != nil {
@@ -541,7 +568,9 @@ func deleteCluster(cmd *cobra.Command, cf *clusterFlags) {
 		return
 	}
 	// The run's context may be cancelled: deletion must still happen.
-	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, kindOptions(abs(cf.kubeconfig)))
+	opts := kindOptions(abs(cf.kubeconfig))
+	opts.Log = cmd.ErrOrStderr()
+	c, err := kind.New(context.WithoutCancel(cmd.Context()), cfg, opts)
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "winconform: cannot delete the cluster:", err)
 		return

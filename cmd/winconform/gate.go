@@ -144,7 +144,9 @@ func runGate(o gateOptions, w io.Writer) (gate.Result, error) {
 		files = append(files, "diff.md", "diff.json")
 	}
 	if out == o.report {
-		if err := html.WriteHTML(o.report); err != nil {
+		if err := html.WriteHTML(o.report); errors.Is(err, html.ErrScreenshotRemoved) {
+			fmt.Fprintln(w, "winconform:", err)
+		} else if err != nil {
 			return res, fmt.Errorf("writing %s into %s: %v", html.File, o.report, err)
 		}
 		files = append(files, html.File)
@@ -165,9 +167,9 @@ func printGate(w io.Writer, r gate.Result) {
 	}
 	fmt.Fprintf(w, ")\nrun: %s\n%s\nrequired claims met: %d of %d\n", r.Status, r.Headline, r.Met, r.Required)
 	if len(r.Reasons) > 0 {
-		fmt.Fprintf(w, "blocked by %d finding(s):\n", len(r.Reasons))
-		for _, s := range r.Reasons {
-			fmt.Fprintf(w, "  - %s\n", s)
+		fmt.Fprintf(w, "blocked by %d finding(s) of %d cause(s):\n", len(r.Reasons), len(r.Groups))
+		for _, g := range r.Groups {
+			fmt.Fprintf(w, "  - %s\n", g.Line())
 		}
 	}
 	for _, d := range []gate.Decision{gate.Waived, gate.Report} {

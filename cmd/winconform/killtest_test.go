@@ -121,8 +121,8 @@ func TestKilledRunsLeaveNothing(t *testing.T) {
 		t.Errorf("run 3: %v\n%s", err, r3.output())
 	}
 	var swept suiterun.SweepReport
-	if data, err := os.ReadFile(filepath.Join(r3.dir, SweptFile)); err != nil || json.Unmarshal(data, &swept) != nil {
-		t.Fatalf("run 3's %s: %v %s", SweptFile, err, data)
+	if data, err := os.ReadFile(filepath.Join(r3.dir, rundir.SweptFile)); err != nil || json.Unmarshal(data, &swept) != nil {
+		t.Fatalf("run 3's %s: %v %s", rundir.SweptFile, err, data)
 	}
 	byRun := map[string][]string{}
 	for _, d := range swept.Dead {

@@ -31,6 +31,8 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestE2ERefusesBadInputBeforeClusterWork(t *testing.T) {
 	inv := filepath.Join(t.TempDir(), "machines.yaml")
 	os.WriteFile(inv, []byte("machines:\n  - nmae: win-1\n"), 0o644)
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "thesis.tex"), []byte("years of work"), 0o644)
 	for _, tc := range []struct {
 		name  string
 		specs int
@@ -54,6 +56,7 @@ func TestE2ERefusesBadInputBeforeClusterWork(t *testing.T) {
 		{"a negative timeout", 5, []string{"--timeout", "-1h"}, []string{"--timeout -1h0m0s: want a positive duration"}},
 		{"a bad progress URL", 5, []string{"--", "--progress-report-url=localhost:8099"}, []string{"want an http:// or https:// URL"}},
 		{"an unknown flag", 5, []string{"--lables", "os:linux"}, []string{"unknown flag: --lables", "winconform e2e --help"}},
+		{"a report directory of other files", 5, []string{"--report-dir", home}, []string{"holds what is not a winconform report (thesis.tex)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin, _ := fakeSuiteBinary(t, tc.specs)
@@ -224,6 +227,22 @@ func TestWindowsCommandsRefuseBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d: %s\nwant %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// up --report-dir (where a failure's JUnit goes; join's is the same
+// check) refuses a directory that holds what is not a report, before any
+// cluster work (no docker on PATH: cluster work would exit 1), and leaves it
+// as it is.
+func TestStepReportDirRefusedBeforeClusterWork(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "thesis.tex"), []byte("years of work"), 0o644)
+	code, _, stderr := runCLI(t, "up", "--report-dir", home)
+	if code != exitUsage || !strings.Contains(stderr, "holds what is not a winconform report (thesis.tex)") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 1 {
+		t.Errorf("the directory changed: %v", entries)
 	}
 }
 

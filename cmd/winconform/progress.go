@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,30 +18,30 @@ import (
 )
 
 // progressServer receives the suite's progress (framework/progress, posted
-// to --progress-report-url) on the loopback address and prints one line per
-// spec: "12 of 146  passed  <spec>  3.2s". Updates are forwarded to the
-// user's own --progress-report-url, when the suite flags had one.
+// to --progress-report-url by every process of the run) on the loopback
+// address and prints one line per spec: "12 of 146  passed  <spec>  3.2s".
+// It counts the run itself, whichever process ran a spec, and posts the
+// run's progress, in the same form, to the user's own
+// --progress-report-url when the suite flags had one.
 type progressServer struct {
-	total   int
 	out     io.Writer
-	forward string
-	client  *http.Client
+	forward *progress.Poster
 
-	mu   sync.Mutex
-	done int
+	mu    sync.Mutex
+	tally progress.Tally
 
 	srv *http.Server
 	URL string
 }
 
 // startProgress listens on a free loopback port; total is the number of
-// specs the run selected (the dry run's count).
+// specs the run selected (the dry run's count), until the suite says it.
 func startProgress(total int, out io.Writer, forward string) (*progressServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("progress: %w", err)
 	}
-	p := &progressServer{total: total, out: out, forward: forward, client: &http.Client{Timeout: 5 * time.Second},
+	p := &progressServer{out: out, forward: progress.NewPoster(forward, out), tally: progress.Tally{Selected: total},
 		URL: "http://" + l.Addr().String() + "/progress"}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go p.srv.Serve(l)
@@ -55,35 +54,37 @@ func (p *progressServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST progress updates", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	var u progress.Update
-	if err := json.Unmarshal(body, &u); err != nil {
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	p.take(u)
-	if p.forward != "" {
-		if resp, err := p.client.Post(p.forward, "application/json", bytes.NewReader(body)); err == nil {
-			resp.Body.Close()
-		}
+	if run, ok := p.take(u); ok {
+		p.forward.Post(run)
 	}
 }
 
-func (p *progressServer) take(u progress.Update) {
+// take counts one update into the run and returns the run's update.
+func (p *progressServer) take(u progress.Update) (progress.Update, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if u.Msg == progress.Starting && u.Total > 0 {
-		p.total = u.Total
+	switch u.Event {
+	case progress.Start:
+		if u.Total > 0 {
+			return p.tally.Start(int(u.Total)), true
+		}
+		return p.tally.Start(p.tally.Selected), true
+	case progress.Begin:
+		return p.tally.Begin(u.Spec), true
+	case progress.End:
+		run := p.tally.End(u.Spec, u.State)
+		took := time.Duration(u.Seconds * float64(time.Second)).Round(100 * time.Millisecond)
+		fmt.Fprintf(p.out, "%d of %d  %-8s %s  %s\n", p.tally.Done(), p.tally.Selected, u.State, u.Spec, took)
+		return run, true
+	case progress.Finish:
+		return u, true // the first process's, from every process's report
 	}
-	if u.Spec == "" {
-		return
-	}
-	p.done++
-	fmt.Fprintf(p.out, "%d of %d  %-8s %s  %s\n", p.done, p.total, u.State, u.Spec, (time.Duration(u.Seconds * float64(time.Second))).Round(100*time.Millisecond))
+	return u, false
 }
 
 // Close stops listening.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -22,13 +23,22 @@ func reportCmd() *cobra.Command {
 		Long: `report renders the report directory's files (summary, cluster, network matrix,
 limitation ledger, and the gate's decisions and the baseline diff when they
 are there) as report.html: one file with inline CSS and script, that loads
-nothing. --screenshot also renders it in headless Chromium into report.png.`,
+nothing. --screenshot also renders the whole page in headless Chromium into
+report.png; a report.png already there is taken again whenever the page is
+written (here, by gate and by diff), or removed where it cannot be.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return unusable{fmt.Errorf("report needs --report DIR (a run's report directory)")}
 			}
-			if err := html.WriteHTML(dir); err != nil {
+			// An older report.png is taken again; where it cannot be, it is
+			// removed (and, with --screenshot, taken below or said why not).
+			switch err := html.WriteHTML(dir); {
+			case errors.Is(err, html.ErrScreenshotRemoved):
+				if !shot {
+					fmt.Fprintln(cmd.ErrOrStderr(), "winconform:", err)
+				}
+			case err != nil:
 				return unusable{err}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "wrote", filepath.Join(dir, html.File))
@@ -42,7 +52,7 @@ nothing. --screenshot also renders it in headless Chromium into report.png.`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "report", "", "the run's report directory (required)")
-	cmd.Flags().BoolVar(&shot, "screenshot", false, "also render the page in headless Chromium into report.png")
+	cmd.Flags().BoolVar(&shot, "screenshot", false, "also render the whole page in headless Chromium into report.png")
 	cmd.Flags().StringVar(&browser, "browser", "", "the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH)")
 	cmd.Flags().DurationVar(&timeout, "screenshot-timeout", 2*time.Minute, "how long Chromium may take")
 	return cmd

@@ -62,8 +62,11 @@ func TestSuiteTimeout(t *testing.T) {
 	}
 }
 
-// The CLI prints an N of M line per spec from the suite's progress, and
-// passes each update on to the user's own --progress-report-url.
+// The CLI prints an N of M line per spec from the progress of every
+// process of a parallel run, counts the run itself, and passes the run's
+// progress (in Sonobuoy's form, as framework/progress posts it) on to the
+// user's own --progress-report-url: each process's own counts would say
+// less than the run.
 func TestProgressLines(t *testing.T) {
 	var (
 		mu        sync.Mutex
@@ -78,28 +81,35 @@ func TestProgressLines(t *testing.T) {
 	}))
 	defer user.Close()
 	var out syncBuffer
-	p, err := startProgress(3, &out, user.URL)
+	p, err := startProgress(4, &out, user.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	r := progress.New(p.URL)
-	r.SuiteWillBegin(types.Report{PreRunStats: types.PreRunStats{TotalSpecs: 9, SpecsThatWillRun: 3}})
-	for _, sr := range []types.SpecReport{
-		{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "pods reach pods", State: types.SpecStatePassed, NumAttempts: 1, RunTime: 1500 * time.Millisecond},
-		{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "a filtered spec", State: types.SpecStateSkipped},
-		{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "a Windows pod reaches a Service", State: types.SpecStateFailed, NumAttempts: 1, RunTime: 1500 * time.Millisecond},
-	} {
-		r.SpecDidEnd(sr)
+	first, second := progress.New(p.URL, &out), progress.New(p.URL, &out)
+	first.SuiteWillBegin(types.Report{PreRunStats: types.PreRunStats{TotalSpecs: 9, SpecsThatWillRun: 3}})
+	spec := func(text string, state types.SpecState, attempts, process int) types.SpecReport {
+		return types.SpecReport{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: text,
+			State: state, NumAttempts: attempts, ParallelProcess: process, RunTime: 1500 * time.Millisecond}
 	}
-	want := "1 of 3  passed   [networking] pods reach pods  1.5s\n2 of 3  failed   [networking] a Windows pod reaches a Service  1.5s\n"
+	first.SpecDidEnd(spec("pods reach pods", types.SpecStatePassed, 1, 1))
+	second.SpecDidEnd(spec("a filtered spec", types.SpecStateSkipped, 0, 2))
+	second.SpecDidEnd(spec("a Windows pod reaches a Service", types.SpecStateFailed, 1, 2))
+	first.SpecDidEnd(spec("needs a Windows node", types.SpecStateSkipped, 1, 1))
+	want := "1 of 3  passed   [networking] pods reach pods  1.5s\n" +
+		"2 of 3  failed   [networking] a Windows pod reaches a Service  1.5s\n" +
+		"3 of 3  skipped  [networking] needs a Windows node  1.5s\n"
 	if out.String() != want {
 		t.Errorf("lines:\n%s\nwant:\n%s", out.String(), want)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(forwarded) != 3 || forwarded[0].Msg != progress.Starting {
-		t.Errorf("forwarded %+v", forwarded)
+	if len(forwarded) != 4 || forwarded[0].Event != progress.Start || forwarded[0].Total != 3 {
+		t.Fatalf("forwarded %+v", forwarded)
+	}
+	last := forwarded[3]
+	if last.Total != 2 || last.Completed != 1 || len(last.Failures) != 1 || last.Msg != "3 of 3 specs done (1 passed, 1 failed, 1 skipped); last: skipped [networking] needs a Windows node" {
+		t.Errorf("the run's last update %+v: want the run's counts (total 2, completed 1, one failure), not a process's", last)
 	}
 }
 

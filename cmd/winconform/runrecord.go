@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,11 +13,9 @@ import (
 
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports/rundir"
 )
-
-// SweptFile is what a run's sweep before its specs found and removed.
-const SweptFile = "swept.json"
 
 // runRecord is what keeps a run findable while it runs and after a kill:
 // its report directory marked started (rundir.RunFile) until it ends, and
@@ -59,8 +56,12 @@ func startRun(ctx context.Context, cs kubernetes.Interface, rf *runFlags, log io
 		fmt.Fprintf(log, "winconform: removing what dead runs left: %v\n", err)
 	}
 	rec.swept = &rep
-	if err := writeJSON(filepath.Join(rf.reportDir, SweptFile), rep); err != nil {
-		fmt.Fprintf(log, "winconform: %v\n", err)
+	stamped := struct {
+		version.Stamp
+		suiterun.SweepReport
+	}{version.For(rf.runID), rep}
+	if err := writeJSON(filepath.Join(rf.reportDir, rundir.SweptFile), stamped); err != nil {
+		fmt.Fprintf(log, "winconform: writing %s: %v\n", rundir.SweptFile, err)
 	}
 	return rec
 }
@@ -106,19 +107,8 @@ func appendSweptLine(path string, rep suiterun.SweepReport) error {
 		}
 		runs = append(runs, fmt.Sprintf("run `%s` (%s): %s", d.ID, d.Why, strings.Join(items, ", ")))
 	}
-	_, err = fmt.Fprintf(f, "\nBefore its specs, this run removed what %d dead run(s) left (%s): %s.\n", len(rep.Dead), SweptFile, strings.Join(runs, "; "))
+	_, err = fmt.Fprintf(f, "\nBefore its specs, this run removed what %d dead run(s) left (%s): %s.\n", len(rep.Dead), rundir.SweptFile, strings.Join(runs, "; "))
 	return err
-}
-
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
 
 // prefixed writes each line with a prefix.

@@ -109,7 +109,7 @@ func TestRunRecord(t *testing.T) {
 		t.Errorf("no heartbeat: %v", err)
 	}
 	var swept suiterun.SweepReport
-	data, _ := os.ReadFile(filepath.Join(dir, SweptFile))
+	data, _ := os.ReadFile(filepath.Join(dir, rundir.SweptFile))
 	if err := json.Unmarshal(data, &swept); err != nil || swept.Format != suiterun.SweepFormat || len(swept.Dead) != 1 || swept.Dead[0].ID != dead || swept.By != rf.runID {
 		t.Errorf("swept.json: %s (%v)", data, err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -90,7 +91,8 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	if err := windows.CheckVersions(machines, cfg.KubernetesVersion); err != nil {
 		return fmt.Errorf("%s: %w", w.inventory, err)
 	}
-	return nil
+	// The routed underlay changes this host: refused without root, up front.
+	return w.precheckUnderlay(context.Background())
 }
 
 // controlPlane finds the cluster and readies it for Windows nodes.
@@ -139,7 +141,13 @@ func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
 		fmt.Fprintf(log, "the cluster is ready for Windows machines: %s (a bootstrap token was made, checked and deleted)\n", jc)
 		return nil
 	}
-	_, err = windows.JoinAll(ctx, machines, cp, windows.FleetOptions{Artifacts: w.artifacts, CollectLogs: w.collectLogs, Log: log})
+	// The kind host's side of the underlay, and each machine's routes for
+	// its underlay-route step (infra/underlay).
+	routes, err := w.joinUnderlay(ctx, cf, log, nil)
+	if err != nil {
+		return err
+	}
+	_, err = windows.JoinAll(ctx, machines, cp, windows.FleetOptions{Artifacts: w.artifacts, CollectLogs: w.collectLogs, Log: log, UnderlayRoutes: routes})
 	var failed *windows.FleetError
 	if err != nil && !errors.As(err, &failed) {
 		return err
@@ -154,6 +162,7 @@ func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
 func joinCmd() *cobra.Command {
 	var cf clusterFlags
 	var w windowsFlags
+	var junitDir string
 	cmd := &cobra.Command{
 		Use:   "join",
 		Short: "Join the inventory's Windows machines to the local cluster over WinRM",
@@ -172,11 +181,15 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 			if err := w.precheck(&cf); err != nil {
 				return err
 			}
-			return w.join(cmd, &cf)
+			if err := checkStepDir(junitDir); err != nil {
+				return err
+			}
+			return stepFailedIn(cmd.ErrOrStderr(), junitDir, "join", w.join(cmd, &cf))
 		},
 	}
 	registerClusterLookup(cmd, &cf)
 	w.register(cmd)
+	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
 	cmd.Flags().BoolVar(&w.check, "check", false, "only ready the cluster and prove it can join machines (make, check and delete a join command); no machine is touched")
 	return cmd
@@ -205,7 +218,20 @@ and the binaries stay, so that the machine can join again.`,
 			if err != nil {
 				return err
 			}
-			_, err = windows.ResetAll(cmd.Context(), machines, cp, windows.FleetOptions{Artifacts: w.artifacts, Log: cmd.ErrOrStderr()})
+			// The machines' underlay routes go with them, and their rules
+			// on the kind host after them.
+			reset := map[string]bool{}
+			for _, m := range machines {
+				reset[m.Name] = true
+			}
+			routes, err := w.underlayRoutes(cmd.Context(), &cf, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			_, err = windows.ResetAll(cmd.Context(), machines, cp, windows.FleetOptions{Artifacts: w.artifacts, Log: cmd.ErrOrStderr(), UnderlayRoutes: routes})
+			if _, uerr := w.joinUnderlay(cmd.Context(), &cf, cmd.ErrOrStderr(), reset); uerr != nil {
+				return errors.Join(err, uerr)
+			}
 			return err
 		},
 	}
@@ -216,6 +242,7 @@ and the binaries stay, so that the machine can join again.`,
 
 // registerClusterLookup registers the flags that find the cluster.
 func registerClusterLookup(cmd *cobra.Command, f *clusterFlags) {
+	f.remote = -1 // the cluster file's remoteNodes
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
 	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the local cluster's kubeconfig (default: "+outPath("<name>.kubeconfig")+")")

@@ -19,6 +19,7 @@ func TestPrecheckRefusesVersionSkewBeforeClusterWork(t *testing.T) {
 	write(t, inv, `defaults:
   user: Administrator
   passwordFrom: {env: WINCONFORM_TEST_PASSWORD}
+  underlay: {shape: none}   # the routed underlay's root check is TestCheckRoot's (infra/underlay)
 machines:
 - name: win-a
   address: 192.0.2.20

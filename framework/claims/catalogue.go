@@ -25,6 +25,7 @@ const (
 	ModeServiceFQDN = "service-fqdn"
 	ModeNodePort    = "nodeport"
 	ModeAddress     = "address"
+	ModeNodeIP      = "node-ip"
 )
 
 func pod(os corev1.OSName) Peer { return Peer{Kind: KindPod, OS: os} }
@@ -362,6 +363,21 @@ var catalogue = []Claim{
 		Title: "Windows Defender exclusions cover the runtime and node binaries (optional)."},
 	{ID: "INF-09", Kind: Feature, Level: WindowsNode, OSes: win, Docs: []string{"002"},
 		Title: "Windows machines of different builds join one cluster, each labelled with its build."},
+	{ID: "INF-10", Kind: Feature, Level: Linux, OSes: lin, Docs: []string{"card", "000"},
+		Title: "A node on a network outside the kind network reaches the cluster's API server, pod network and Services through the underlay the harness sets up (and removes at teardown).",
+		Parts: []Part{
+			{Name: "pod to pod into the machines' network", From: anyPod, To: anyPod, Modes: []string{ModePodIP, ModePing}, Underlay: IntoUnderlay},
+			{Name: "pod to pod out of it", From: anyPod, To: anyPod, Modes: []string{ModePodIP, ModePing}, Underlay: OutOfUnderlay},
+			{Name: "DNS from its pods", From: anyPod, To: anyService, Modes: []string{ModeServiceName, ModeServiceFQDN}, Underlay: OutOfUnderlay},
+			{Name: "pod names from its pods", From: anyPod, To: anyPod, Modes: []string{ModePodName}, Underlay: OutOfUnderlay},
+			{Name: "ClusterIP from its pods", From: anyPod, To: anyService, Modes: []string{ModeClusterIP}, Underlay: OutOfUnderlay},
+			{Name: "NodePort through its node", From: Peer{Kind: KindNode}, To: anyService, Modes: []string{ModeNodePort}, Underlay: IntoUnderlay},
+			{Name: "NodePort from its node", From: Peer{Kind: KindNode}, To: anyService, Modes: []string{ModeNodePort}, Underlay: OutOfUnderlay},
+			{Name: "the control plane to its pods", From: controlPlane, To: anyPod, Modes: []string{ModePodIP}, Underlay: IntoUnderlay},
+			{Name: "its node to pods", From: Peer{Kind: KindNode}, To: anyPod, Modes: []string{ModePodIP}, Underlay: OutOfUnderlay},
+			{Name: "node to node, each seeing the other's own address", From: Peer{Kind: KindNode}, To: Peer{Kind: KindNode}, Modes: []string{ModeNodeIP}, Underlay: IntoUnderlay},
+			{Name: "node to node back, each seeing the other's own address", From: Peer{Kind: KindNode}, To: Peer{Kind: KindNode}, Modes: []string{ModeNodeIP}, Underlay: OutOfUnderlay},
+		}},
 	{ID: "INF-11", Kind: Feature, Level: WindowsMachine, OSes: win, Docs: []string{"card", "001"},
 		Title: "Windows machines are created for the run from a golden image, answer WinRM, join, and are deleted after the run (also after an interrupt), leaving nothing behind."},
 

@@ -172,7 +172,23 @@ type Part struct {
 	Via corev1.OSName
 	// Where is SameNode, OtherNode, Local or empty (anywhere).
 	Where string
+	// Underlay is IntoUnderlay, OutOfUnderlay or empty (either side): which
+	// way the path crosses the underlay between the kind network and a
+	// node joined from outside it.
+	Underlay string
 }
+
+// Which way a path crosses the underlay (infra/underlay).
+const (
+	// IntoUnderlay: the source is on the kind network, the target on a
+	// node joined through the underlay (its pod, its node, a NodePort
+	// through its address).
+	IntoUnderlay = "into-underlay"
+	// OutOfUnderlay: the source is on a node joined through the underlay,
+	// the target on the kind network (a Service: its endpoints, or the
+	// cluster's DNS, are there).
+	OutOfUnderlay = "out-of-underlay"
+)
 
 // Claim is one documented behaviour.
 type Claim struct {

@@ -30,6 +30,10 @@ const (
 	LabelControlPlane = "node-role.kubernetes.io/control-plane"
 	// AnnotationKwok marks a node that kwok simulates.
 	AnnotationKwok = "kwok.x-k8s.io/node"
+	// LabelUnderlay marks a node joined from outside the kind network
+	// through the harness's underlay (infra/underlay): its value is the
+	// shape (routed, same-host).
+	LabelUnderlay = "winconform.io/underlay"
 )
 
 // Node is what the harness needs to know of one node.
@@ -47,6 +51,9 @@ type Node struct {
 	OSImage       string         `json:"osImage"`
 	InternalIP    string         `json:"internalIP"`
 	Taints        []corev1.Taint `json:"taints,omitempty"`
+	// Underlay is the shape of the underlay the node joined through
+	// (LabelUnderlay), "" for a node on the cluster's own network.
+	Underlay string `json:"underlay,omitempty"`
 	// CgroupVersion is the cgroup version a Linux node's kubelet runs on
 	// (its kubelet_cgroup_version metric): 1 or 2, 0 when unknown.
 	CgroupVersion int `json:"cgroupVersion,omitempty"`
@@ -119,7 +126,7 @@ func FromNode(n *corev1.Node) Node {
 		Name: n.Name, OS: os, Arch: n.Status.NodeInfo.Architecture, ControlPlane: cp,
 		Simulated:    n.Annotations[AnnotationKwok] != "",
 		WindowsBuild: n.Labels[LabelWindowsBuild], KernelVersion: n.Status.NodeInfo.KernelVersion,
-		OSImage: n.Status.NodeInfo.OSImage, Taints: n.Spec.Taints,
+		OSImage: n.Status.NodeInfo.OSImage, Taints: n.Spec.Taints, Underlay: n.Labels[LabelUnderlay],
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

@@ -14,7 +14,8 @@ import (
 // Applicable says whether src probes t: not itself; names only from pods
 // (nodes and the outside client do not use the cluster's DNS); the client
 // outside the cluster only NodePorts; NodePorts only from outside or from
-// nodes; ICMP only between pods.
+// nodes; ICMP only between pods; a node's own address only from another
+// node.
 func Applicable(src Peer, t Target) bool {
 	if t.Kind == src.Kind && t.Name == src.Name {
 		return false
@@ -22,7 +23,7 @@ func Applicable(src Peer, t Target) bool {
 	byName := t.Mode == PodName || t.Mode == ServiceName || t.Mode == ServiceFQDN
 	switch src.Kind {
 	case Pod:
-		return t.Mode != NodePort
+		return t.Mode != NodePort && t.Mode != NodeIP
 	case Node:
 		return !byName && t.Mode != Ping
 	case External:
@@ -88,6 +89,9 @@ func partMatches(p claims.Part, src Peer, t Target) bool {
 	if p.Via != "" && string(p.Via) != t.ViaOS {
 		return false
 	}
+	if !underlayMatches(p.Underlay, src, t) {
+		return false
+	}
 	switch p.Where {
 	case claims.SameNode:
 		return src.Node != "" && src.Node == t.Node
@@ -100,6 +104,35 @@ func partMatches(p claims.Part, src Peer, t Target) bool {
 		return slices.Contains(t.BackendNodes, src.Node)
 	}
 	return true
+}
+
+// underlayMatches says whether the cell (src, t) crosses the underlay the
+// way want says: into it (the source on the kind network, the target on a
+// node joined through it: its pod, its node, a NodePort through its
+// address) or out of it (the other way round: a Service's endpoints and
+// the cluster's DNS are on the kind network, the matrix's pods on
+// underlay nodes being none of its endpoints).
+func underlayMatches(want string, src Peer, t Target) bool {
+	into := t.Underlay || t.ViaUnderlay
+	switch want {
+	case claims.IntoUnderlay:
+		return !src.Underlay && into
+	case claims.OutOfUnderlay:
+		return src.Underlay && !into
+	}
+	return true
+}
+
+// CrossesUnderlay says whether a cell's path crosses the underlay, either
+// way, between the kind network and a node joined through it: one end is
+// on such a node and the other on the kind network (a Service's endpoints
+// and the cluster's DNS are there). A server outside the cluster sits on
+// the kind host, between the two: the paths to it cross nothing.
+func CrossesUnderlay(src Peer, t Target) bool {
+	if t.Kind == External {
+		return false
+	}
+	return src.Underlay != (t.Underlay || t.ViaUnderlay) || (src.Underlay && t.Kind == Service)
 }
 
 // Level is the evidence level of a probed cell: real Windows nodes when

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sort"
 	"strconv"
 	"time"
 
@@ -62,6 +63,7 @@ var (
 	NoOutside      = Absence{"no-outside-peer", "no local probe binary (--probe-binary) or --external-url for the client and server outside the cluster"}
 	OneNodePerOS   = Absence{"too-few-nodes", "every pod of one OS is on the same node"}
 	NoControlPlane = Absence{"managed-control-plane", "no Linux control-plane node is visible in this cluster"}
+	NoUnderlay     = Absence{"no-underlay-node", "no node joined from outside the kind network through the underlay (remoteNodes in the cluster file, or a routed inventory's machines)"}
 )
 
 // Deployment is the matrix's peers in a namespace of their own.
@@ -112,10 +114,8 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 	}
 	d.Matrix = m
 	pods, peers := d.podPlan()
-	cpPod, cpNode := d.controlPlaneSource()
-	if cpPod != nil {
-		pods = append(pods, cpPod)
-	}
+	nodePods, nodePeers := d.nodeSources()
+	pods = append(pods, nodePods...)
 	if _, err := env.Clientset.CoreV1().Services(ns.Name).Create(ctx, ospod.HeadlessService(subdomain), metav1.CreateOptions{}); err != nil {
 		return d, err
 	}
@@ -137,7 +137,7 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 	for _, p := range started {
 		peer, ok := peers[p.Name]
 		if !ok {
-			continue // the control-plane source, added below
+			continue // a node source, added below
 		}
 		peer.Node, peer.BackendIPs = p.Spec.NodeName, []string{p.Status.PodIP}
 		peers[p.Name] = peer
@@ -148,9 +148,18 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 			Target{Peer: peer, Mode: PodName, URL: webURL(p.Name+"."+subdomain, ospod.HTTPPort)},
 			Target{Peer: peer, Mode: Ping, URL: "icmp://" + p.Status.PodIP})
 	}
-	if cpPod != nil {
-		m.Sources = append(m.Sources, PodSource{Self: cpNode, Exec: exec, Namespace: ns.Name, Pod: cpPod.Name, Container: "probe",
+	// Each node source is a target too, by its node's own address, where
+	// another node source calls it: that node must see the caller's own
+	// address (no NAT between nodes; what the underlay keeps).
+	for _, p := range nodePods {
+		peer := nodePeers[p.Name]
+		m.Sources = append(m.Sources, PodSource{Self: peer, Exec: exec, Namespace: ns.Name, Pod: p.Name, Container: "probe",
 			Binary: ospod.ProbeBinary("linux"), Kubeconfig: env.Kubeconfig, Probing: env.Probing})
+		if len(nodePods) > 1 && peer.Address != "" {
+			t := peer
+			t.BackendIPs = []string{peer.Address}
+			m.Targets = append(m.Targets, Target{Peer: t, Mode: NodeIP, URL: webURL(peer.Address, nodeProbePort)})
+		}
 	}
 	for _, svc := range svcs {
 		if err := d.serviceTargets(ctx, svc, started); err != nil {
@@ -210,7 +219,11 @@ func (d *Deployment) settle(ctx context.Context, timeout time.Duration) {
 }
 
 // podPlan places two probe pods on one node of each OS and a third on
-// another node of that OS, when there is one.
+// another node of that OS, when there is one, preferring nodes on the
+// cluster's own network; then one more pod on each node of the OS joined
+// through the underlay that has none yet. That pod is no Service's
+// endpoint: the Services' paths from the kind network stay off the
+// underlay, and the paths from that pod to them all cross it.
 func (d *Deployment) podPlan() ([]*corev1.Pod, map[string]Peer) {
 	var pods []*corev1.Pod
 	peers := map[string]Peer{}
@@ -219,38 +232,64 @@ func (d *Deployment) podPlan() ([]*corev1.Pod, map[string]Peer) {
 		if len(nodes) == 0 {
 			continue
 		}
+		sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Underlay == "" && nodes[j].Underlay != "" })
 		place := []facts.Node{nodes[0], nodes[0]}
 		if len(nodes) > 1 {
 			place = append(place, nodes[1])
 		}
+		extra := 0
+		for _, n := range nodes[min(2, len(nodes)):] {
+			if n.Underlay != "" && !slices.ContainsFunc(place, func(p facts.Node) bool { return p.Name == n.Name }) {
+				place = append(place, n)
+				extra++
+			}
+		}
 		for i, n := range place {
 			name := fmt.Sprintf("%s-%c", os, 'a'+i)
+			endpoint := i < len(place)-extra
+			if !endpoint {
+				name = fmt.Sprintf("%s-u%d", os, i-(len(place)-extra)+1)
+			}
 			p := ospod.Probe(name, os, ospod.OnNode(n), ospod.WithDNSName(name, subdomain))
 			p.Labels["app.kubernetes.io/part-of"] = partOf
-			p.Labels["winconform.io/os"] = os
+			if endpoint {
+				p.Labels["winconform.io/os"] = os
+			}
 			pods = append(pods, p)
-			peers[name] = Peer{Name: name, Kind: Pod, OS: os, Node: n.Name, Build: n.WindowsBuild}
+			peers[name] = Peer{Name: name, Kind: Pod, OS: os, Node: n.Name, Build: n.WindowsBuild, Underlay: n.Underlay != ""}
 		}
 	}
 	return pods, peers
 }
 
-// controlPlaneSource is a host-network pod on a Linux control-plane node,
-// from which that node's own network stack probes.
-func (d *Deployment) controlPlaneSource() (*corev1.Pod, Peer) {
-	for _, n := range d.env.Facts.ControlPlane() {
-		if n.OS != string(corev1.Linux) || n.Simulated || !n.Ready {
-			continue
-		}
+// nodeSources are host-network pods from which Linux nodes' own network
+// stacks probe: on a control-plane node, and on each node joined through
+// the underlay.
+func (d *Deployment) nodeSources() ([]*corev1.Pod, map[string]Peer) {
+	var pods []*corev1.Pod
+	peers := map[string]Peer{}
+	add := func(n facts.Node, controlPlane bool) {
 		p := ospod.Probe("node-"+n.Name, "linux", ospod.OnNode(n))
 		p.Spec.HostNetwork = true
 		c := &p.Spec.Containers[0]
-		c.Command = ospod.ProbeCommand("linux", "serve", "--http-port", strconv.Itoa(nodeProbePort), "--tcp-port", "0", "--udp-port", "0")
+		c.Command = ospod.ProbeCommand("linux", "serve", "--name", n.Name, "--http-port", strconv.Itoa(nodeProbePort), "--tcp-port", "0", "--udp-port", "0")
 		c.Ports = nil
 		c.ReadinessProbe.HTTPGet.Port = intstr.FromInt32(nodeProbePort)
-		return p, Peer{Name: n.Name, Kind: Node, OS: "linux", Node: n.Name, ControlPlane: true}
+		pods = append(pods, p)
+		peers[p.Name] = Peer{Name: n.Name, Kind: Node, OS: "linux", Node: n.Name, ControlPlane: controlPlane, Underlay: n.Underlay != "", Address: n.InternalIP}
 	}
-	return nil, Peer{}
+	for _, n := range d.env.Facts.ControlPlane() {
+		if n.OS == string(corev1.Linux) && !n.Simulated && n.Ready {
+			add(n, true)
+			break
+		}
+	}
+	for _, n := range d.env.Facts.Select(facts.Query{OS: "linux", Real: true, Ready: true}) {
+		if n.Underlay != "" && !n.ControlPlane {
+			add(n, false)
+		}
+	}
+	return pods, peers
 }
 
 func service(os string) *corev1.Service {
@@ -328,6 +367,11 @@ func (d *Deployment) serviceTargets(ctx context.Context, svc *corev1.Service, po
 		return fmt.Errorf("service %s did not get its %d endpoints within a minute", svc.Name, len(ips))
 	}
 	peer := Peer{Name: svc.Name, Kind: Service, OS: os, BackendNodes: nodes, BackendIPs: ips}
+	for _, n := range d.env.Facts.Nodes {
+		if n.Underlay != "" && slices.Contains(nodes, n.Name) {
+			peer.Underlay = true
+		}
+	}
 	fqdn := fmt.Sprintf("%s.%s.svc.%s", svc.Name, d.Namespace, d.env.ClusterDomain)
 	m := d.Matrix
 	m.Targets = append(m.Targets,
@@ -339,7 +383,7 @@ func (d *Deployment) serviceTargets(ctx context.Context, svc *corev1.Service, po
 		if n.InternalIP == "" {
 			continue
 		}
-		m.Targets = append(m.Targets, Target{Peer: peer, Mode: NodePort, URL: webURL(n.InternalIP, int(np)), Via: n.Name, ViaOS: n.OS})
+		m.Targets = append(m.Targets, Target{Peer: peer, Mode: NodePort, URL: webURL(n.InternalIP, int(np)), Via: n.Name, ViaOS: n.OS, ViaUnderlay: n.Underlay != ""})
 	}
 	return nil
 }
@@ -426,7 +470,7 @@ func (d *Deployment) localServer(ctx context.Context) (string, func(), error) {
 func (d *Deployment) windowsHosts() {
 	for _, n := range d.env.Facts.Select(facts.Query{OS: "windows", Real: true, Ready: true}) {
 		if e, ok := d.env.Machines[n.Name]; ok {
-			d.Matrix.Sources = append(d.Matrix.Sources, RemoteSource{Self: Peer{Name: n.Name, Kind: Node, OS: "windows", Node: n.Name, Build: n.WindowsBuild}, Exec: e, Probing: d.env.Probing})
+			d.Matrix.Sources = append(d.Matrix.Sources, RemoteSource{Self: Peer{Name: n.Name, Kind: Node, OS: "windows", Node: n.Name, Build: n.WindowsBuild, Underlay: n.Underlay != ""}, Exec: e, Probing: d.env.Probing})
 		}
 	}
 }
@@ -456,6 +500,7 @@ func (d *Deployment) recordAbsences(peers map[string]Peer) {
 		}
 	}
 	d.Absent["NET-25"] = OneNodePerOS
+	d.Absent["INF-10"] = NoUnderlay
 	for _, id := range d.Matrix.ClaimIDsPlanned() {
 		delete(d.Absent, id)
 	}

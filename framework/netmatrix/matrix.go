@@ -47,10 +47,14 @@ const (
 	ServiceFQDN Mode = "service-fqdn"
 	NodePort    Mode = "nodeport"
 	Address     Mode = "address"
+	// NodeIP is a node's own address, answered by a probe server in the
+	// node's network namespace (a host-network pod), which says from which
+	// address it was called.
+	NodeIP Mode = "node-ip"
 )
 
 // Modes lists every mode the matrix probes.
-var Modes = []Mode{PodIP, PodName, Ping, ClusterIP, ServiceName, ServiceFQDN, NodePort, Address}
+var Modes = []Mode{PodIP, PodName, Ping, ClusterIP, ServiceName, ServiceFQDN, NodePort, Address, NodeIP}
 
 // Peer is a source or the thing a target addresses.
 type Peer struct {
@@ -69,6 +73,13 @@ type Peer struct {
 	// BackendIPs are the IPs that may answer for the peer (a pod's IP, a
 	// Service's endpoints); empty when any answer will do.
 	BackendIPs []string `json:"backendIPs,omitempty"`
+	// Underlay marks a pod or node on a node joined from outside the kind
+	// network through the underlay (infra/underlay); for a Service, one of
+	// its endpoints is.
+	Underlay bool `json:"underlay,omitempty"`
+	// Address is a node peer's own address, which a node-ip target must see
+	// it calling from (no NAT between the two).
+	Address string `json:"address,omitempty"`
 }
 
 // Target is one column: a peer addressed one way.
@@ -80,6 +91,8 @@ type Target struct {
 	// Via names the node whose address a NodePort target uses, and ViaOS its OS.
 	Via   string `json:"via,omitempty"`
 	ViaOS string `json:"viaOS,omitempty"`
+	// ViaUnderlay says that node joined through the underlay.
+	ViaUnderlay bool `json:"viaUnderlay,omitempty"`
 }
 
 // ID names the target in tables: peer/mode, with @node for NodePorts.
@@ -326,6 +339,9 @@ func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) 
 		} else {
 			c.Result = results[i]
 			c.Observed, c.Why = observe(results[i], targets[i])
+			if c.Observed == Reachable {
+				c.Observed, c.Why = observeCaller(s.Peer(), results[i], targets[i])
+			}
 		}
 		c.Verdict = verdict(c.Expect, c.Observed)
 		switch {
@@ -388,6 +404,18 @@ func observe(r probeclient.Result, t Target) (Observation, string) {
 	default:
 		return Unclassified, fmt.Sprintf("%s: %s", r.ErrorClass, r.Error)
 	}
+}
+
+// observeCaller checks, for a node-ip target, that it saw the source node
+// calling from its own address: a node that sees another address (the
+// kind host's, Docker's MASQUERADE) is not the tunnel endpoint flannel
+// advertised, which Linux VXLAN forgives and Windows' overlay and a lab's
+// routers may not.
+func observeCaller(src Peer, r probeclient.Result, t Target) (Observation, string) {
+	if t.Mode != NodeIP || src.Address == "" || r.Detail.Caller == "" || r.Detail.Caller == src.Address {
+		return Reachable, ""
+	}
+	return WrongAnswer, fmt.Sprintf("%s saw the call coming from %s, not from %s's own address %s: something between them translates addresses", t.Name, r.Detail.Caller, src.Name, src.Address)
 }
 
 func verdict(e Expectation, o Observation) Verdict {

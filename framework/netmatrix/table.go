@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/winconform/winconform/internal/version"
 )
 
 // Symbols of the truth table, one character a cell.
@@ -197,6 +199,8 @@ func (m *Matrix) Markdown() string {
 
 // Report is the matrix as JSON.
 type Report struct {
+	// Stamp is the run's ID and the harness that wrote the table.
+	version.Stamp
 	ServerVersion string   `json:"serverVersion"`
 	CNI           string   `json:"cni"`
 	Sources       []Peer   `json:"sources"`
@@ -213,12 +217,15 @@ func (m *Matrix) Report() Report {
 	return r
 }
 
-// Write puts network-matrix.md and network-matrix.json into dir.
-func (m *Matrix) Write(dir string) error {
+// Write puts network-matrix.md and network-matrix.json into dir; the JSON
+// carries stamp (the run's ID and the harness).
+func (m *Matrix) Write(dir string, stamp version.Stamp) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(m.Report(), "", "  ")
+	r := m.Report()
+	r.Stamp = stamp
+	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/framework/probeclient"
+	"github.com/winconform/winconform/internal/version"
 )
 
 // tableMatrix is the small cluster's 23 targets probed from a Linux pod and
@@ -328,7 +329,8 @@ func TestReportAndWriteRoundTrip(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "reports", "nested")
-	if err := m.Write(dir); err != nil {
+	stamp := version.Stamp{RunID: "wc-20260301t120000-0a1b2c3d", Harness: version.Info{Version: "v0.3.0", Commit: "0123456789ab"}}
+	if err := m.Write(dir, stamp); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "network-matrix.json"))
@@ -341,6 +343,9 @@ func TestReportAndWriteRoundTrip(t *testing.T) {
 	}
 	if got.ServerVersion != r.ServerVersion || got.CNI != r.CNI {
 		t.Errorf("decoded keys %q %q", got.ServerVersion, got.CNI)
+	}
+	if got.Stamp != stamp {
+		t.Errorf("network-matrix.json carries the stamp %+v, want the run's %+v", got.Stamp, stamp)
 	}
 	if !reflect.DeepEqual(got.Sources, r.Sources) {
 		t.Errorf("decoded sources\n%+v\nwant\n%+v", got.Sources, r.Sources)
@@ -394,7 +399,7 @@ func TestWriteFailsOnAFile(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Write(file); err == nil {
+	if err := m.Write(file, version.Stamp{}); err == nil {
 		t.Errorf("Write into a path that is a file succeeded")
 	}
 }

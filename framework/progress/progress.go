@@ -1,19 +1,26 @@
-// Package progress posts the suite's progress, spec by spec, to the URL
-// of --progress-report-url (the upstream e2e framework's flag): to
-// Sonobuoy's worker inside a cluster (sonobuoy status shows it), or to the
-// CLI, which prints "N of M" lines.
+// Package progress posts the suite's progress to the URL of
+// --progress-report-url (the upstream e2e framework's flag): inside a
+// cluster to Sonobuoy's worker, which relays it to the aggregator so that
+// `sonobuoy status` shows it; under `winconform e2e` to the CLI, which
+// prints an "N of M" line per spec and passes the run's progress on.
 //
-// An update is JSON in the shape of upstream e2e's ProgressReporter
-// (k8s.io/kubernetes test/e2e/reporters/progress.go: msg, total,
-// completed, skipped, failed, failures), with Sonobuoy's appending fields
-// (github.com/vmware-tanzu/sonobuoy pkg/plugin/interface.go, ProgressUpdate:
-// appendcompleted, appendfailing; CombineUpdates adds an appending update to
-// the last absolute one). Upstream's reporter sends each parallel process's
-// own counts as if they were the run's, and nothing for a skipped spec; here
-// each spec's update appends one spec to the run's counts, whichever
-// process ran it, the suite's start and end set them absolutely, and a spec
-// that skipped at run time counts as done (it is one of the specs the run
-// selected).
+// Every update is in the form of Sonobuoy's plugin.ProgressUpdate
+// (github.com/vmware-tanzu/sonobuoy v0.57.3, pkg/plugin/interface.go: msg,
+// total, completed, failures, the fields a plugin sets; the worker relays
+// the body as it is, pkg/worker/worker.go relayProgress, and the
+// aggregator decodes it, ignoring other fields, pkg/plugin/aggregation/
+// handler.go progressFromRequest). Its counts are absolute: Sonobuoy keeps
+// the last non-appending update whole (CombineUpdates), and `sonobuoy
+// status` shows "Passed: completed, Failed: len(failures), Remaining:
+// total - completed - len(failures)" (FormatPluginProgress). So Completed
+// counts the specs that passed, Failures names those that failed, and a
+// spec that skipped leaves the total: Remaining is the specs still to run,
+// and Passed never counts a skip. Fields Sonobuoy does not know (event,
+// spec, state, seconds, process) say which spec began or ended, for the CLI.
+//
+// Each process of a parallel run posts its own counts; the CLI, which
+// receives every process's updates, counts the run itself (Tally) and
+// passes the run's counts on.
 package progress
 
 import (
@@ -23,141 +30,259 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Update is one progress update.
 type Update struct {
+	// Sonobuoy's fields.
 	Msg       string   `json:"msg"`
-	Total     int      `json:"total"`
-	Completed int      `json:"completed"`
-	Skipped   int      `json:"skipped"`
-	Failed    int      `json:"failed"`
+	Total     int64    `json:"total"`
+	Completed int64    `json:"completed"`
 	Failures  []string `json:"failures,omitempty"`
-	// AppendCompleted and AppendFailing add one spec to the run's counts
-	// (Sonobuoy's appending update).
-	AppendCompleted int      `json:"appendcompleted,omitempty"`
-	AppendFailing   []string `json:"appendfailing,omitempty"`
-	// Spec, State, Seconds and Process say which spec ended, how, in how
-	// long, on which parallel process (empty on the suite's start and end).
-	Spec    string  `json:"spec,omitempty"`
-	State   string  `json:"state,omitempty"`
-	Seconds float64 `json:"seconds,omitempty"`
-	Process int     `json:"process,omitempty"`
+	// Event says what happened; Spec, State, Seconds and Process which spec
+	// began or ended, how, in how long, on which parallel process.
+	Event   Event           `json:"event,omitempty"`
+	Spec    string          `json:"spec,omitempty"`
+	State   types.SpecState `json:"state,omitempty"`
+	Seconds float64         `json:"seconds,omitempty"`
+	Process int             `json:"process,omitempty"`
 }
 
-// Messages of the suite's start and end, as upstream's reporter says them.
+// Event is what an update reports.
+type Event string
+
+// The events: the suite's start (with the number of specs it selected), a
+// spec's start and end, the suite's end (with the counts of every process).
 const (
-	Starting  = "Test Suite starting"
-	Completed = "Test Suite completed"
+	Start  Event = "start"
+	Begin  Event = "begin"
+	End    Event = "end"
+	Finish Event = "finish"
 )
 
-// Reporter posts updates to a URL; a nil Reporter, or one without a URL,
-// does nothing.
-type Reporter struct {
+// Tally counts a run's selected specs as they end, and makes the updates
+// that say where the run is.
+type Tally struct {
+	// Selected is the number of specs the run selected (M); 0 where it is
+	// not known (the processes of a parallel run but the first).
+	Selected              int
+	done, passed, skipped int
+	failures              []string
+}
+
+// FromReport is the tally of a finished run: every process's specs.
+func FromReport(r types.Report) Tally {
+	t := Tally{Selected: r.PreRunStats.SpecsThatWillRun}
+	for _, sr := range r.SpecReports {
+		if Selected(sr) {
+			t.add(sr.State, sr.FullText())
+		}
+	}
+	return t
+}
+
+// Selected says whether sr is a spec the run selected: an It that no
+// filter left out (Ginkgo reports those skipped, never attempted, with no
+// message) and not pending. A spec skipped at run time, or because an
+// earlier spec of its ordered container failed, was selected.
+func Selected(sr types.SpecReport) bool {
+	return sr.LeafNodeType == types.NodeTypeIt && sr.State != types.SpecStatePending &&
+		!(sr.State == types.SpecStateSkipped && sr.NumAttempts == 0 && sr.Failure.Message == "")
+}
+
+func (t *Tally) add(state types.SpecState, name string) {
+	t.done++
+	switch {
+	case state == types.SpecStatePassed:
+		t.passed++
+	case state.Is(types.SpecStateFailureStates):
+		t.failures = append(t.failures, name)
+	default:
+		t.skipped++
+	}
+}
+
+// Done is the number of selected specs that ended.
+func (t *Tally) Done() int { return t.done }
+
+// Start is the suite's start, with the number of specs it selected.
+func (t *Tally) Start(selected int) Update {
+	t.Selected = selected
+	return t.update(Start, t.counts()+": starting")
+}
+
+// Begin is the start of spec name.
+func (t *Tally) Begin(name string) Update {
+	u := t.update(Begin, fmt.Sprintf("%s; running spec %d: %s", t.counts(), t.done+1, name))
+	u.Spec = name
+	return u
+}
+
+// End is the end of spec name, in state.
+func (t *Tally) End(name string, state types.SpecState) Update {
+	t.add(state, name)
+	u := t.update(End, fmt.Sprintf("%s; last: %s %s", t.counts(), state, name))
+	u.Spec, u.State = name, state
+	return u
+}
+
+// Finish is the suite's end.
+func (t *Tally) Finish(succeeded bool) Update {
+	how := "finished"
+	if !succeeded {
+		how = "finished, failed"
+	}
+	return t.update(Finish, how+": "+t.counts())
+}
+
+// counts says where the run is: "3 of 5 specs done (1 passed, 1 failed, 1 skipped)".
+func (t *Tally) counts() string {
+	of := ""
+	if t.Selected > 0 {
+		of = fmt.Sprintf(" of %d", t.Selected)
+	}
+	s := fmt.Sprintf("%d%s specs done", t.done, of)
+	if t.done > 0 {
+		s += fmt.Sprintf(" (%d passed, %d failed, %d skipped)", t.passed, len(t.failures), t.skipped)
+	}
+	return s
+}
+
+// update is the update of event with msg and the tally's counts, as
+// Sonobuoy reads them: a skip leaves the total.
+func (t *Tally) update(event Event, msg string) Update {
+	total := t.Selected - t.skipped
+	if done := t.passed + len(t.failures); total < done {
+		total = done
+	}
+	return Update{Msg: msg, Event: event, Total: int64(total), Completed: int64(t.passed), Failures: append([]string(nil), t.failures...)}
+}
+
+// postTimeout bounds one post: a receiver that does not answer slows no spec.
+const postTimeout = 5 * time.Second
+
+// Poster posts updates to a URL; a nil Poster posts nothing.
+type Poster struct {
 	url    string
 	client *http.Client
 	log    io.Writer
 	once   sync.Once
 }
 
-// New returns a reporter that posts to url ("" posts nothing).
-func New(url string) *Reporter {
+// NewPoster posts to url (nil, posting nothing, when url is empty); the
+// first problem posting is said on log, the later ones are not.
+func NewPoster(url string, log io.Writer) *Poster {
 	if url == "" {
 		return nil
 	}
-	return &Reporter{url: url, client: &http.Client{Timeout: 5 * time.Second}, log: os.Stderr}
+	return &Poster{url: url, client: &http.Client{Timeout: postTimeout}, log: log}
 }
 
-// SuiteWillBegin posts the number of specs the run will run (on the first
-// process only: Ginkgo runs ReportBeforeSuite there).
-func (r *Reporter) SuiteWillBegin(report types.Report) {
-	r.post(Update{Msg: Starting, Total: report.PreRunStats.SpecsThatWillRun})
-}
-
-// SpecDidEnd posts the end of one spec, appending it to the run's counts.
-// Specs the run did not select (filtered out, skipped before they started)
-// are not posted.
-func (r *Reporter) SpecDidEnd(sr types.SpecReport) {
-	if !sr.LeafNodeType.Is(types.NodeTypeIt) || notRun(sr) {
-		return
-	}
-	name := sr.FullText()
-	u := Update{Spec: name, State: sr.State.String(), Seconds: sr.RunTime.Seconds(), Process: sr.ParallelProcess}
-	switch {
-	case sr.State.Is(types.SpecStateFailureStates):
-		u.Msg = "FAILED " + name
-		u.AppendFailing = []string{name}
-	case sr.State == types.SpecStateSkipped:
-		u.Msg = "SKIPPED " + name
-		u.AppendCompleted = 1
-	default:
-		u.Msg = strings.ToUpper(u.State) + " " + name
-		u.AppendCompleted = 1
-	}
-	r.post(u)
-}
-
-// SuiteDidEnd posts the run's final counts, from the report of every
-// process (Ginkgo runs ReportAfterSuite on the first process with them all).
-func (r *Reporter) SuiteDidEnd(report types.Report) {
-	u := Update{Msg: Completed, Total: report.PreRunStats.SpecsThatWillRun}
-	for _, sr := range report.SpecReports {
-		if !sr.LeafNodeType.Is(types.NodeTypeIt) || notRun(sr) {
-			continue
-		}
-		switch {
-		case sr.State.Is(types.SpecStateFailureStates):
-			u.Failed++
-			u.Failures = append(u.Failures, sr.FullText())
-		case sr.State == types.SpecStateSkipped:
-			u.Skipped++
-			u.Completed++
-		default:
-			u.Completed++
-		}
-	}
-	r.post(u)
-}
-
-// notRun says the run did not select the spec or never started it: Ginkgo
-// reports such a spec skipped, without an attempt.
-func notRun(sr types.SpecReport) bool {
-	return sr.State == types.SpecStateSkipped && sr.NumAttempts == 0
-}
-
-// post sends u, waiting for the answer (an update sent in the background
-// could be lost when the process ends); a failure is said once.
-func (r *Reporter) post(u Update) {
-	if r == nil {
+// Post sends u and waits for the answer (an update sent in the background
+// could be lost when the process ends).
+func (p *Poster) Post(u Update) {
+	if p == nil {
 		return
 	}
 	data, err := json.Marshal(u)
 	if err != nil {
+		p.warn(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), postTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(data))
 	if err == nil {
 		req.Header.Set("Content-Type", "application/json")
 		var resp *http.Response
-		if resp, err = r.client.Do(req); err == nil {
+		if resp, err = p.client.Do(req); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode >= 400 {
-				err = fmt.Errorf("status %s", resp.Status)
+			if resp.StatusCode >= 300 {
+				err = fmt.Errorf("%s answered %s", p.url, resp.Status)
 			}
 		}
 	}
 	if err != nil {
-		r.once.Do(func() {
-			fmt.Fprintf(r.log, "winconform: posting progress to %s: %v (later failures are not said)\n", r.url, err)
-		})
+		p.warn(err)
 	}
+}
+
+func (p *Poster) warn(err error) {
+	p.once.Do(func() {
+		if p.log != nil {
+			fmt.Fprintf(p.log, "winconform: progress to %s: %v (the run goes on; later problems posting progress are not said)\n", p.url, err)
+		}
+	})
+}
+
+// Reporter reports one suite process's progress; a nil Reporter does nothing.
+type Reporter struct {
+	poster *Poster
+	tally  Tally
+}
+
+// New reports to url (nil when it is empty); problems posting go to log, once.
+func New(url string, log io.Writer) *Reporter {
+	p := NewPoster(url, log)
+	if p == nil {
+		return nil
+	}
+	return &Reporter{poster: p}
+}
+
+// SuiteWillBegin posts the number of specs the run selected (Ginkgo runs
+// ReportBeforeSuite on the first process only).
+func (r *Reporter) SuiteWillBegin(report types.Report) {
+	if r != nil {
+		r.poster.Post(r.tally.Start(report.PreRunStats.SpecsThatWillRun))
+	}
+}
+
+// SpecWillRun posts the start of a spec that will run.
+func (r *Reporter) SpecWillRun(sr types.SpecReport) {
+	if r == nil || !Selected(sr) || sr.State.Is(types.SpecStateSkipped|types.SpecStateFailureStates) {
+		return
+	}
+	u := r.tally.Begin(sr.FullText())
+	u.Process = sr.ParallelProcess
+	r.poster.Post(u)
+}
+
+// SpecDidEnd posts the end of a selected spec.
+func (r *Reporter) SpecDidEnd(sr types.SpecReport) {
+	if r == nil || !Selected(sr) {
+		return
+	}
+	u := r.tally.End(sr.FullText(), sr.State)
+	u.Seconds, u.Process = sr.RunTime.Seconds(), sr.ParallelProcess
+	r.poster.Post(u)
+}
+
+// SuiteDidEnd posts the run's counts, from the report of every process
+// (Ginkgo runs ReportAfterSuite on the first process with them all).
+func (r *Reporter) SuiteDidEnd(report types.Report) {
+	if r == nil {
+		return
+	}
+	t := FromReport(report)
+	r.poster.Post(t.Finish(report.SuiteSucceeded))
+}
+
+// Register reports the suite's progress to url (nothing when it is empty):
+// call it before RunSpecs.
+func Register(url string, log io.Writer) {
+	r := New(url, log)
+	if r == nil {
+		return
+	}
+	ginkgo.ReportBeforeSuite(r.SuiteWillBegin)
+	ginkgo.ReportBeforeEach(r.SpecWillRun)
+	ginkgo.ReportAfterEach(r.SpecDidEnd)
+	ginkgo.ReportAfterSuite("winconform progress", r.SuiteDidEnd)
 }

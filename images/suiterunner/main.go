@@ -20,9 +20,14 @@
 // and Sonobuoy reads them from the report), and non-zero when the suite could
 // not run, so that Sonobuoy reports the plugin as failed.
 //
+// The suite posts its progress, N of M specs, to the Sonobuoy worker's
+// progress endpoint (--progress-report-url=http://localhost:8099/progress),
+// which relays it to the aggregator: `sonobuoy status` shows it.
+//
 // Environment: SONOBUOY_RESULTS_DIR (set by Sonobuoy; default
-// /tmp/sonobuoy/results); WINCONFORM_SUITE_BINARY and WINCONFORM_KWOK_BINARY
-// (the image sets them; default e2e.test and kwok beside the runner).
+// /tmp/sonobuoy/results); SONOBUOY_PROGRESS_PORT (default 8099, Sonobuoy's);
+// WINCONFORM_SUITE_BINARY and WINCONFORM_KWOK_BINARY (the image sets them;
+// default e2e.test and kwok beside the runner).
 package main
 
 import (
@@ -55,6 +60,12 @@ const (
 	ResultsDirEnv     = "SONOBUOY_RESULTS_DIR"
 	SuiteBinaryEnv    = "WINCONFORM_SUITE_BINARY"
 	KwokBinaryEnv     = "WINCONFORM_KWOK_BINARY"
+	// ProgressPortEnv is the port of the Sonobuoy worker's progress
+	// endpoint (Sonobuoy's worker listens on localhost:$SONOBUOY_PROGRESS_PORT,
+	// by default 8099, for POST /progress: pkg/worker in
+	// github.com/vmware-tanzu/sonobuoy v0.57.3).
+	ProgressPortEnv     = "SONOBUOY_PROGRESS_PORT"
+	DefaultProgressPort = "8099"
 	// DoneFile is the file in the results directory that Sonobuoy's worker
 	// waits for; it holds the path of the results (here, the directory).
 	DoneFile = "done"
@@ -84,8 +95,10 @@ type config struct {
 	resultsDir string
 	suite      string
 	kwok       string
-	args       []string // the plugin's arguments, for the suite binary
-	sweep      sweeper
+	// progress is where the suite posts its progress (--progress-report-url).
+	progress string
+	args     []string // the plugin's arguments, for the suite binary
+	sweep    sweeper
 }
 
 // loadConfig reads the environment (through getenv); exe is this program's path.
@@ -100,6 +113,11 @@ func loadConfig(getenv func(string) string, exe string, args []string) config {
 	if c.kwok == "" {
 		c.kwok = filepath.Join(filepath.Dir(exe), "kwok")
 	}
+	port := getenv(ProgressPortEnv)
+	if port == "" {
+		port = DefaultProgressPort
+	}
+	c.progress = "http://localhost:" + port + "/progress"
 	return c
 }
 
@@ -203,6 +221,10 @@ func run(ctx context.Context, cfg config, inCluster func() (*rest.Config, error)
 // so that they win: Go flags keep the last value).
 func suiteArgs(cfg config, kubeconfig string, kubeconfigGiven bool, runID string, addRunID bool) []string {
 	args := []string{"--ginkgo.no-color", "--ginkgo.v"}
+	// Progress, N of M specs, to Sonobuoy's worker: `sonobuoy status` shows it.
+	if _, given := flagValue(cfg.args, "progress-report-url"); !given && cfg.progress != "" {
+		args = append(args, "--progress-report-url="+cfg.progress)
+	}
 	args = append(args, cfg.args...)
 	if addRunID {
 		args = append(args, "--run-id="+runID)

@@ -69,13 +69,14 @@ func TestLoadConfig(t *testing.T) {
 		t.Error("no sweep after the suite")
 	}
 	c.sweep = nil
-	want := config{resultsDir: "/tmp/sonobuoy/results", suite: "/usr/local/bin/e2e.test", kwok: "/usr/local/bin/kwok", args: []string{"--suite=limitations"}}
+	want := config{resultsDir: "/tmp/sonobuoy/results", suite: "/usr/local/bin/e2e.test", kwok: "/usr/local/bin/kwok", args: []string{"--suite=limitations"},
+		progress: "http://localhost:8099/progress"}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults: %+v, want %+v", c, want)
 	}
-	env[ResultsDirEnv], env[SuiteBinaryEnv], env[KwokBinaryEnv] = "/r", "/s", "/k"
+	env[ResultsDirEnv], env[SuiteBinaryEnv], env[KwokBinaryEnv], env[ProgressPortEnv] = "/r", "/s", "/k", "9000"
 	c = loadConfig(getenv, "/x/suite-runner", nil)
-	if c.resultsDir != "/r" || c.suite != "/s" || c.kwok != "/k" {
+	if c.resultsDir != "/r" || c.suite != "/s" || c.kwok != "/k" || c.progress != "http://localhost:9000/progress" {
 		t.Errorf("from the environment: %+v", c)
 	}
 }
@@ -244,7 +245,7 @@ func runFake(t *testing.T, junit bool, status int, inCluster func() (*rest.Confi
 		res.swept = append(res.swept, runID)
 		return []suiterun.Left{{Kind: "namespace", Name: "left-" + runID, Deleted: true}}, nil
 	}
-	res.code = run(context.Background(), config{resultsDir: dir, suite: exe, kwok: kwok, args: args, sweep: swept}, inCluster, &out)
+	res.code = run(context.Background(), config{resultsDir: dir, suite: exe, kwok: kwok, args: args, sweep: swept, progress: "http://localhost:8099/progress"}, inCluster, &out)
 	res.out = out.String()
 	logData, _ := os.ReadFile(filepath.Join(dir, LogFile))
 	res.log = string(logData)
@@ -272,7 +273,8 @@ func TestRunFailedSpecsAreResults(t *testing.T) {
 	if r.suiteTo == nil {
 		t.Fatalf("the suite did not run:\n%s", r.out)
 	}
-	for _, want := range []string{"--suite=limitations", "--ginkgo.label-filter=os:linux", "--report-dir=" + r.dir, "--ginkgo.no-color"} {
+	// The suite posts its progress to Sonobuoy's worker (`sonobuoy status`).
+	for _, want := range []string{"--suite=limitations", "--ginkgo.label-filter=os:linux", "--report-dir=" + r.dir, "--ginkgo.no-color", "--progress-report-url=http://localhost:8099/progress"} {
 		if !slices.Contains(r.suiteTo, want) {
 			t.Errorf("suite arguments %q lack %q", r.suiteTo, want)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 )
@@ -128,6 +129,12 @@ func (c *Cluster) Exists() (bool, error) {
 // its logs kept in Options.LogDir.
 func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 	res := &Result{Name: c.cfg.Name, Kubeconfig: c.opts.Kubeconfig, KubernetesVersion: c.cfg.KubernetesVersion, Timings: c.timings}
+	if c.cfg.RemoteNodes > 0 {
+		// Refused up front, before any cluster work.
+		if err := underlay.CheckRoot(fmt.Sprintf("remoteNodes: %d (Linux nodes joined through the routed underlay)", c.cfg.RemoteNodes)); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.checkPool(ctx); err != nil {
 		return nil, err
 	}
@@ -233,7 +240,11 @@ func (c *Cluster) finish(ctx context.Context, res *Result) error {
 		lbDone <- nil
 		c.logf("load balancer: none (loadBalancer.enabled: false): LoadBalancer Services get no external address")
 	}
-	imgErr := c.timed("load images", func() error { return c.LoadImages(ctx) })
+	remoteErr := c.timed("remote nodes", func() error { return c.ensureRemoteNodes(ctx, cs, res.NodeImage) })
+	imgErr := remoteErr
+	if imgErr == nil {
+		imgErr = c.timed("load images", func() error { return c.LoadImages(ctx) })
+	}
 	lbErr := <-lbDone
 	if c.cfg.LoadBalancer.On() {
 		c.timings["load balancer (beside load images)"] = lbTime.Round(100 * time.Millisecond).String()
@@ -256,7 +267,7 @@ func (c *Cluster) finish(ctx context.Context, res *Result) error {
 // readiness is what the cluster must show: its nodes, and every pod of the
 // system namespaces, flannel's and, when installed, MetalLB's.
 func (c *Cluster) readiness(res *Result) kube.Readiness {
-	r := kube.Readiness{Nodes: 1 + c.cfg.Workers, Namespaces: []string{"kube-system", "kube-flannel"}}
+	r := kube.Readiness{Nodes: 1 + c.cfg.Workers + c.cfg.RemoteNodes, Namespaces: []string{"kube-system", "kube-flannel"}}
 	if res.LoadBalancer != nil {
 		r.Namespaces = append(r.Namespaces, metallb.Namespace)
 	}
@@ -286,6 +297,11 @@ func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
 			c.logf("cluster %q exists with the address pool %s, not %s as loadBalancer.addresses says: `make down` and `make up` apply it", c.cfg.Name, lb.Pool, want)
 		}
 		res.LoadBalancer = lb
+	}
+	// Remote nodes made, joined, and their underlay put back (a killed
+	// run's host may have lost its rules).
+	if err := c.ensureRemoteNodes(ctx, cs, res.NodeImage); err != nil {
+		return nil, fmt.Errorf("cluster %q exists but its remote nodes cannot be made ready: %w", c.cfg.Name, err)
 	}
 	if err := kube.WaitReady(ctx, cs, c.readiness(res), time.Minute); err != nil {
 		return nil, fmt.Errorf("cluster %q exists but is not healthy (%v): delete it with `make down` and run again", c.cfg.Name, err)
@@ -515,16 +531,39 @@ func (c *Cluster) collectLogs() string {
 	return dir
 }
 
+// delete deletes the cluster's nodes (its remote nodes with them: they
+// carry kind's labels), then what its underlay added on this host.
 func (c *Cluster) delete() error {
-	return c.provider.Delete(c.cfg.Name, c.opts.Kubeconfig)
+	err := c.provider.Delete(c.cfg.Name, c.opts.Kubeconfig)
+	return errors.Join(err, c.deleteUnderlay())
 }
 
-// Down deletes the cluster and its entry in the kubeconfig. Deleting a
-// cluster that does not exist is not an error.
+// deleteUnderlay removes the cluster's underlay from this host, when it
+// has one, and says what it removed.
+func (c *Cluster) deleteUnderlay() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if !c.hasUnderlay(ctx) {
+		return nil
+	}
+	done, err := c.removeUnderlay(ctx)
+	for _, d := range done {
+		c.logf("underlay: %s", d)
+	}
+	return err
+}
+
+// Down deletes the cluster and its entry in the kubeconfig, and the
+// cluster's underlay on this host (also when the cluster itself is gone:
+// what a killed run left). Deleting a cluster that does not exist is not
+// an error.
 func (c *Cluster) Down() (bool, error) {
 	exists, err := c.Exists()
-	if err != nil || !exists {
+	if err != nil {
 		return false, err
+	}
+	if !exists {
+		return false, c.deleteUnderlay()
 	}
 	return true, c.delete()
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"regexp"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
@@ -16,6 +15,7 @@ import (
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/kubelines"
+	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // Node image policies: what Up does when the node image is not present.
@@ -40,9 +40,14 @@ type Config struct {
 	// NodeImageBuild is auto, always or never.
 	NodeImageBuild string `json:"nodeImageBuild,omitempty"`
 	// Workers is the number of Linux worker nodes beside the control plane.
-	Workers    int        `json:"workers"`
-	Networking Networking `json:"networking"`
-	CNI        CNI        `json:"cni"`
+	Workers int `json:"workers"`
+	// RemoteNodes is the number of Linux nodes made outside kind's Docker
+	// network, on a network of their own that reaches it only through this
+	// host, and joined through the routed underlay (infra/underlay), as a
+	// lab machine is. They need root and the vxlan back end.
+	RemoteNodes int        `json:"remoteNodes,omitempty"`
+	Networking  Networking `json:"networking"`
+	CNI         CNI        `json:"cni"`
 	// LoadBalancer is MetalLB, which gives LoadBalancer Services addresses
 	// of the Docker network; on unless switched off.
 	LoadBalancer LoadBalancer `json:"loadBalancer"`
@@ -94,7 +99,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.ParseDuration(s[1 : len(s)-1])
 	if err != nil {
-		return err
+		return fmt.Errorf("want a duration such as \"5m\" or \"90s\"")
 	}
 	d.Duration = v
 	return nil
@@ -128,41 +133,43 @@ func LoadConfig(path string) (Config, error) {
 }
 
 // ParseConfig decodes and validates a cluster file, as kind reads its own:
-// a strict decode (unknown fields are errors) over the embedded default, so
-// that every field the file leaves out has the default's value; then the
-// defaults that depend on other fields; then validation.
+// a strict decode (internal/strictyaml: every problem at once, each with
+// its line and field, an unknown field with the nearest known one) over the
+// embedded default, so that every field the file leaves out has the
+// default's value; then the defaults that depend on other fields; then
+// validation.
 func ParseConfig(source string, data []byte) (Config, error) {
-	// encoding/json loses the field's name in a Duration's own error: check it first.
-	var durations struct {
-		ReadyTimeout any `json:"readyTimeout"`
+	// The file alone first: its problems, and the CNI back end it names.
+	var own Config
+	var d strictyaml.Decoder
+	d.Unmarshal(data, &own)
+	if err := strictyaml.Err(source, d.Problems); err != nil {
+		return Config{}, err
 	}
-	if err := yaml.Unmarshal(data, &durations); err == nil && durations.ReadyTimeout != nil {
-		if s, ok := durations.ReadyTimeout.(string); !ok {
-			return Config{}, fmt.Errorf("%s: readyTimeout: %v is not a duration: write it as a quoted string such as \"5m\"", source, durations.ReadyTimeout)
-		} else if _, err := time.ParseDuration(s); err != nil {
-			return Config{}, fmt.Errorf("%s: readyTimeout: %q is not a duration such as \"5m\" or \"90s\"", source, s)
-		}
-	}
-	var c Config
-	if err := yaml.UnmarshalStrict(defaultConfig, &c); err != nil {
-		panic(err) // a test keeps the embedded file valid
-	}
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return Config{}, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: json: "))
-	}
+	c := decodeDefault()
+	var over strictyaml.Decoder
+	over.Unmarshal(data, &c)
 	// The default's vni and port are vxlan's: a file that names its back end
 	// has the vni and port it sets, or that back end's defaults.
-	var own struct {
-		CNI CNI `json:"cni"`
-	}
-	if err := yaml.Unmarshal(data, &own); err == nil && own.CNI.Backend != "" {
+	if own.CNI.Backend != "" {
 		c.CNI = own.CNI
 	}
 	c.setDefaults()
 	if err := c.Validate(); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", source, err)
+		return Config{}, d.Wrap(source, err)
 	}
 	return c, nil
+}
+
+// decodeDefault is the embedded default, decoded (a test keeps it valid).
+func decodeDefault() Config {
+	var c Config
+	var d strictyaml.Decoder
+	d.Unmarshal(defaultConfig, &c)
+	if err := strictyaml.Err("default.yaml (embedded)", d.Problems); err != nil {
+		panic(err)
+	}
+	return c
 }
 
 func (c *Config) setDefaults() {
@@ -251,6 +258,12 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > 10 {
 		return fmt.Errorf("workers: %d: use 0 to 10 Linux workers", c.Workers)
+	}
+	if c.RemoteNodes < 0 || c.RemoteNodes > 4 {
+		return fmt.Errorf("remoteNodes: %d: use 0 to 4 remote Linux nodes", c.RemoteNodes)
+	}
+	if c.RemoteNodes > 0 && c.CNI.Backend != cni.VXLAN {
+		return fmt.Errorf("remoteNodes: %d with cni.backend %s: remote nodes reach the kind nodes through a router (the kind host), and flannel's %s needs every node on one L2 network; use cni.backend: vxlan", c.RemoteNodes, c.CNI.Backend, c.CNI.Backend)
 	}
 	for _, f := range []struct{ field, cidr string }{
 		{"networking.podSubnet", c.Networking.PodSubnet},

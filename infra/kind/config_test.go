@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func TestLoadConfigFile(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte(strings.Replace(base, "workers: 2", "workers: 99", 1)), 0o644)
-	if _, err := LoadConfig(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": workers: 99") {
+	if _, err := LoadConfig(bad); err == nil || !atField(err, bad, "workers: 99") {
 		t.Errorf("invalid file: error %v does not name the file and the field", err)
 	}
 }
@@ -99,14 +100,15 @@ func TestParseConfigRejectsUnknownFields(t *testing.T) {
 			t.Errorf("unknown field %s accepted: %+v", field, c)
 			continue
 		}
-		if !strings.Contains(err.Error(), field) || !strings.HasPrefix(err.Error(), "my.yaml: ") {
+		// The file, the line, the field and the nearest known one.
+		if !strings.Contains(err.Error(), field) || !regexp.MustCompile(`^my\.yaml:\d+: `).MatchString(err.Error()) {
 			t.Errorf("unknown field %s: error %q does not name it and the file", field, err)
 		}
 	}
 	if _, err := ParseConfig("x", []byte("name: [a\n")); err == nil {
 		t.Error("broken YAML accepted")
 	}
-	if _, err := ParseConfig("x", []byte(base+"name: other\n")); err == nil || !strings.Contains(err.Error(), `"name"`) {
+	if _, err := ParseConfig("x", []byte(base+"name: other\n")); err == nil || !strings.Contains(err.Error(), "name: is written twice") {
 		t.Errorf("duplicate key: %v", err)
 	}
 }
@@ -135,6 +137,10 @@ func TestParseConfigValidation(t *testing.T) {
 		{"vni", set("backend: vxlan", "backend: vxlan\n  vni: 16777216"), "cni.vni: "},
 		{"port", set("backend: vxlan", "backend: vxlan\n  port: 70000"), "cni.port: "},
 		{"host-gw", set("backend: vxlan", "backend: host-gw"), ""},
+		{"remote nodes", base + "remoteNodes: 1\n", ""},
+		{"remote nodes 5", base + "remoteNodes: 5\n", "remoteNodes: 5: use 0 to 4"},
+		{"remote nodes -1", base + "remoteNodes: -1\n", "remoteNodes: "},
+		{"remote nodes on host-gw", set("backend: vxlan", "backend: host-gw") + "remoteNodes: 1\n", "remoteNodes: 1 with cni.backend host-gw"},
 		{"default backend", set("  backend: vxlan\n", "  port: 8472\n"), ""},
 		{"readyTimeout short", base + "readyTimeout: 5s\n", "readyTimeout: "},
 		{"readyTimeout negative", base + "readyTimeout: -1m\n", "readyTimeout: "},
@@ -158,7 +164,7 @@ func TestParseConfigValidation(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.field != "" && err == nil:
 			t.Errorf("%s: accepted %+v", tc.name, c)
-		case tc.field != "" && !strings.HasPrefix(err.Error(), "c.yaml: "+tc.field):
+		case tc.field != "" && !atField(err, "c.yaml", tc.field):
 			t.Errorf("%s: error %q does not start with the field %q", tc.name, err, tc.field)
 		}
 	}
@@ -196,7 +202,7 @@ func TestParseConfigTakesTheDefaultForWhatItLeavesOut(t *testing.T) {
 			t.Errorf("%q: %+v, %v", doc, c, err)
 		}
 	}
-	if _, err := ParseConfig("c.yaml", []byte("networking:\n  podSubnet: \"\"\n")); err == nil || !strings.HasPrefix(err.Error(), "c.yaml: networking.podSubnet: ") {
+	if _, err := ParseConfig("c.yaml", []byte("networking:\n  podSubnet: \"\"\n")); err == nil || !atField(err, "c.yaml", "networking.podSubnet: ") {
 		t.Errorf("an empty podSubnet written in the file: %v", err)
 	}
 }
@@ -224,7 +230,7 @@ func TestParseConfigNetworkingFields(t *testing.T) {
 			t.Errorf("%q: %v", tc.extra, err)
 		case tc.field != "" && err == nil:
 			t.Errorf("%q: accepted %+v", tc.extra, c)
-		case tc.field != "" && !strings.HasPrefix(err.Error(), "c.yaml: "+tc.field):
+		case tc.field != "" && !atField(err, "c.yaml", tc.field):
 			t.Errorf("%q: error %q does not start with %q", tc.extra, err, tc.field)
 		}
 	}
@@ -263,7 +269,7 @@ func TestParseConfigLoadBalancer(t *testing.T) {
 			t.Errorf("%q: on %v addresses %q, want %v %q", tc.doc[len(base):], c.LoadBalancer.On(), c.LoadBalancer.Addresses, tc.on, tc.addrs)
 		case wantErr && err == nil:
 			t.Errorf("%q: accepted %+v", tc.doc[len(base):], c.LoadBalancer)
-		case wantErr && (!strings.HasPrefix(err.Error(), "c.yaml: "+tc.field) || !strings.Contains(err.Error(), tc.message)):
+		case wantErr && (!atField(err, "c.yaml", tc.field) || !strings.Contains(err.Error(), tc.message)):
 			t.Errorf("%q: error %q, want it to start with %q and say %q", tc.doc[len(base):], err, "c.yaml: "+tc.field, tc.message)
 		}
 	}
@@ -572,8 +578,40 @@ func TestValidateNamesTheFirstWrongSubnetDeterministically(t *testing.T) {
 		t.Errorf("the same config gave %d different errors: %v", len(seen), seen)
 	}
 	for msg := range seen {
-		if !strings.HasPrefix(msg, "c.yaml: networking.podSubnet: ") {
+		if !regexp.MustCompile(`^c\.yaml:\d+: networking\.podSubnet: `).MatchString(msg) {
 			t.Errorf("error %q does not name the first wrong field, networking.podSubnet", msg)
 		}
+	}
+}
+
+// atField says whether err starts with the file, the line where there is
+// one, and field ("c.yaml:12: networking.podSubnet: ...").
+func atField(err error, source, field string) bool {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(source) + `(:\d+)?: ` + regexp.QuoteMeta(field)).MatchString(err.Error())
+}
+
+// The cluster file is read by the harness's one YAML decoder
+// (internal/strictyaml), as the inventory, the VM file, the policy and the
+// image overrides are: every problem at once, each with its line and
+// field, and an unknown field with the nearest known one.
+func TestParseConfigSaysEveryProblemWithLineAndSuggestion(t *testing.T) {
+	doc := "name: wc\nwrokers: 2\nnetworking:\n  podSubnet: 10.244.0.0/16\n  serviceSubnet: 10.96.0.0/12\ncni:\n  backend: vxlan\n  vnii: 4096\nreadyTimeout: 5 minutes\n"
+	_, err := ParseConfig("c.yaml", []byte(doc))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		"c.yaml:2: wrokers: is not a field of the file; did you mean workers?",
+		"c.yaml:8: cni.vnii: is not a field of cni; did you mean vni?",
+		`c.yaml:9: readyTimeout: is the string "5 minutes": want a duration such as "5m" or "90s"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	// A line's name unquoted is the number YAML reads, written as it is.
+	c, err := ParseConfig("c.yaml", []byte(base+"kubernetesVersion: 1.36\n"))
+	if err != nil || !strings.HasPrefix(c.KubernetesVersion, "v1.36.") {
+		t.Errorf("kubernetesVersion: 1.36 unquoted: %v %q", err, c.KubernetesVersion)
 	}
 }

@@ -33,9 +33,8 @@ const (
 	ResultsDir = "/tmp/sonobuoy/results"
 	// ConfigDir is where Sonobuoy mounts the plugin's config-map.
 	ConfigDir = "/tmp/sonobuoy/config"
-	// JUnitFile is the suite's JUnit report, the one Sonobuoy reads (the
-	// report directory holds another .xml, Ginkgo's, which would count
-	// every spec twice).
+	// JUnitFile is the suite's JUnit report, the one Sonobuoy reads (and
+	// the only XML file the suite writes).
 	JUnitFile = "junit_01.xml"
 	// OverridesFile is the image override file's name in the config-map.
 	OverridesFile = "image-overrides.yaml"

@@ -21,7 +21,7 @@ type Spec struct {
 	Message string // the failure, or the reason for a skip
 	// Claims are the claims the spec exercises, Shows those its result
 	// shows (at their evidence level), Evidence the level it was obtained
-	// at: the JUnit properties the harness adds (reports.AmendJUnit).
+	// at: the JUnit properties the harness adds (reports.WriteJUnit).
 	Claims   []string
 	Shows    []string
 	Evidence string
@@ -78,7 +78,7 @@ func ParseDetailed(out string) ([]Spec, error) {
 	return specs, sc.Err()
 }
 
-// The JUnit test case properties the harness adds (reports.AmendJUnit).
+// The JUnit test case properties the harness adds (reports.WriteJUnit).
 const (
 	propClaim    = "claim"
 	propEvidence = "evidence"

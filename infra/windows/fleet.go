@@ -45,6 +45,9 @@ type FleetOptions struct {
 	// over WinRM (RemoteConfig), each connection closed once its machine
 	// is done.
 	Connect func(inventory.Machine) (Conn, error)
+	// UnderlayRoutes are each machine's routes to the kind network, by
+	// machine (JoinOptions.UnderlayRoutes, ResetOptions.UnderlayRoutes).
+	UnderlayRoutes map[string][]UnderlayRoute
 }
 
 // MachineResult is what JoinAll or ResetAll did to one machine: its report
@@ -100,7 +103,8 @@ func JoinAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane,
 	return eachMachine(ctx, machines, opts, fleetOp[*JoinReport]{
 		verb: "join", outcome: "did not join", file: "join-report.json", stopWhenCancelled: true,
 		run: func(ctx context.Context, m inventory.Machine, exec Conn) (*JoinReport, error) {
-			rep, err := Join(ctx, m, exec, cp, JoinOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log, LogsDir: logs, Registry: opts.Registry})
+			rep, err := Join(ctx, m, exec, cp, JoinOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log, LogsDir: logs, Registry: opts.Registry,
+				UnderlayRoutes: opts.UnderlayRoutes[m.Name]})
 			if err == nil && opts.CollectLogs && logs != "" {
 				if lerr := CollectLogs(ctx, exec, logs); lerr != nil {
 					fprintf(opts.Log, "%s: collecting logs: %v\n", m.Name, lerr)
@@ -126,7 +130,7 @@ func ResetAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane
 	return eachMachine(ctx, machines, opts, fleetOp[*ResetReport]{
 		verb: "reset", outcome: "were not reset", file: "reset-report.json",
 		run: func(ctx context.Context, m inventory.Machine, exec Conn) (*ResetReport, error) {
-			return Reset(ctx, m, exec, cp, ResetOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log})
+			return Reset(ctx, m, exec, cp, ResetOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log, UnderlayRoutes: opts.UnderlayRoutes[m.Name]})
 		},
 	})
 }

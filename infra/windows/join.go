@@ -130,6 +130,11 @@ type JoinOptions struct {
 	// Registry reads the indexes of the images the node will run, before
 	// it pulls them; nil for their own registries (RemoteRegistry).
 	Registry ImageRegistry
+	// UnderlayRoutes are the machine's routes to the kind network through
+	// the kind host (the routed underlay, infra/underlay), which the
+	// underlay-route step gives it; none for a machine on the kind
+	// network's bridge.
+	UnderlayRoutes []UnderlayRoute
 }
 
 func (o JoinOptions) retries() int {
@@ -214,6 +219,8 @@ type joinRun struct {
 	remaining []string
 	// versions are what the node runs (ResolveVersions).
 	versions Versions
+	// underlay are the machine's routes to the kind network (JoinOptions.UnderlayRoutes).
+	underlay []UnderlayRoute
 }
 
 var kubernetesVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
@@ -250,6 +257,7 @@ func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Control
 	j := &joinRun{
 		runner: &runner{machine: m.Name, exec: exec, t: opts.Timeouts.withDefaults(), retries: opts.retries(), log: opts.Log},
 		m:      m, cp: cp, version: version, report: rep, registry: opts.Registry, versions: versions,
+		underlay: opts.UnderlayRoutes,
 	}
 	if j.registry == nil {
 		j.registry = defaultRegistry

@@ -50,8 +50,8 @@ func TestJoinFreshMachine(t *testing.T) {
 		t.Errorf("components set up in the order %v, want %v", got, want)
 	}
 	for _, s := range rep.Steps {
-		if s.Name == windows.StepMetadataRoute || s.Name == windows.StepImages {
-			if !s.Skipped { // the inventory asks for no metadata route, no images
+		if s.Name == windows.StepMetadataRoute || s.Name == windows.StepImages || s.Name == windows.StepUnderlayRoute {
+			if !s.Skipped { // the inventory asks for no metadata route, no images; no underlay route is given
 				t.Errorf("step %s ran on a machine whose inventory does not ask for it", s.Name)
 			}
 			continue
@@ -196,11 +196,17 @@ func TestResetThenJoinAgain(t *testing.T) {
 		t.Fatalf("Reset: %v", err)
 	}
 	r.checkNoProblems()
-	wantOrder := []string{windows.StepDrain, windows.StepDeleteNode, windows.StepKubeadmReset, windows.StepHNSCleanup}
+	wantOrder := []string{windows.StepDrain, windows.StepDeleteNode, windows.StepKubeadmReset, windows.StepHNSCleanup, windows.StepUnderlayUnroute}
 	if !slices.Equal(rep.Order, wantOrder) {
 		t.Errorf("reset order %v, want %v", rep.Order, wantOrder)
 	}
 	for _, s := range rep.Steps {
+		if s.Name == windows.StepUnderlayUnroute {
+			if !s.Skipped { // the join gave the machine no underlay route
+				t.Errorf("reset step %s ran for a machine without underlay routes", s.Name)
+			}
+			continue
+		}
 		if !s.Changed {
 			t.Errorf("reset step %s changed nothing", s.Name)
 		}

@@ -31,6 +31,10 @@ type ResetOptions struct {
 	Timeouts    Timeouts
 	ConnRetries int
 	Log         io.Writer
+	// UnderlayRoutes are the routes the join gave the machine to the kind
+	// network, as the underlay-unroute step reports them (it removes every
+	// route of the harness's metric).
+	UnderlayRoutes []UnderlayRoute
 }
 
 // ResetReport is what Reset did.
@@ -61,7 +65,7 @@ func Reset(ctx context.Context, m inventory.Machine, exec remote.Exec, cp Contro
 	jr := &JoinReport{Machine: m.Name}
 	j := &joinRun{
 		runner: &runner{machine: m.Name, exec: exec, t: opts.Timeouts.withDefaults(), retries: JoinOptions{ConnRetries: opts.ConnRetries}.retries(), log: opts.Log},
-		m:      m, cp: cp, report: jr,
+		m:      m, cp: cp, report: jr, underlay: opts.UnderlayRoutes,
 	}
 	defer func() {
 		rep.Steps, rep.Order, rep.Remaining = jr.Steps, jr.Order, j.remaining

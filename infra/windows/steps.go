@@ -21,6 +21,7 @@ const (
 	StepKubeProxy         = "kube-proxy"
 	StepCNI               = "cni"
 	StepFirewall          = "firewall"
+	StepUnderlayRoute     = "underlay-route"
 	StepDefender          = "defender"
 	StepProbe             = "probe"
 	StepKubeadmJoin       = "kubeadm-join"
@@ -28,11 +29,12 @@ const (
 	// checked, the inventory's labels and taints applied.
 	StepNode = "node"
 
-	StepDrain        = "drain"
-	StepDeleteNode   = "delete-node"
-	StepKubeadmReset = "kubeadm-reset"
-	StepHNSCleanup   = "hns-cleanup"
-	StepCollectLogs  = "collect-logs"
+	StepDrain           = "drain"
+	StepDeleteNode      = "delete-node"
+	StepKubeadmReset    = "kubeadm-reset"
+	StepHNSCleanup      = "hns-cleanup"
+	StepUnderlayUnroute = "underlay-unroute"
+	StepCollectLogs     = "collect-logs"
 )
 
 // The node services the steps set up, in the documented start order.
@@ -100,6 +102,7 @@ var joinTable = []step{
 	{name: StepCNI, script: true, timeout: 5 * time.Minute, component: ComponentCNI, run: scripted((*joinRun).cniParams),
 		needs: []need{{StepKubeProxy, "kube-proxy.exe in place: kube-proxy comes before the CNI"}}},
 	{name: StepFirewall, script: true, timeout: time.Minute, run: scripted((*joinRun).firewallParams)},
+	{name: StepUnderlayRoute, script: true, timeout: time.Minute, run: scripted((*joinRun).underlayRouteParams)},
 	{name: StepMetadataRoute, script: true, timeout: time.Minute, run: scripted((*joinRun).metadataRouteParams)},
 	{name: StepDefender, script: true, timeout: 2 * time.Minute, run: scripted((*joinRun).defenderParams)},
 	{name: StepProbe, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).probeParams)},
@@ -120,6 +123,7 @@ var resetTable = []step{
 	{name: StepKubeadmReset, script: true, timeout: 5 * time.Minute, run: scripted(resetParams)},
 	{name: StepHNSCleanup, script: true, timeout: 2 * time.Minute, run: scripted(hnsCleanupParams),
 		needs: []need{{StepKubeadmReset, "the kubelet stopped, so that flannel makes no network again"}}},
+	{name: StepUnderlayUnroute, script: true, timeout: time.Minute, run: scripted((*joinRun).underlayUnrouteParams)},
 }
 
 // runnerSteps are the steps the runner uses between the others: ping while

@@ -108,10 +108,10 @@ func TestStepTablesAreWellFormed(t *testing.T) {
 		t.Errorf("Drain %s, the drain step's timeout %s", d.Drain, drain.timeout)
 	}
 	if want := []string{StepPreflight, StepContainersFeature, StepContainerd, StepCompartmentNS, StepKubelet, StepCrictl, StepImages, StepKubeProxy, StepCNI,
-		StepFirewall, StepMetadataRoute, StepDefender, StepProbe, StepKubeadmJoin, StepNode, StepPod}; !slices.Equal(JoinSteps(), want) {
+		StepFirewall, StepUnderlayRoute, StepMetadataRoute, StepDefender, StepProbe, StepKubeadmJoin, StepNode, StepPod}; !slices.Equal(JoinSteps(), want) {
 		t.Errorf("JoinSteps() = %v, want the documented order %v", JoinSteps(), want)
 	}
-	if want := []string{StepDrain, StepDeleteNode, StepKubeadmReset, StepHNSCleanup}; !slices.Equal(ResetSteps(), want) {
+	if want := []string{StepDrain, StepDeleteNode, StepKubeadmReset, StepHNSCleanup, StepUnderlayUnroute}; !slices.Equal(ResetSteps(), want) {
 		t.Errorf("ResetSteps() = %v, want %v", ResetSteps(), want)
 	}
 }

@@ -1,8 +1,13 @@
 // Package strictyaml decodes the harness's YAML files (the inventory, the
-// image overrides) into typed structs strictly, and says where each problem
-// is: the field's path (apimachinery's field.Path) and the line. It collects
-// every problem instead of stopping at the first, so that a file's author
-// sees them all at once.
+// VM file, the image overrides, the cluster file, the release gate policy)
+// into typed structs strictly, and says where each problem is: the field's
+// path (apimachinery's field.Path) and the line. It collects every problem
+// instead of stopping at the first, so that a file's author sees them all
+// at once, and names the nearest known field for an unknown one.
+//
+// Unmarshal decodes into plain tagged structs by reflection (the cluster
+// file, the policy). The inventory and the VM file, whose checks need each
+// value's node, decode as follows.
 //
 // A struct to decode into holds a yaml.Node per field, so that a field
 // written empty (~) differs from one left out and every value keeps its line
@@ -72,6 +77,8 @@ const maxDepth = 16
 // Decoder decodes the mappings of one file, collecting its problems.
 type Decoder struct {
 	Problems []Problem
+
+	lines map[string]int // the line of each field Unmarshal decoded, by path
 
 	merged        int  // entries brought in by merge keys so far
 	mergeReported bool // too many merged entries was reported

@@ -25,13 +25,17 @@ func TestFromBuildInfo(t *testing.T) {
 	if got, want := i.String(), "v0.0.0-20261125171500-b9131b5c0d1e+dirty (commit b9131b5c0d1e, with uncommitted changes)"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
+	if got := i.CommitLabel(); got != "b9131b5c0d1e2f3a4b5c6d7e8f90123456789abc+modified" {
+		t.Errorf("CommitLabel %q", got)
+	}
 	if got := FromBuildInfo(&debug.BuildInfo{Main: debug.Module{Path: "m"}}).String(); got != "(devel) (no commit recorded)" {
 		t.Errorf("no stamp: %q", got)
 	}
 }
 
 // Where the toolchain stamps no commit (GOFLAGS=-buildvcs=false, as on
-// this project's machines; go test -c), make build links it in.
+// this project's machines; go test -c; a git worktree), make build links
+// it in; a binary without build information says so.
 func TestLinkedCommit(t *testing.T) {
 	i := withLinked(Info{Version: "(devel)"}, "b9131b5c0d1e2f3a", "2026-11-25T17:15:00Z", "true")
 	if i.String() != "(devel) (commit b9131b5c0d1e, with uncommitted changes)" || i.CommitTime != "2026-11-25T17:15:00Z" {
@@ -40,5 +44,14 @@ func TestLinkedCommit(t *testing.T) {
 	stamped := Info{Version: "v1.0.0", Commit: "aaaa"}
 	if withLinked(stamped, "bbbb", "", "") != stamped {
 		t.Error("the linked commit replaced the toolchain's stamp")
+	}
+	old := read
+	defer func() { read = old }()
+	read = func() (*debug.BuildInfo, bool) { return nil, false }
+	if v := Get().Version; v != "(unknown)" {
+		t.Errorf("Get without build information = %q", v)
+	}
+	if s := For("wc-1"); s.RunID != "wc-1" || s.Harness.Version != "(unknown)" {
+		t.Errorf("For = %+v", s)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
 )
@@ -28,7 +29,9 @@ const (
 
 // Side is one run of the comparison.
 type Side struct {
-	Dir                   string   `json:"dir"`
+	Dir string `json:"dir"`
+	// RunID is the run's ID, as its summary has it.
+	RunID                 string   `json:"runID,omitempty"`
 	Status                string   `json:"status"`
 	Headline              string   `json:"headline"`
 	ClusterKnown          bool     `json:"clusterKnown"`
@@ -116,9 +119,12 @@ type LedgerChange struct {
 
 // Diff is what changed from a baseline run to a run.
 type Diff struct {
-	Format   string `json:"format"`
-	Baseline Side   `json:"baseline"`
-	Report   Side   `json:"report"`
+	Format string `json:"format"`
+	// Stamp is the compared run's ID (Report.RunID: the run whose
+	// report.html shows this diff) and the harness that compared.
+	version.Stamp
+	Baseline Side `json:"baseline"`
+	Report   Side `json:"report"`
 	// ShapeChanges lists how the clusters' shapes differ (node counts by
 	// OS, CNI); empty when they are alike.
 	ShapeChanges []string `json:"shapeChanges,omitempty"`
@@ -151,14 +157,14 @@ func Failing(outcome string) bool { return slices.Contains(failing, outcome) }
 
 func side(r *rundir.Run) Side {
 	s, c := r.Summary, r.Summary.Cluster
-	return Side{Dir: r.Dir, Status: s.Status, Headline: s.Headline, ClusterKnown: c.Known, ServerVersion: c.ServerVersion, CNI: c.CNI,
+	return Side{Dir: r.Dir, RunID: s.RunID, Status: s.Status, Headline: s.Headline, ClusterKnown: c.Known, ServerVersion: c.ServerVersion, CNI: c.CNI,
 		LinuxNodes: c.LinuxNodes, WindowsNodes: c.WindowsNodes, SimulatedWindowsNodes: c.SimulatedWindowsNodes,
 		WindowsBuilds: c.WindowsBuilds, Shown: s.Shown, ShownOnWindows: s.ShownOnWindows}
 }
 
 // Compare finds what changed from base to cur.
 func Compare(base, cur *rundir.Run) Diff {
-	d := Diff{Format: Format, Baseline: side(base), Report: side(cur),
+	d := Diff{Format: Format, Stamp: version.For(cur.Summary.RunID), Baseline: side(base), Report: side(cur),
 		NewlyFailing: []string{}, NewlyFixed: []string{}, LostShown: []string{}, Claims: []ClaimChange{}, Cells: []CellChange{}, Ledger: []LedgerChange{}}
 	d.ShapeChanges = shape(d.Baseline, d.Report)
 	if b, a := d.Baseline.WindowsBuilds, d.Report.WindowsBuilds; !slices.Equal(b, a) {

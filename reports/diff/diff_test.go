@@ -54,6 +54,10 @@ func TestCompare(t *testing.T) {
 		Ledger: []reports.LedgerEntry{entry("LIM-07", "lim", ledger.Lifted, ledger.Works)},
 	})
 	d := diff.Compare(base, cur)
+	// diff.json names the compared run (whose report.html shows it), each side's run, and the harness.
+	if d.RunID != cur.Summary.RunID || d.Report.RunID != cur.Summary.RunID || d.Baseline.RunID != base.Summary.RunID || d.RunID == d.Baseline.RunID || d.Harness.Version == "" {
+		t.Errorf("diff stamps: run %q (report %q, baseline %q), harness %+v", d.RunID, d.Report.RunID, d.Baseline.RunID, d.Harness)
+	}
 	if strings.Join(d.NotRunNow, ",") != "NET-16" || !strings.Contains(strings.Join(d.Notes, " "), "not compared: NET-16") {
 		t.Errorf("NET-16, not run now: %v %v", d.NotRunNow, d.Notes)
 	}

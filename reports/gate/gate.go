@@ -19,6 +19,7 @@ import (
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/policy"
@@ -73,6 +74,9 @@ type Item struct {
 	Got      string   `json:"got"`                // what the run had
 	Decision Decision `json:"decision"`
 	Reason   string   `json:"reason"`
+	// Cause is the finding's root cause, said without its subject, so that
+	// the findings of one cause group together ("no Windows node: ...").
+	Cause string `json:"cause,omitempty"`
 	// KnownIssue is the known issue applied (waiving, or expired).
 	KnownIssue *policy.KnownIssue `json:"knownIssue,omitempty"`
 	// specs are the claim's failing specs, for known issues by spec.
@@ -118,7 +122,10 @@ func (it Item) Subject() string {
 
 // Result is the gate's decision on a run.
 type Result struct {
-	Format     string `json:"format"`
+	Format string `json:"format"`
+	// Stamp is the gated run's ID (its summary's: report.html shows the
+	// gate only beside that run's results) and the harness that gated.
+	version.Stamp
 	Decision   string `json:"decision"` // ship or blocked
 	Policy     string `json:"policy"`
 	PolicyFile string `json:"policyFile"`
@@ -130,12 +137,30 @@ type Result struct {
 	Headline string `json:"headline"` // the run's headline
 	// Reasons lists every blocking finding in one line each.
 	Reasons []string `json:"reasons"`
+	// Groups are the blocking findings by root cause, the causes in the
+	// order of their first finding.
+	Groups []Group `json:"groups"`
 	// Required counts the claims the policy requires; Met those that pass.
 	Required int    `json:"required"`
 	Met      int    `json:"met"`
 	Items    []Item `json:"items"`
 	// Diff is the comparison with the baseline, when one was given.
 	Diff *diff.Diff `json:"-"`
+}
+
+// Group is the blocking findings of one root cause.
+type Group struct {
+	Cause string `json:"cause"`
+	// Subjects name what the cause blocks: claims, specs, cells, "cluster".
+	Subjects []string `json:"subjects"`
+}
+
+// Line is the group in one line: its cause, and what it blocks.
+func (g Group) Line() string {
+	if len(g.Subjects) == 1 && strings.Contains(g.Cause, g.Subjects[0]) {
+		return g.Cause
+	}
+	return fmt.Sprintf("%s (%d): %s", g.Cause, len(g.Subjects), strings.Join(g.Subjects, ", "))
 }
 
 // Blocked says whether the release is blocked.
@@ -155,6 +180,18 @@ type Input struct {
 	WindowsBuilds []string
 }
 
+// Root causes that many findings share.
+const (
+	CauseNoWindows      = "no Windows node: the cluster had no real Windows node, so nothing could be shown on Windows"
+	CauseUnknownCluster = "the cluster is unknown: the run did not reach it"
+)
+
+const causeDrift = "drift: a documented limitation no longer holds, and this server version does not explain it"
+
+func causeBuild(b string) string {
+	return "nothing shown on Windows build " + b + " (a release gate for a build counts only results obtained on that build)"
+}
+
 // ErrUnusable marks an input the gate cannot decide on (exit status 2).
 var ErrUnusable = errors.New("unusable input")
 
@@ -162,7 +199,7 @@ var ErrUnusable = errors.New("unusable input")
 // another cluster shape when the policy refuses one.
 func Decide(in Input) (Result, error) {
 	p, s := in.Policy, in.Run.Summary
-	res := Result{Format: Format, Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(policy.DateLayout),
+	res := Result{Format: Format, Stamp: version.For(s.RunID), Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(policy.DateLayout),
 		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{}}
 	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
 	g.flakes = len(in.Run.Retried)
@@ -187,6 +224,8 @@ func Decide(in Input) (Result, error) {
 	g.knownIssues()
 	sort.SliceStable(res.Items, func(i, j int) bool { return res.Items[i].rank() < res.Items[j].rank() })
 	res.Decision = Ship
+	res.Groups = []Group{}
+	group := map[string]int{}
 	for _, it := range res.Items {
 		if it.Decision == Block {
 			res.Decision = Blocked
@@ -195,6 +234,17 @@ func Decide(in Input) (Result, error) {
 				reason = it.Subject() + ": " + reason
 			}
 			res.Reasons = append(res.Reasons, reason)
+			cause := it.Cause
+			if cause == "" {
+				cause = reason
+			}
+			i, ok := group[cause]
+			if !ok {
+				i = len(res.Groups)
+				group[cause] = i
+				res.Groups = append(res.Groups, Group{Cause: cause})
+			}
+			res.Groups[i].Subjects = append(res.Groups[i].Subjects, it.Subject())
 		}
 	}
 	return res, nil
@@ -249,14 +299,16 @@ func (g *gater) cluster() {
 		}
 	}
 	if !c.Known {
-		g.add(Item{Kind: KindCluster, Required: "a known cluster", Got: got, Decision: Block,
+		g.add(Item{Kind: KindCluster, Required: "a known cluster", Got: got, Decision: Block, Cause: CauseUnknownCluster,
 			Reason: "the cluster is unknown: the run did not reach it (its summary has no facts of the cluster's nodes), so nothing it reports can be tied to a cluster; rerun the suites against the cluster"})
 	}
 	switch {
 	case p.Cluster.WindowsNodes > 0 && c.WindowsNodes < p.Cluster.WindowsNodes:
 		it := Item{Kind: KindCluster, Required: fmt.Sprintf("at least %d real Windows node(s)", p.Cluster.WindowsNodes), Got: got, Decision: Block}
 		it.Reason = fmt.Sprintf("the cluster had %d real Windows node(s); the policy needs at least %d", c.WindowsNodes, p.Cluster.WindowsNodes)
+		it.Cause = "too few Windows nodes: the cluster had fewer real Windows nodes than the policy's cluster.windowsNodes"
 		if c.Known && c.WindowsNodes == 0 {
+			it.Cause = CauseNoWindows
 			it.Reason = "no Windows node: the cluster had no real Windows node, so nothing was shown on Windows; the policy needs " + fmt.Sprint(p.Cluster.WindowsNodes)
 			if c.SimulatedWindowsNodes > 0 {
 				it.Reason += fmt.Sprintf(" (the %d simulated ones show nothing on Windows)", c.SimulatedWindowsNodes)
@@ -264,7 +316,7 @@ func (g *gater) cluster() {
 		}
 		g.add(it)
 	case windowsLevels > 0 && g.noWindows():
-		g.add(Item{Kind: KindCluster, Required: "Windows nodes (the policy requires evidence on Windows)", Got: got, Decision: Block,
+		g.add(Item{Kind: KindCluster, Required: "Windows nodes (the policy requires evidence on Windows)", Got: got, Decision: Block, Cause: CauseNoWindows,
 			Reason: "no Windows node: the cluster had no real Windows node, so no claim the policy requires on Windows could be shown"})
 	case p.Cluster.WindowsNodes > 0:
 		g.add(Item{Kind: KindCluster, Required: fmt.Sprintf("at least %d real Windows node(s)", p.Cluster.WindowsNodes), Got: got, Decision: Pass, Reason: "the cluster had them"})
@@ -273,7 +325,10 @@ func (g *gater) cluster() {
 		it := Item{Kind: KindCluster, Required: "Windows build " + b, Got: got, Decision: Pass,
 			Reason: "a real Windows node of this build was in the cluster (each claim required on Windows must still be shown on it)"}
 		if !slices.Contains(c.WindowsBuilds, b) {
-			it.Decision, it.Reason = Block, fmt.Sprintf("no real Windows node of build %s ran (builds: %s)", b, orNone(c.WindowsBuilds))
+			it.Decision, it.Reason, it.Cause = Block, fmt.Sprintf("no real Windows node of build %s ran (builds: %s)", b, orNone(c.WindowsBuilds)), causeBuild(b)
+			if g.noWindows() {
+				it.Cause = CauseNoWindows
+			}
 		}
 		g.add(it)
 	}
@@ -461,12 +516,14 @@ func (g *gater) claims() {
 			case c.Outcome == reports.Failed || c.Outcome == reports.Blocked:
 				if flaky := g.flakyOnly(c.ID); c.Outcome == reports.Failed && len(flaky) > 0 {
 					it.Kind, it.Decision, it.Reason = KindFlake, g.flakeDecision(), "failed on flaky matrix cells only: "+strings.Join(flaky, ", ")
+					it.Cause = "failed on flaky matrix cells only (a flaky cell is no evidence)"
 				} else {
 					it.Decision, it.Reason = decision(g.in.Policy.OtherFailures), c.ID+" "+c.Outcome+": "+g.failure(c)+" (not required by the policy; otherFailures: "+string(g.in.Policy.OtherFailures)+")"
 				}
 				g.add(it)
 			case c.Outcome == reports.Drift || drift[c.ID]:
 				it.Kind, it.Decision, it.Reason, it.waivable = KindDrift, decision(g.in.Policy.Drift), "the documented limitation no longer holds, and this server version does not explain it (drift: "+string(g.in.Policy.Drift)+")", true
+				it.Cause = causeDrift
 				g.add(it)
 			}
 			continue
@@ -484,8 +541,10 @@ func (g *gater) claims() {
 			switch b, where := missingBuild(c, cat, req, builds); {
 			case !levelMet(c, cat, req):
 				it.Decision, it.Reason = Block, noWin+c.ID+" shown only at "+shownLevels(c)+", below what the policy requires"
+				it.Cause = "shown only below the evidence level the policy requires"
 			case onWindows(cat, req) && b != "":
 				it.Decision, it.Reason = Block, fmt.Sprintf("%s not shown on Windows build %s (shown on %s): a release gate for a build counts only results obtained on that build", c.ID, b, where)
+				it.Cause = causeBuild(b)
 			default:
 				it.Decision, it.Reason = Pass, "shown"
 				if len(builds) > 0 && onWindows(cat, req) {
@@ -494,31 +553,42 @@ func (g *gater) claims() {
 			}
 		case reports.Failed:
 			it.Decision, it.Reason = Block, c.ID+" failed: "+g.failure(c)
+			it.Cause = "failed: " + g.failure(c)
 			if flaky := g.flakyOnly(c.ID); len(flaky) > 0 {
 				it.Reason = c.ID + " not shown: failed on flaky matrix cells only: " + strings.Join(flaky, ", ") +
 					" (a flaky cell is no evidence: flakes.tolerated lets flakes pass, it shows no claim)"
+				it.Cause = "failed on flaky matrix cells only (a flaky cell is no evidence)"
 			}
 		case reports.Supported:
 			it.Decision, it.Reason = Block, noWin+c.ID+" "+diff.Describe(c)+", not shown"
+			it.Cause = diff.Describe(c) + ", not shown"
 		case reports.Drift:
 			it.Decision, it.Reason = Block, c.ID+" drifted, not shown: "+short(c.Why)+" (a required claim whose documented limitation no longer holds is not met, whatever drift: says)"
+			it.Cause = "drifted: the documented limitation no longer holds (a required claim that drifted is not met)"
 		default:
 			it.Decision = Block
 			it.Reason = noWin + c.ID + " " + c.Outcome
+			it.Cause = c.Outcome
 			if c.Why != "" {
 				it.Reason += " (" + short(c.Why) + ")"
+				it.Cause += " (" + short(c.Why) + ")"
 			}
 			if c.Outcome == reports.NotCovered {
 				it.Reason += ": no spec exercises it yet"
+				it.Cause += ": no spec exercises it yet"
 			}
 			it.Reason += ", not shown"
+			it.Cause += ", not shown"
+		}
+		if noWin != "" && it.Decision == Block && c.Outcome != reports.Failed {
+			it.Cause = CauseNoWindows
 		}
 		if it.Decision == Pass {
 			g.res.Met++
 		}
 		g.add(it)
 		if drift[c.ID] && c.Outcome != reports.Drift {
-			g.add(Item{Kind: KindDrift, Claim: c.ID, Got: "the ledger has the limitation lifted, unexpectedly for this server version", Decision: decision(g.in.Policy.Drift),
+			g.add(Item{Kind: KindDrift, Claim: c.ID, Got: "the ledger has the limitation lifted, unexpectedly for this server version", Decision: decision(g.in.Policy.Drift), Cause: causeDrift,
 				Reason: "the documented limitation no longer holds, and this server version does not explain it (drift: " + string(g.in.Policy.Drift) + ")", waivable: true})
 		}
 	}
@@ -601,7 +671,7 @@ func (g *gater) specs() {
 			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}, waivable: true})
 	}
 	for _, name := range g.in.Run.Summary.Unrecorded {
-		g.add(Item{Kind: KindFailure, Spec: name, Got: "passed, recorded no evidence", Decision: decision(g.in.Policy.OtherFailures),
+		g.add(Item{Kind: KindFailure, Spec: name, Got: "passed, recorded no evidence", Decision: decision(g.in.Policy.OtherFailures), Cause: "passing specs that recorded no evidence (they show nothing)",
 			Reason: "a passing spec that recorded no evidence shows nothing, and the run fails for it (otherFailures: " + string(g.in.Policy.OtherFailures) + ")"})
 	}
 }
@@ -631,11 +701,11 @@ func (g *gater) flakeItems() {
 	tol := g.in.Policy.Flakes.Tolerated
 	verdict := fmt.Sprintf("%d flaky (spec passed on a retry, cell whose probes disagreed); the policy tolerates %d", g.flakes, tol)
 	for _, name := range g.in.Run.Retried {
-		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, specs: []string{name}, waivable: true})
+		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict, specs: []string{name}, waivable: true})
 	}
 	for _, c := range g.cellsByClaim[""] {
 		if c.Verdict == netmatrix.Flaky {
-			it := Item{Kind: KindFlake, Cell: c.Source + " -> " + c.Target, Got: "flaky: " + c.Describe(), Decision: g.flakeDecision(), Reason: verdict, waivable: true}
+			it := Item{Kind: KindFlake, Cell: c.Source + " -> " + c.Target, Got: "flaky: " + c.Describe(), Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict, waivable: true}
 			if len(c.Claims) > 0 {
 				it.Claim = strings.Join(c.Claims, ",")
 			}
@@ -665,14 +735,14 @@ func (g *gater) baseline() {
 		change[c.Claim] = c
 	}
 	for _, id := range d.NewlyFailing {
-		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.NewlyFailing),
+		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.NewlyFailing), Cause: "newly failing since the baseline",
 			Reason: "newly failing since the baseline (baseline.newlyFailing: " + string(p.NewlyFailing) + ")", specs: g.failingSpecs(id), waivable: true})
 	}
 	for _, id := range d.LostShown {
 		if slices.Contains(d.NewlyFailing, id) {
 			continue // said once, as newly failing
 		}
-		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.LostShown),
+		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.LostShown), Cause: "shown in the baseline, not now",
 			Reason: "shown in the baseline, not now (baseline.lostShown: " + string(p.LostShown) + ")", specs: g.failingSpecs(id)})
 	}
 	for _, id := range d.NewlyFixed {
@@ -801,12 +871,13 @@ func (r Result) Markdown() string {
 		fmt.Fprintf(&b, ", against the baseline `%s`", r.Baseline)
 	}
 	fmt.Fprintf(&b, "; known issues read as of %s.\n\n", r.Now)
-	fmt.Fprintf(&b, "Run: %s\n\n**%s**\n\n", r.Status, r.Headline)
+	fmt.Fprintf(&b, "Run `%s`: %s\n\n**%s**\n\n", orNone([]string{r.RunID}), r.Status, r.Headline)
+	fmt.Fprintf(&b, "Gated by winconform %s.\n\n", r.Harness)
 	fmt.Fprintf(&b, "Required claims met: %d of %d.\n\n", r.Met, r.Required)
 	if len(r.Reasons) > 0 {
-		fmt.Fprintf(&b, "## Blocked by (%d)\n\n", len(r.Reasons))
-		for _, s := range r.Reasons {
-			fmt.Fprintf(&b, "- %s\n", s)
+		fmt.Fprintf(&b, "## Blocked by %d finding(s) of %d cause(s)\n\n", len(r.Reasons), len(r.Groups))
+		for _, g := range r.Groups {
+			fmt.Fprintf(&b, "- %s\n", g.Line())
 		}
 		b.WriteString("\n")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -345,6 +346,10 @@ func TestWriteAndRead(t *testing.T) {
 	if err != nil || !ok || back.Decision != Blocked || len(back.Items) != len(res.Items) {
 		t.Fatalf("read back: %v %v %+v", ok, err, back.Decision)
 	}
+	// gate.json names the run it gated, and the harness that gated it.
+	if back.RunID == "" || back.RunID != run.Summary.RunID || back.Harness.Version == "" {
+		t.Errorf("gate.json carries run %q, harness %+v; want the gated run's ID %q and a version", back.RunID, back.Harness, run.Summary.RunID)
+	}
 	md, _ := os.ReadFile(filepath.Join(dir, MarkdownFile))
 	for _, w := range []string{"# Release gate: BLOCKED", "## Blocked by", "| WEB-01 | required | shown (at windows-node, its own level) | only supported (linux twin) | **block** |"} {
 		if !strings.Contains(string(md), w) {
@@ -383,5 +388,53 @@ func TestRequirementLevels(t *testing.T) {
 	res = decide(t, loadPolicy(t, "name: x\nrequired:\n- claims: [NET-01]\n  level: scheduler\n"), run, nil)
 	if it := item(t, res, KindRequired, "NET-01"); it.Decision != Block || !strings.Contains(it.Required, "windows-node (its own level)") {
 		t.Errorf("NET-01 required at scheduler, seen on simulated nodes: %+v", it)
+	}
+}
+
+// A run without Windows nodes, gated by the Windows node build policy,
+// blocks on dozens of claims for one root cause: the findings come grouped
+// by cause, one group per cause with the claims it blocks, so that the
+// reader sees "no Windows node" once, not once per claim.
+func TestFindingsGroupedByRootCause(t *testing.T) {
+	m := linuxShown()
+	m["NET-08"] = reporttest.Claim{Outcome: reports.Failed, Why: "networking NET-08: dns"}
+	run := load(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, m,
+		reports.Spec{Name: "networking NET-08 dns", Labels: []string{"claim:NET-08"}, Result: reports.SpecFailed, Message: "lookup svc: no such host"})})
+	res := decide(t, examplePolicy(t, "windows-node-build.yaml"), run, nil)
+	if len(res.Reasons) < 40 {
+		t.Fatalf("%d blocking findings: the test wants a run blocked on many claims", len(res.Reasons))
+	}
+	var noWindows *Group
+	blocked := 0
+	for i, g := range res.Groups {
+		blocked += len(g.Subjects)
+		if strings.HasPrefix(g.Cause, "no Windows node") {
+			if noWindows != nil {
+				t.Errorf("two groups for no Windows node: %q and %q", noWindows.Cause, g.Cause)
+			}
+			noWindows = &res.Groups[i]
+		}
+	}
+	if blocked != len(res.Reasons) {
+		t.Errorf("the groups hold %d findings, the gate blocked on %d", blocked, len(res.Reasons))
+	}
+	if noWindows == nil {
+		t.Fatalf("no group for the missing Windows nodes: %+v", res.Groups)
+	}
+	if len(noWindows.Subjects) < len(res.Reasons)-5 || !slices.Contains(noWindows.Subjects, "WEB-01") || !slices.Contains(noWindows.Subjects, "NET-01") {
+		t.Errorf("the no-Windows-node group holds %d of %d findings: %v", len(noWindows.Subjects), len(res.Reasons), noWindows.Subjects)
+	}
+	if len(res.Groups) > 6 {
+		t.Errorf("%d groups for a run with two root causes (no Windows node, NET-08's failure):\n%+v", len(res.Groups), res.Groups)
+	}
+	// NET-08's own failure is a cause of its own, not hidden in the Windows group.
+	if slices.Contains(noWindows.Subjects, "NET-08") {
+		t.Error("NET-08's failure is put down to the missing Windows nodes")
+	}
+	// gate.md's "Blocked by" says each cause once, with what it blocks.
+	md := res.Markdown()
+	blockedBy, _, _ := strings.Cut(md, "## Every decision")
+	if n := strings.Count(blockedBy, "no Windows node"); n != 1 {
+		t.Errorf("gate.md's blocking section says no Windows node %d times, want once:\n%s", n, blockedBy)
 	}
 }

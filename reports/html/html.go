@@ -52,13 +52,19 @@ var page = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap
 
 // WriteHTML renders the report directory dir into dir/report.html. It
 // reads summary.json (which must be there) and, when present, cluster.json,
-// network-matrix.json, limitations.json, gate.json and diff.json.
+// network-matrix.json, limitations.json, gate.json and diff.json. A
+// screenshot of the page (report.png) there is taken again, so that it
+// never shows an older page; where it cannot be, it is removed, and the
+// error says so (report.html is written all the same).
 func WriteHTML(dir string) error {
 	data, err := Render(dir)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, File), data, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, File), data, 0o644); err != nil {
+		return err
+	}
+	return refresh(dir)
 }
 
 // Render returns the page for report directory dir.
@@ -68,15 +74,23 @@ func Render(dir string) ([]byte, error) {
 		return nil, err
 	}
 	v := view{Run: run, S: run.Summary, Generated: time.Now().UTC().Format(time.RFC3339)}
+	// The gate and the diff are shown only beside the run they were made
+	// of: a reused directory must never show another run's verdict.
 	if g, ok, err := gate.Read(dir); err != nil {
 		return nil, err
-	} else if ok {
+	} else if ok && ofRun(g.RunID, run.Summary.RunID) {
 		v.Gate = &g
+	} else if ok {
+		v.Others = append(v.Others, fmt.Sprintf("%s is the gate of run %s, not of this run (%s): its verdict is not shown; gate this run with `winconform gate --report %s --policy FILE`",
+			gate.JSONFile, orNone(g.RunID), orNone(run.Summary.RunID), dir))
 	}
 	if d, ok, err := diff.Read(dir); err != nil {
 		return nil, err
-	} else if ok {
+	} else if ok && ofRun(d.RunID, run.Summary.RunID) {
 		v.Diff = &d
+	} else if ok {
+		v.Others = append(v.Others, fmt.Sprintf("%s compares run %s, not this run (%s): it is not shown; compare this run with `winconform diff --report %s --baseline DIR`",
+			diff.JSONFile, orNone(d.RunID), orNone(run.Summary.RunID), dir))
 	}
 	v.build()
 	var b bytes.Buffer
@@ -93,6 +107,8 @@ type view struct {
 	Gate      *gate.Result
 	Diff      *diff.Diff
 	Generated string
+	// Others says which files of another run the directory holds, not shown.
+	Others []string
 
 	Areas    []area
 	Outcomes []count
@@ -206,6 +222,17 @@ func (v *view) build() {
 			}
 		}
 	}
+}
+
+// ofRun says whether a gate or diff of run fileRun belongs to the run
+// whose summary names summaryRun: both named, and the same.
+func ofRun(fileRun, summaryRun string) bool { return fileRun != "" && fileRun == summaryRun }
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no run ID)"
+	}
+	return s
 }
 
 // ordered lists the counts of m in the order claims take outcomes, then

@@ -202,7 +202,8 @@ func TestOrderAndSections(t *testing.T) {
 	}
 	page := string(data)
 	last := -1
-	for _, marker := range []string{"<h1>winconform run: failed", `class="headline"`, `id="verdict"`, `id="claims"`, `id="claim-NET-07"`, `id="matrix"`, `id="ledger"`, `id="gate"`, `id="diff"`, `id="failures"`} {
+	// The gate blocked: its verdict leads, the suites' status follows.
+	for _, marker := range []string{"<h1>Release gate: BLOCKED (windows-node-build)", `id="verdict"`, "run: failed", `class="headline"`, `id="claims"`, `id="claim-NET-07"`, `id="matrix"`, `id="ledger"`, `id="gate"`, `id="diff"`, `id="failures"`} {
 		i := strings.Index(page, marker)
 		if i < 0 {
 			t.Errorf("the page lacks %s", marker)
@@ -285,8 +286,25 @@ func TestScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := img.Bounds(); b.Dx() != 1400 || b.Dy() != 2000 {
-		t.Errorf("screenshot %v, want 1400x2000", b)
+	// The whole page: 1400 wide, as tall as the page (its 91 claims, the
+	// matrix, the ledger, the gate, the diff and the failures run far past
+	// one screen), not a fixed viewport that cuts them off.
+	b := img.Bounds()
+	if b.Dx() != html.ScreenshotWidth || b.Dy() <= 4000 {
+		t.Errorf("screenshot %dx%d: want %d wide and the whole page (taller than 4000), not one screen of it", b.Dx(), b.Dy(), html.ScreenshotWidth)
+	}
+	// The page's foot is in it: its last text line is near the bottom.
+	inked := false
+	for y := b.Dy() - 200; y < b.Dy() && !inked; y++ {
+		for x := 0; x < b.Dx(); x += 3 {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r>>8 < 160 && g>>8 < 160 && bl>>8 < 160 {
+				inked = true
+				break
+			}
+		}
+	}
+	if !inked {
+		t.Error("the bottom of the screenshot is blank: the page's end is not in it")
 	}
 	// A page that rendered has colours: the status bar, the badges, text.
 	colours := map[uint32]bool{}
@@ -323,5 +341,112 @@ func TestClusterLineSaysTheCgroup(t *testing.T) {
 	data, _ = os.ReadFile(filepath.Join(dir, html.File))
 	if strings.Contains(string(data), "Linux kubelets on") {
 		t.Error("a cluster whose kubelets said nothing of cgroups has a cgroup in its report")
+	}
+}
+
+// A gate.json (or diff.json) of another run, left in a reused report
+// directory, is not shown beside this run's results: the page says it is
+// another run's and how to gate this one.
+func TestGateOfAnotherRunIsNotShown(t *testing.T) {
+	p, err := policy.Parse("policies/linux-only.yaml", []byte("name: linux-only\nrequired:\n- claims: [NET-08]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-08": reporttest.Shown(claims.Linux)})})
+	run, err := rundir.Load(earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := gate.Decide(gate.Input{Policy: p, PolicyFile: "policies/linux-only.yaml", Run: run, Now: time.Now()})
+	if err != nil || res.Blocked() {
+		t.Fatalf("the earlier run's gate: %v %v", err, res.Reasons)
+	}
+	// This run: NET-08 failed; the directory still holds the earlier run's SHIP.
+	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-08": {Outcome: reports.Failed, Why: "dns"}})})
+	if err := res.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := html.WriteHTML(dir); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, html.File))
+	page := string(data)
+	if strings.Contains(page, `id="verdict"`) || strings.Contains(page, "SHIP") || strings.Contains(page, `id="gate"`) {
+		t.Error("report.html shows the gate of another run beside this run's results")
+	}
+	if !strings.Contains(page, "gate.json is the gate of run "+run.Summary.RunID) {
+		t.Error("report.html does not say that gate.json is another run's")
+	}
+}
+
+// Above a blocked gate, the page never says the run succeeded: the
+// verdict comes first, the suites' status after it.
+func TestBlockedGateComesBeforeSucceeded(t *testing.T) {
+	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	run, err := rundir.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(run.Summary.Status, "succeeded") {
+		t.Fatalf("status %q: the test wants a run that succeeded", run.Summary.Status)
+	}
+	p, err := policy.Parse("policies/windows-node-build.yaml", []byte("name: windows-node-build\nrequired:\n- labels: [os:windows]\n  level: windows-node\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := gate.Decide(gate.Input{Policy: p, PolicyFile: "policies/windows-node-build.yaml", Run: run, Now: time.Now()})
+	if err != nil || !res.Blocked() {
+		t.Fatalf("gate: %v, blocked %v", err, res.Blocked())
+	}
+	if err := res.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := html.WriteHTML(dir); err != nil {
+		t.Fatal(err)
+	}
+	doc := parse(t, dir)
+	page := text(doc)
+	blocked, succeeded := strings.Index(page, "BLOCKED"), strings.Index(page, "succeeded")
+	if blocked < 0 || succeeded < 0 || succeeded < blocked {
+		t.Errorf("\"succeeded\" at %d, \"BLOCKED\" at %d: the page says the run succeeded above the blocked gate:\n%.400s", succeeded, blocked, page)
+	}
+}
+
+// Writing report.html again (gate, diff, report) takes its screenshot again
+// where there is one, so that report.png never shows an older page; where
+// Chromium cannot be found, the stale screenshot is removed, and said.
+func TestRewritingThePageRefreshesItsScreenshot(t *testing.T) {
+	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	stale := []byte("an older page's screenshot")
+	if err := os.WriteFile(filepath.Join(dir, html.ScreenshotFile), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, noBrowser := html.FindBrowser()
+	if noBrowser == nil {
+		if err := html.WriteHTML(dir); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join(dir, html.ScreenshotFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("report.png after the page was written again: %v (still the older one?)", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, html.ScreenshotFile), stale, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", t.TempDir()) // no Chromium
+	err := html.WriteHTML(dir)
+	if err == nil || !strings.Contains(err.Error(), "removed") {
+		t.Errorf("WriteHTML without Chromium: %v, want an error saying the stale screenshot was removed", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, html.ScreenshotFile)); err == nil {
+		t.Error("a screenshot of the older page is left beside the new report.html")
+	}
+	if _, err := os.Stat(filepath.Join(dir, html.File)); err != nil {
+		t.Errorf("report.html: %v", err)
 	}
 }

@@ -10,10 +10,7 @@
 package policy
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"regexp"
@@ -22,10 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // Action is what a finding does to the gate's decision.
@@ -175,36 +172,47 @@ func Load(path string) (*Policy, error) {
 	return Parse(path, data)
 }
 
-// Parse is Load for data read from path.
+// Parse is Load for data read from path. The policy is decoded by the
+// harness's one YAML decoder (internal/strictyaml): an unknown field (with
+// the nearest known one), a value of the wrong type, a key written twice,
+// each with its line; then defaulted and validated. Every problem is in
+// the one error, each line naming the file, the line and the field.
 func Parse(path string, data []byte) (*Policy, error) {
 	var p Policy
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("policy %s is empty: write at least its name: and what it requires (policies/ has examples; the README's \"Release gating\" section describes every field)", path)
+	var d strictyaml.Decoder
+	if !d.Unmarshal(data, &p) && len(d.Problems) == 0 {
+		return nil, fmt.Errorf("policy %s is empty: write at least its name: and what it requires (policies/ has examples; the README's \"Release gating\" section describes every field)", path)
+	}
+	if len(d.Problems) > 0 {
+		lines := make([]string, len(d.Problems))
+		for i, pr := range d.Problems {
+			lines[i] = pr.Format(path)
 		}
-		return nil, fmt.Errorf("policy %s: %s: fix the field (the README's \"Release gating\" section lists every field and its values)",
-			path, strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n ", ""), "yaml: "))
+		return nil, usable(path, lines)
 	}
 	p.Default()
 	if errs := p.Validate(); len(errs) > 0 {
-		return nil, Errors(path, errs)
+		lines := make([]string, len(errs))
+		for i, e := range errs {
+			at := path
+			if line := d.LineOf(e.Field); line > 0 {
+				at = fmt.Sprintf("%s:%d", path, line)
+			}
+			lines[i] = at + ": " + e.Error()
+		}
+		return nil, usable(path, lines)
 	}
 	return &p, nil
 }
 
-// Errors makes one error of a list of problems, each line naming the file.
-func Errors(path string, errs field.ErrorList) error {
-	lines := make([]string, len(errs))
-	for i, e := range errs {
-		lines[i] = "  " + path + ": " + e.Error()
-	}
+// usable makes one error of a policy's problems, one a line.
+func usable(path string, lines []string) error {
 	noun := "problem"
-	if len(errs) > 1 {
+	if len(lines) > 1 {
 		noun = "problems"
 	}
-	return fmt.Errorf("policy %s is not usable (%d %s):\n%s", path, len(errs), noun, strings.Join(lines, "\n"))
+	return fmt.Errorf("policy %s is not usable (%d %s; the README's \"Release gating\" section describes every field):\n  %s",
+		path, len(lines), noun, strings.Join(lines, "\n  "))
 }
 
 // Default fills what the policy leaves out.

@@ -114,9 +114,11 @@ func TestBadPolicies(t *testing.T) {
 		{"negative flakes", "name: x\nflakes:\n  tolerated: -1\n", []string{"flakes.tolerated", "0 or more"}},
 		{"bad build", "name: x\ncluster:\n  windowsBuilds: [ltsc2022]\n", []string{"cluster.windowsBuilds[0]", "10.0.20348"}},
 		{"no name", "required:\n- areas: [NET]\n", []string{"name", "Required"}},
-		{"unknown field", "name: x\nrequire:\n- areas: [NET]\n", []string{"line 2", "require", "Release gating"}},
-		{"unknown nested field", "name: x\nrequired:\n- area: [NET]\n", []string{"line 3", "area"}},
-		{"wrong type", "name: x\nflakes:\n  tolerated: many\n", []string{"line 3", "many"}},
+		{"unknown field", "name: x\nrequire:\n- areas: [NET]\n", []string{".yaml:2: require: is not a field of the file; did you mean required?", "Release gating"}},
+		{"unknown nested field", "name: x\nrequired:\n- area: [NET]\n", []string{".yaml:3: required[0].area: is not a field of required; did you mean areas?"}},
+		{"wrong type", "name: x\nflakes:\n  tolerated: many\n", []string{`.yaml:3: flakes.tolerated: is the string "many", not a whole number`}},
+		{"duplicate", "name: x\nname: y\n", []string{".yaml:2: name: is written twice (first at line 1)"}},
+		{"two decoding problems", "name: x\nrequire: []\nflakes:\n  tolerated: many\n", []string{"(2 problems;", ".yaml:2: require:", ".yaml:4: flakes.tolerated:"}},
 		{"empty", "", []string{"empty", "name:"}},
 		{"not YAML", "name: [x\n", []string{"policy"}},
 	}
@@ -130,7 +132,8 @@ func TestEveryProblemAtOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	for _, w := range []string{"(4 problems)", "required[0].claims[0]", "required[0].level", "required[1].areas[0]", "knownIssues[0].expires"} {
+	// Each problem with its line (a missing field, at its parent's).
+	for _, w := range []string{"(4 problems;", ".yaml:3: required[0].claims[0]", ".yaml:4: required[0].level", ".yaml:5: required[1].areas[0]", ".yaml:7: knownIssues[0].expires"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("lacks %q:\n%v", w, err)
 		}
@@ -155,7 +158,7 @@ func TestSelects(t *testing.T) {
 		return out
 	}
 	linuxOnly := ids(Requirement{Labels: []string{"os:linux", "!os:windows"}})
-	if strings.Join(linuxOnly, ",") != "INF-01,LIM-07,NET-07,NET-08,NET-15,NET-16" {
+	if strings.Join(linuxOnly, ",") != "INF-01,INF-10,LIM-07,NET-07,NET-08,NET-15,NET-16" {
 		t.Errorf("os:linux without os:windows selects %v", linuxOnly)
 	}
 	net := ids(Requirement{Areas: []string{"NET"}, Labels: []string{"kind:limit"}, Except: []string{"NET-27"}})

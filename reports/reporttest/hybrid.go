@@ -16,6 +16,7 @@ import (
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -207,6 +208,7 @@ func (r *Run) Write(t testing.TB) string {
 	dir := t.TempDir()
 	g := r.Ginkgo()
 	s := reports.Summarize(g)
+	s.Stamp = version.For(NewRunID())
 	if err := s.Write(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -214,14 +216,18 @@ func (r *Run) Write(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reports.WriteLedger(dir, entries); err != nil {
+	if err := reports.WriteLedger(dir, s.Stamp, entries); err != nil {
 		t.Fatal(err)
 	}
 	if r.Facts != nil {
-		writeJSON(t, filepath.Join(dir, "cluster.json"), r.Facts)
+		if err := reports.WriteCluster(dir, s.Stamp, r.Facts); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if r.Matrix != nil {
-		writeJSON(t, filepath.Join(dir, "network-matrix.json"), r.Matrix)
+		m := *r.Matrix
+		m.Stamp = s.Stamp
+		writeJSON(t, filepath.Join(dir, "network-matrix.json"), &m)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "ginkgo"), 0o755); err != nil {
 		t.Fatal(err)

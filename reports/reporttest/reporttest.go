@@ -6,8 +6,10 @@ package reporttest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -15,6 +17,7 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -49,7 +52,7 @@ var HybridCluster = reports.ClusterView{Known: true, ServerVersion: "v1.37.2", C
 // Summary is a summary of every claim of the catalogue: each skipped
 // (no-windows-node) unless set names it.
 func Summary(cluster reports.ClusterView, set map[string]Claim, specs ...reports.Spec) reports.Summary {
-	s := reports.Summary{Format: reports.Format, Suite: "winconform", Succeeded: true, Cluster: cluster,
+	s := reports.Summary{Format: reports.Format, Suite: "winconform", Succeeded: true, Cluster: cluster, Stamp: version.For(NewRunID()),
 		Status: "succeeded", Headline: "Shown: test headline", Outcomes: map[string]int{}, SupportedBy: map[string]int{}, SkipReasons: map[string]int{}, Specs: specs}
 	for _, c := range claims.All() {
 		cl := Claim{Outcome: reports.Skipped, Why: "no-windows-node"}
@@ -91,6 +94,14 @@ func Summary(cluster reports.ClusterView, set map[string]Claim, specs ...reports
 	return s
 }
 
+var runs atomic.Int64
+
+// NewRunID is a run ID of its own for each report directory a test makes,
+// shaped as the CLI's (wc-<time>-<random>).
+func NewRunID() string {
+	return fmt.Sprintf("wc-20260301t120000-%08x", runs.Add(1))
+}
+
 // Dir is a report directory's contents.
 type Dir struct {
 	Summary reports.Summary
@@ -115,10 +126,14 @@ func WriteTo(t testing.TB, dir string, d Dir) {
 		t.Fatal(err)
 	}
 	if d.Matrix != nil {
-		writeJSON(t, filepath.Join(dir, "network-matrix.json"), d.Matrix)
+		m := *d.Matrix
+		if m.RunID == "" {
+			m.Stamp = d.Summary.Stamp
+		}
+		writeJSON(t, filepath.Join(dir, "network-matrix.json"), &m)
 	}
 	if d.Ledger != nil {
-		if err := reports.WriteLedger(dir, d.Ledger); err != nil {
+		if err := reports.WriteLedger(dir, d.Summary.Stamp, d.Ledger); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -30,6 +31,9 @@ const (
 	MatrixFile  = "network-matrix.json"
 	LedgerFile  = "limitations.json"
 	GinkgoFile  = "ginkgo/report.json"
+	// UnderlayFile is the underlay check's report, which winconform e2e
+	// writes beside them when machines joined through the underlay.
+	UnderlayFile = "underlay-check.json"
 )
 
 // Run is one run's report directory, read.
@@ -72,26 +76,42 @@ func Load(dir string) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, Summary: s}
-	var f facts.Facts
+	var f struct {
+		version.Stamp
+		facts.Facts
+	}
 	if ok, err := readJSON(dir, ClusterFile, &f); err != nil {
 		return nil, err
 	} else if ok {
-		r.Cluster = &f
+		if err := sameRun(dir, ClusterFile, s.RunID, f.RunID); err != nil {
+			return nil, err
+		}
+		r.Cluster = &f.Facts
 	}
 	var m netmatrix.Report
 	if ok, err := readJSON(dir, MatrixFile, &m); err != nil {
 		return nil, err
 	} else if ok {
+		if err := sameRun(dir, MatrixFile, s.RunID, m.RunID); err != nil {
+			return nil, err
+		}
 		r.Matrix = &m
 	}
-	var ledger []reports.LedgerEntry
+	var ledger json.RawMessage
 	if ok, err := readJSON(dir, LedgerFile, &ledger); err != nil {
 		return nil, err
 	} else if ok {
-		if ledger == nil {
-			ledger = []reports.LedgerEntry{}
+		lf, err := reports.DecodeLedger(ledger)
+		if err != nil {
+			return nil, fmt.Errorf("%s: not the layout this winconform writes (%v): rerun the suites with this version", filepath.Join(dir, LedgerFile), err)
 		}
-		r.Ledger = ledger
+		if err := sameRun(dir, LedgerFile, s.RunID, lf.RunID); err != nil {
+			return nil, err
+		}
+		if lf.Entries == nil {
+			lf.Entries = []reports.LedgerEntry{}
+		}
+		r.Ledger = lf.Entries
 	}
 	var ginkgo []types.Report
 	if ok, err := readJSON(dir, GinkgoFile, &ginkgo); err != nil {
@@ -113,6 +133,18 @@ func checkComplete(path string) error {
 		return halfWritten(path)
 	}
 	return nil
+}
+
+// sameRun refuses a file of another run than the summary's: a directory
+// that mixes two runs' files would report one run's cluster or matrix
+// under the other's results. A file or summary written before run stamps
+// (no run ID) is taken as it is.
+func sameRun(dir, name, summaryRun, fileRun string) error {
+	if summaryRun == "" || fileRun == "" || summaryRun == fileRun {
+		return nil
+	}
+	return fmt.Errorf("%s belongs to run %s, but %s to run %s: the directory mixes two runs' reports; pass the directory one run wrote (each run writes its own)",
+		filepath.Join(dir, name), fileRun, SummaryFile, summaryRun)
 }
 
 func halfWritten(path string) error {

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
@@ -109,4 +111,36 @@ func TestBadDirectories(t *testing.T) {
 		_, err := rundir.Load(dir)
 		wantErr(t, err, "network-matrix.json", "rerun the suites")
 	})
+}
+
+// Each file of a report directory carries its run's ID: a directory that
+// mixes two runs' files (a cluster.json or a network matrix of an earlier
+// run beside this run's summary) is refused, naming both runs; files of a
+// winconform before run IDs are read as they are.
+func TestLoadRefusesFilesOfAnotherRun(t *testing.T) {
+	s := reporttest.Summary(reporttest.LinuxCluster, nil)
+	dir := reporttest.Write(t, reporttest.Dir{Summary: s})
+	other := version.For("wc-20250101t000000-deadbeef")
+	if err := reports.WriteCluster(dir, other, &facts.Facts{ServerVersion: "v1.37.2"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := rundir.Load(dir)
+	wantErr(t, err, "cluster.json belongs to run wc-20250101t000000-deadbeef", "summary.json to run "+s.RunID, "mixes two runs")
+
+	dir = reporttest.Write(t, reporttest.Dir{Summary: s})
+	if err := reports.WriteLedger(dir, other, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = rundir.Load(dir)
+	wantErr(t, err, "limitations.json belongs to run wc-20250101t000000-deadbeef")
+
+	dir = reporttest.Write(t, reporttest.Dir{Summary: s})
+	if err := reports.WriteCluster(dir, s.Stamp, &facts.Facts{ServerVersion: "v1.37.2"}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "limitations.json"), []byte("[]"), 0o644) // an older winconform's ledger
+	r, err := rundir.Load(dir)
+	if err != nil || r.Cluster == nil || r.Cluster.ServerVersion != "v1.37.2" || r.Ledger == nil {
+		t.Errorf("the run's own files: %v %+v", err, r)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/winconform/winconform/internal/version"
 )
 
 // RunFile marks a report directory with its run: written when the run
@@ -16,13 +18,18 @@ import (
 // as a verdict.
 const RunFile = "run.json"
 
+// SweptFile is what a run removed, before its specs, of what dead runs
+// left in the cluster (the CLI writes it: suiterun.SweepReport).
+const SweptFile = "swept.json"
+
 // RunFormat is RunFile's format.
 const RunFormat = "winconform.run/v1"
 
 // RunState is RunFile.
 type RunState struct {
-	Format  string    `json:"format"`
-	RunID   string    `json:"runID"`
+	Format string `json:"format"`
+	// Stamp is the run's ID and the harness that ran it.
+	version.Stamp
 	Started time.Time `json:"started"`
 	Host    string    `json:"host,omitempty"`
 	PID     int       `json:"pid,omitempty"`
@@ -36,7 +43,7 @@ type RunState struct {
 // MarkStarted writes dir's RunFile for a run that starts now.
 func MarkStarted(dir, runID string, started time.Time) error {
 	host, _ := os.Hostname()
-	return writeState(dir, RunState{Format: RunFormat, RunID: runID, Started: started.UTC(), Host: host, PID: os.Getpid()})
+	return writeState(dir, RunState{Format: RunFormat, Stamp: version.For(runID), Started: started.UTC(), Host: host, PID: os.Getpid()})
 }
 
 // MarkEnded finishes dir's RunFile: the run ended, as outcome says.

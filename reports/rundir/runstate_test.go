@@ -80,3 +80,29 @@ func writeRunFile(t *testing.T, dir string, st rundir.RunState) {
 		t.Fatal(err)
 	}
 }
+
+// A killed run's directory (run.json never ended, swept.json, a run file
+// cut off while written, no summary) is a report: the next run moves it
+// aside, named by the run in run.json, instead of refusing it or mixing
+// with it.
+func TestPrepareMovesAKilledRunAside(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.MarkStarted(dir, "wc-20261125t180000-0a1b2c3d", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, rundir.SweptFile), []byte(`{"format":"winconform.sweep/v1","dead":[]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, ".run-123.json"), []byte(`{"form`), 0o644)
+	aside, err := rundir.Prepare(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := dir + ".wc-20261125t180000-0a1b2c3d"; aside != want {
+		t.Errorf("moved aside to %s, want %s", aside, want)
+	}
+	if _, err := os.Stat(filepath.Join(aside, rundir.RunFile)); err != nil {
+		t.Errorf("the killed run's run file did not move with it: %v", err)
+	}
+}

@@ -62,7 +62,7 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 		framework.ExpectNoError(err, "deploying the matrix's peers")
 		dep.Matrix.Run(ctx, ginkgo.GinkgoWriter)
 		if dir := framework.TestContext.ReportDir; dir != "" {
-			framework.ExpectNoError(dep.Matrix.Write(dir), "writing the truth table")
+			framework.ExpectNoError(dep.Matrix.Write(dir, e2e.Stamp()), "writing the truth table")
 		}
 	})
 

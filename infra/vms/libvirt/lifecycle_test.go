@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ func TestUpTwoMachinesReadyThenDown(t *testing.T) {
 			t.Errorf("hostname on %s (%s) printed %q, want the machine's own name: the address reached another guest", m.Name, m.Address, got)
 		}
 	}
+	slowConsoleReaderHoldsNothing(ctx, t, p, res.Machines[0].ID)
 	for _, m := range res.Machines {
 		var console bytes.Buffer
 		if err := p.ConsoleLog(ctx, m.ID, &console); err != nil {
@@ -406,4 +408,48 @@ func mustAddr(t *testing.T, s string) netip.Addr {
 		t.Fatalf("address %q: %v", s, err)
 	}
 	return a
+}
+
+// slowConsoleReaderHoldsNothing reads machine id's console log into a
+// writer that blocks, and checks that the provider still answers meanwhile:
+// go-libvirt hands a stream's packets to its reader while holding the
+// connection's lock (digitalocean/go-libvirt#241), so a stream reader that
+// does not read (here: blocked in its writer; in the CI run that hung: gone
+// after the stream's end) stopped every other call on the connection, and
+// a run's teardown with it.
+func slowConsoleReaderHoldsNothing(ctx context.Context, t *testing.T, p *Provider, id string) {
+	t.Helper()
+	w := &blockingWriter{wrote: make(chan struct{}), release: make(chan struct{})}
+	read := make(chan error, 1)
+	go func() { read <- p.ConsoleLog(ctx, id, w) }()
+	select {
+	case <-w.wrote:
+	case err := <-read:
+		t.Fatalf("ConsoleLog ended before writing: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("ConsoleLog wrote nothing in 2 minutes")
+	}
+	time.Sleep(2 * time.Second) // the rest of the stream arrives meanwhile
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err := p.List(lctx)
+	cancel()
+	close(w.release)
+	if err != nil {
+		t.Errorf("List while a console log's reader was blocked: %v", err)
+	}
+	if err := <-read; err != nil {
+		t.Errorf("ConsoleLog: %v", err)
+	}
+}
+
+type blockingWriter struct {
+	once    sync.Once
+	wrote   chan struct{}
+	release chan struct{}
+}
+
+func (w *blockingWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.wrote) })
+	<-w.release
+	return len(b), nil
 }

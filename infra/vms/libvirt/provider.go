@@ -41,6 +41,7 @@ func init() {
 type Provider struct {
 	lv       *golibvirt.Libvirt
 	endpoint string
+	uri      *url.URL
 	s        Settings
 	accel    string
 	pool     golibvirt.StoragePool
@@ -63,6 +64,12 @@ var (
 const (
 	// dialTimeout bounds connecting to libvirtd.
 	dialTimeout = 10 * time.Second
+	// callTimeout bounds a libvirt call whose context has no deadline of
+	// its own (a teardown's): starting a domain under TCG on loaded cores
+	// takes seconds, not minutes.
+	callTimeout = 5 * time.Minute
+	// streamTimeout bounds one stream transfer (a console log, an image).
+	streamTimeout = 10 * time.Minute
 	// startTimeout bounds starting a domain (DomainCreateXML), which
 	// libvirt cannot cancel.
 	startTimeout = 2 * time.Minute
@@ -106,7 +113,7 @@ func Open(ctx context.Context, endpoint string, s Settings) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{lv: lv, endpoint: endpoint, s: s}
+	p := &Provider{lv: lv, endpoint: endpoint, uri: u, s: s}
 	if err := p.check(ctx); err != nil {
 		_ = lv.Disconnect()
 		return nil, err
@@ -140,6 +147,11 @@ func do[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, callTimeout)
+		defer cancel()
 	}
 	ch := make(chan result, 1)
 	go func() {
@@ -601,8 +613,7 @@ func (p *Provider) ConsoleLog(ctx context.Context, id string, w io.Writer) error
 		if !ok || ext != consoleExt || vn.uuid != id {
 			continue
 		}
-		vol := v
-		return do0(ctx, func() error { return p.lv.StorageVolDownload(vol, w, 0, 0, 0) })
+		return p.download(ctx, v, w)
 	}
 	return fmt.Errorf("libvirt: no console log of machine %s in pool %s: %w", id, p.s.Pool, vms.ErrNotFound)
 }
@@ -639,7 +650,7 @@ func (p *Provider) Import(ctx context.Context, local, name string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("libvirt: creating volume %s: %w", name, err)
 	}
-	if err := do0(ctx, func() error { return p.lv.StorageVolUpload(vol, f, 0, uint64(st.Size()), 0) }); err != nil {
+	if err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolUpload(vol, f, 0, uint64(st.Size()), 0) }, nil); err != nil {
 		return "", fmt.Errorf("libvirt: uploading %s to volume %s: %w", local, name, err)
 	}
 	marker := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>0</capacity><target><format type='raw'/></target></volume>`, esc(done))
@@ -647,4 +658,103 @@ func (p *Provider) Import(ctx context.Context, local, name string) (string, erro
 		return "", fmt.Errorf("libvirt: marking volume %s complete: %w", name, err)
 	}
 	return p.hostPath(ctx, name)
+}
+
+// stream runs f, a stream transfer, on a libvirt connection of its own,
+// within streamTimeout, and returns when f does or when done is closed
+// (the caller has all it asked for), whichever is first.
+//
+// go-libvirt delivers a connection's replies while holding the lock that
+// every call takes, sending each to a channel only the call's own reader
+// reads; a stream packet that arrives after its reader has returned then
+// holds that lock for good, and every later call on the connection hangs
+// (digitalocean/go-libvirt#241, rpc.go's callback and requestStream;
+// seen here: a console log downloaded while QEMU still wrote it, after
+// which the run's teardown waited on List forever). A connection of its
+// own keeps such a stall away from the run's other calls; its goroutines
+// are left to the stall, one per stalled transfer.
+func (p *Provider) stream(ctx context.Context, f func(*golibvirt.Libvirt) error, done <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
+	defer cancel()
+	lv, err := connect(ctx, p.uri)
+	if err != nil {
+		return err
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- f(lv) }()
+	select {
+	case err = <-ch:
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("libvirt did not finish the transfer: %w", ctx.Err())
+	}
+	go func() { _ = lv.Disconnect() }() // a stalled connection never lets go
+	return err
+}
+
+// download copies volume v to w: the bytes it has when asked, read on a
+// connection of their own (see stream) into memory first, so that neither
+// a slow w nor a stalled stream holds a libvirt connection.
+func (p *Provider) download(ctx context.Context, v golibvirt.StorageVol, w io.Writer) error {
+	_, capacity, _, err := do3(ctx, func() (int8, uint64, uint64, error) { return p.lv.StorageVolGetInfo(v) })
+	if err != nil {
+		return fmt.Errorf("libvirt: volume %s: %w", v.Name, err)
+	}
+	buf := &sizedBuffer{want: capacity, full: make(chan struct{}), done: capacity == 0}
+	if capacity == 0 {
+		close(buf.full)
+	}
+	if err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolDownload(v, buf, 0, capacity, 0) }, buf.full); err != nil {
+		return fmt.Errorf("libvirt: downloading volume %s: %w", v.Name, err)
+	}
+	_, err = w.Write(buf.bytes())
+	return err
+}
+
+// sizedBuffer collects want bytes and closes full once it has them; what
+// arrives after that (or after bytes was called) is dropped.
+type sizedBuffer struct {
+	mu   sync.Mutex
+	b    []byte
+	want uint64
+	full chan struct{}
+	done bool
+}
+
+func (s *sizedBuffer) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return len(b), nil
+	}
+	s.b = append(s.b, b...)
+	if uint64(len(s.b)) >= s.want {
+		s.done = true
+		close(s.full)
+	}
+	return len(b), nil
+}
+
+func (s *sizedBuffer) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done {
+		s.done = true
+		close(s.full)
+	}
+	return s.b
+}
+
+// do3 is do for libvirt calls of three results.
+func do3[A, B, C any](ctx context.Context, f func() (A, B, C, error)) (A, B, C, error) {
+	type r3 struct {
+		a A
+		b B
+		c C
+	}
+	r, err := do(ctx, func() (r3, error) {
+		a, b, c, err := f()
+		return r3{a, b, c}, err
+	})
+	return r.a, r.b, r.c, err
 }

@@ -3,6 +3,7 @@ package inventory
 import (
 	"fmt"
 	"maps"
+	"net"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -44,7 +45,13 @@ type (
 		DefenderExclusions yaml.Node            `yaml:"defenderExclusions"`
 		CloudMetadataRoute yaml.Node            `yaml:"cloudMetadataRoute"`
 		PrepullImages      yaml.Node            `yaml:"prepullImages"`
+		Underlay           yaml.Node            `yaml:"underlay"`
 		Unknown            map[string]yaml.Node `yaml:",inline"`
+	}
+	underlayDoc struct {
+		Shape   yaml.Node            `yaml:"shape"`
+		Via     yaml.Node            `yaml:"via"`
+		Unknown map[string]yaml.Node `yaml:",inline"`
 	}
 	winrmDoc struct {
 		Port          yaml.Node            `yaml:"port"`
@@ -154,6 +161,8 @@ type spec struct {
 	defender      opt[bool]
 	metadataRoute opt[bool]
 	prepull       opt[bool]
+	underlayShape opt[string]
+	underlayVia   opt[string]
 }
 
 // withDefaults applies def to every field m does not set. Labels and
@@ -166,6 +175,8 @@ func (m spec) withDefaults(def spec) spec {
 	m.defender = m.defender.or(def.defender)
 	m.metadataRoute = m.metadataRoute.or(def.metadataRoute)
 	m.prepull = m.prepull.or(def.prepull)
+	m.underlayShape = m.underlayShape.or(def.underlayShape)
+	m.underlayVia = m.underlayVia.or(def.underlayVia)
 	m.kubelet = m.kubelet.or(def.kubelet)
 	m.containerd = m.containerd.or(def.containerd)
 	w, dw := &m.winrm, def.winrm
@@ -394,7 +405,38 @@ func (d *decoder) spec(p *field.Path, n *yaml.Node, isDefaults bool) spec {
 	sp.defender = d.boolean(p.Child("defenderExclusions"), &doc.DefenderExclusions)
 	sp.metadataRoute = d.boolean(p.Child("cloudMetadataRoute"), &doc.CloudMetadataRoute)
 	sp.prepull = d.boolean(p.Child("prepullImages"), &doc.PrepullImages)
+	sp.underlayShape, sp.underlayVia = d.underlay(p.Child("underlay"), &doc.Underlay)
 	return sp
+}
+
+// Underlay shapes (infra/underlay): how a machine reaches the kind network.
+var underlayShapes = []string{"routed", "same-host", "none"}
+
+// underlay reads an underlay mapping: its shape and the kind host's
+// address the machine routes through.
+func (d *decoder) underlay(p *field.Path, n *yaml.Node) (shape, via opt[string]) {
+	var doc underlayDoc
+	unknown, ok := d.Mapping(p, n, &doc, "write a mapping such as {shape: routed, via: 192.168.56.1}")
+	if !ok {
+		return shape, via
+	}
+	d.refuse(p, unknown, "underlay", strictyaml.Fields(&doc))
+	shape = d.checked(p.Child("shape"), &doc.Shape, func(v string) (string, string) {
+		for _, s := range underlayShapes {
+			if v == s {
+				return "", ""
+			}
+		}
+		return quote(v) + " is not an underlay shape",
+			"use routed (the machine routes to the kind network through the kind host: lab machines, cloud VMs), same-host (a VM on the kind network's own bridge) or none (the path is made by others; the harness only checks it)"
+	})
+	via = d.checked(p.Child("via"), &doc.Via, func(v string) (string, string) {
+		if ip := net.ParseIP(v); ip == nil || ip.To4() == nil {
+			return quote(v) + " is not an IPv4 address", "write the address of the kind host that the machine reaches, such as 192.168.56.1"
+		}
+		return "", ""
+	})
+	return shape, via
 }
 
 // winrm reads a winrm mapping.
@@ -798,6 +840,7 @@ func (d *decoder) finish(defs spec, ps []pending) []Machine {
 			DefenderExclusions: m.defender.v,
 			CloudMetadataRoute: m.metadataRoute.v,
 			PrepullImages:      m.prepull.v,
+			Underlay:           Underlay{Shape: m.underlayShape.v, Via: m.underlayVia.v},
 		}
 		if w.auth.ok() {
 			out.WinRM.Auth = w.auth.v

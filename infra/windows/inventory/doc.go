@@ -35,8 +35,11 @@
 //	  defenderExclusions: true   # default false
 //	  cloudMetadataRoute: true   # a cloud VM: the host's route to 169.254.169.254; default false
 //	  prepullImages: true        # pull the node's images into containerd at the join; default false
+//	  underlay:                  # how the machine reaches the kind network (infra/underlay)
+//	    shape: routed            # routed (default: through the kind host), same-host (a VM on the kind network's bridge) or none
+//	    via: 192.168.56.1        # routed: the kind host's address the machine reaches (default: this host's address toward it)
 //
-// Defaults apply field by field: within winrm each field on its own, labels
+// Defaults apply field by field: within winrm and underlay each field on its own, labels
 // and binaries key by key (the machine's value wins), every other field
 // whole. A field written empty on a machine drops the default for the
 // built-in one: port: ~ takes the port that goes with https, and caBundle: ""

@@ -73,6 +73,16 @@ type Machine struct {
 	// (from where the image overrides point: a mirror), before the node
 	// needs them; binaries.images names an archive of them to import first.
 	PrepullImages bool `json:"prepullImages"`
+	// Underlay is how the machine reaches the kind network (infra/underlay).
+	Underlay Underlay `json:"underlay,omitzero"`
+}
+
+// Underlay says how a machine reaches the kind network: its shape (routed,
+// same-host or none; "" for the default, routed) and the kind host's
+// address it routes through ("" for this host's address toward it).
+type Underlay struct {
+	Shape string `json:"shape,omitempty"`
+	Via   string `json:"via,omitempty"`
 }
 
 // Auth is a WinRM authentication method.

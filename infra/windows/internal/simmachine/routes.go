@@ -3,8 +3,10 @@ package simmachine
 import "strings"
 
 // The machine's IPv4 routes, facts route:DEST (such as route:0.0.0.0/0):
-// "ALIAS via NEXTHOP" for a route on the adapter ALIAS, with " persistent"
-// after it for one Windows keeps in the registry (route -p). A new machine
+// "ALIAS via NEXTHOP" for a route on the adapter ALIAS, " metric N" after
+// it for a route of a metric of its own (the underlay's, New-NetRoute
+// -RouteMetric), and " persistent" last for one Windows keeps in the
+// registry (route -p, New-NetRoute without -PolicyStore). A new machine
 // has one adapter, Ethernet, and its default route.
 //
 // What Windows does to them when HNS puts a virtual switch on the adapter

@@ -920,21 +920,101 @@ function Get-HnsEndpoint {
     foreach ($e in @($WcFake.Hns.Endpoints)) { [pscustomobject]@{ Name = $e } }
 }
 
-# Get-NetRoute answers from the route: facts (ALIAS via NEXTHOP, persistent
-# when Windows keeps it): the active routes, or with -PolicyStore
-# PersistentStore the persistent ones; nothing when none is there, as with
-# -ErrorAction SilentlyContinue.
+# ConvertFrom-FakeRoute reads a route: fact (ALIAS via NEXTHOP, with
+# " metric N" when the route has a metric of its own, and " persistent"
+# when Windows keeps it; a route removed from the active store only is
+# kept as "persistent-only:" and the rest): its interface, next hop,
+# metric (256, New-NetRoute's default, when none is written), and the
+# stores that hold it.
+function ConvertFrom-FakeRoute {
+    param([string] $Prefix, [string] $Value)
+    $active = -not $Value.StartsWith('persistent-only:')
+    $v = $Value -replace '^persistent-only:', ''
+    $persistent = $v.EndsWith(' persistent')
+    $v = $v -replace ' persistent$', ''
+    $metric = 256
+    if ($v -match ' metric ([0-9]+)$') { $metric = [int]$Matches[1]; $v = $v -replace ' metric [0-9]+$', '' }
+    $alias, $hop = $v -split ' via ', 2
+    [pscustomobject]@{ DestinationPrefix = $Prefix; InterfaceAlias = $alias; NextHop = $hop; RouteMetric = $metric; Active = $active; Persistent = $persistent }
+}
+
+# Get-NetRoute answers from the route: facts: the active routes, or with
+# -PolicyStore PersistentStore the persistent ones; nothing when none is
+# there, as with -ErrorAction SilentlyContinue.
 function Get-NetRoute {
     [CmdletBinding()]
     param([string] $DestinationPrefix, [string] $PolicyStore = 'ActiveStore', [string] $AddressFamily)
     foreach ($k in @($WcFake.Routes.Keys)) {
         if ($DestinationPrefix -and $k -ne $DestinationPrefix) { continue }
-        $v = [string]$WcFake.Routes[$k]
-        $persistent = $v.EndsWith(' persistent')
-        if ($PolicyStore -eq 'PersistentStore' -and -not $persistent) { continue }
-        $alias, $hop = ($v -replace ' persistent$', '') -split ' via ', 2
-        [pscustomobject]@{ DestinationPrefix = $k; InterfaceAlias = $alias; NextHop = $hop; RouteMetric = 0; InterfaceMetric = 0; Store = $PolicyStore }
+        $r = ConvertFrom-FakeRoute $k ([string]$WcFake.Routes[$k])
+        if ($PolicyStore -eq 'PersistentStore' -and -not $r.Persistent) { continue }
+        if ($PolicyStore -ne 'PersistentStore' -and -not $r.Active) { continue }
+        [pscustomobject]@{ DestinationPrefix = $k; InterfaceAlias = $r.InterfaceAlias; NextHop = $r.NextHop; RouteMetric = $r.RouteMetric; InterfaceMetric = 0; Store = $PolicyStore }
     }
+}
+
+# Find-NetRoute answers, as the NetTCPIP module's does, with the source
+# address it would use (an object without a next hop) and the route it
+# would take: here the active route whose prefix holds the address, the
+# longest such; nothing when none does.
+function Find-NetRoute {
+    [CmdletBinding()]
+    param([string] $RemoteIPAddress)
+    $address = [Net.IPAddress]::Parse($RemoteIPAddress).GetAddressBytes()
+    [array]::Reverse($address)
+    $a = [BitConverter]::ToUInt32($address, 0)
+    $best = $null
+    $bestBits = -1
+    foreach ($k in @($WcFake.Routes.Keys)) {
+        $r = ConvertFrom-FakeRoute $k ([string]$WcFake.Routes[$k])
+        if (-not $r.Active) { continue }
+        $net, $bits = $k -split '/', 2
+        $n = [Net.IPAddress]::Parse($net).GetAddressBytes()
+        [array]::Reverse($n)
+        $mask = [uint32]0
+        if ([int]$bits -gt 0) { $mask = [uint32]([math]::Pow(2, 32) - [math]::Pow(2, 32 - [int]$bits)) }
+        if ((($a -band $mask) -eq ([BitConverter]::ToUInt32($n, 0) -band $mask)) -and [int]$bits -gt $bestBits) { $best = $r; $bestBits = [int]$bits }
+    }
+    if ($null -eq $best) { return }
+    [pscustomobject]@{ IPAddress = '192.0.2.50'; InterfaceAlias = $best.InterfaceAlias }
+    [pscustomobject]@{ DestinationPrefix = $best.DestinationPrefix; InterfaceAlias = $best.InterfaceAlias; NextHop = $best.NextHop; RouteMetric = $best.RouteMetric }
+}
+
+# New-NetRoute adds a route to both stores (its default, -PolicyStore
+# left out); one to the prefix in the active store already fails, as the
+# cmdlet's "Instance MSFT_NetRoute already exists".
+function New-NetRoute {
+    [CmdletBinding()]
+    param([string] $DestinationPrefix, [string] $InterfaceAlias, [string] $NextHop, [int] $RouteMetric = 256)
+    if ($WcFake.Routes.ContainsKey($DestinationPrefix) -and (ConvertFrom-FakeRoute $DestinationPrefix ([string]$WcFake.Routes[$DestinationPrefix])).Active) {
+        throw 'Instance MSFT_NetRoute already exists'
+    }
+    Add-FakeAction "New-NetRoute $DestinationPrefix $InterfaceAlias $NextHop $RouteMetric"
+    $WcFake.Routes[$DestinationPrefix] = "$InterfaceAlias via $NextHop metric $RouteMetric persistent"
+    [pscustomobject]@{ DestinationPrefix = $DestinationPrefix }
+}
+
+# Remove-NetRoute removes the prefix's route from the store named (with
+# -RouteMetric, only a route of that metric); a route removed from the
+# active store but kept persistent comes back when Windows rebuilds the
+# table. Nothing to remove is an error, which -ErrorAction
+# SilentlyContinue silences.
+function Remove-NetRoute {
+    [CmdletBinding()]
+    param([string] $DestinationPrefix, [string] $PolicyStore, [int] $RouteMetric = -1, [switch] $Confirm)
+    if (-not $WcFake.Routes.ContainsKey($DestinationPrefix)) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
+    $r = ConvertFrom-FakeRoute $DestinationPrefix ([string]$WcFake.Routes[$DestinationPrefix])
+    if ($RouteMetric -ge 0 -and $r.RouteMetric -ne $RouteMetric) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
+    $rest = [string]$WcFake.Routes[$DestinationPrefix] -replace '^persistent-only:', ''
+    if ($PolicyStore -eq 'PersistentStore') {
+        if (-not $r.Persistent) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
+        Add-FakeAction "Remove-NetRoute $DestinationPrefix PersistentStore"
+        if ($r.Active) { $WcFake.Routes[$DestinationPrefix] = $rest -replace ' persistent$', '' } else { $WcFake.Routes.Remove($DestinationPrefix) }
+        return
+    }
+    if (-not $r.Active) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
+    Add-FakeAction "Remove-NetRoute $DestinationPrefix ActiveStore"
+    if ($r.Persistent) { $WcFake.Routes[$DestinationPrefix] = 'persistent-only:' + $rest } else { $WcFake.Routes.Remove($DestinationPrefix) }
 }
 
 function Invoke-WebRequest {

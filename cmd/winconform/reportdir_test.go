@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/reporttest"
+)
+
+// reportingSuite is a suite binary that writes a report (the summary given in
+// $FAKE_SUMMARY) into its --report-dir and keeps its arguments in $FAKE_ARGS.
+const reportingSuite = `#!/bin/sh
+printf '%s\n' "$@" > "$FAKE_ARGS"
+for a; do case "$a" in --report-dir=*) d="${a#--report-dir=}";; esac; done
+cp "$FAKE_SUMMARY" "$d/summary.json"
+`
+
+// unreachable is a kubeconfig of a cluster nothing answers for.
+const unreachable = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+
+// failedRun is a report directory whose run had a failed spec.
+func failedRun(t *testing.T, dir string) reports.Summary {
+	t.Helper()
+	s := reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-07": {Outcome: reports.Failed}},
+		reports.Spec{Name: "networking NET-07 pod to pod", Labels: []string{"claim:NET-07"}, Result: reports.SpecFailed, Message: "timeout"})
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	reporttest.WriteTo(t, dir, reporttest.Dir{Summary: s})
+	return s
+}
+
+// `make e2e RERUN=_output/report` (the README's example) reads the report
+// it reruns and writes the new one to the same directory: the input is
+// moved aside, whole, and the rerun names it there; nothing is deleted.
+func TestRerunKeepsItsInput(t *testing.T) {
+	t.Chdir(t.TempDir())
+	old := failedRun(t, "_output/report")
+	bin, args, next := filepath.Join(t.TempDir(), "e2e.test"), filepath.Join(t.TempDir(), "args"), filepath.Join(t.TempDir(), "summary.json")
+	os.WriteFile(bin, []byte(reportingSuite), 0o755)
+	newer := reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-07": reporttest.Shown(claims.Linux)})
+	if err := newer.Write(filepath.Dir(next)); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_ARGS", args)
+	t.Setenv("FAKE_SUMMARY", next)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte(unreachable), 0o600)
+
+	rf := runFlags{binary: bin, reportDir: "_output/report", procs: "1", rerun: "_output/report"}
+	if err := rf.rerunFocus(); err != nil {
+		t.Fatal(err)
+	}
+	if err := runSuite(context.Background(), rf, kc, nil, nil); err != nil {
+		t.Fatalf("runSuite: %v", err)
+	}
+	aside := "_output/report." + old.RunID
+	kept, err := reports.ReadSummary(aside)
+	if err != nil || kept.RunID != old.RunID {
+		t.Fatalf("the rerun's input report is gone (%v): it must be kept, moved aside to %s", err, aside)
+	}
+	got, _ := os.ReadFile(args)
+	abs, _ := filepath.Abs(aside)
+	if !strings.Contains(string(got), "--rerun-of="+abs+"\n") {
+		t.Errorf("the rerun names its input %s? its arguments:\n%s", abs, got)
+	}
+	if s, err := reports.ReadSummary("_output/report"); err != nil || s.RunID != newer.RunID {
+		t.Errorf("the new report: %v %q", err, s.RunID)
+	}
+}
+
+// A failed up leaves a JUnit file with the failure (and the previous
+// report moved aside).
+func TestUpFailureWritesAJUnit(t *testing.T) {
+	t.Chdir(t.TempDir())
+	old := failedRun(t, "_output/report")
+	rf := runFlags{reportDir: "_output/report"}
+	upErr := errors.New("kind: the control plane did not come up")
+	if err := rf.stepFailed("up", upErr); !errors.Is(err, upErr) {
+		t.Errorf("stepFailed returned %v, want the step's error", err)
+	}
+	data, err := os.ReadFile(filepath.Join("_output/report", reports.JUnitFile))
+	if err != nil || !strings.Contains(string(data), `failures="1"`) || !strings.Contains(string(data), "the control plane did not come up") {
+		t.Errorf("the JUnit of a failed up: %v\n%s", err, data)
+	}
+	if _, err := reports.ReadSummary("_output/report." + old.RunID); err != nil {
+		t.Errorf("the previous report: %v", err)
+	}
+}
+
+// Refused input (a usage error: a cluster of another shape, a bad flag) is
+// no run: it writes no JUnit and leaves the previous report where it is.
+func TestRefusedInputWritesNoJUnit(t *testing.T) {
+	t.Chdir(t.TempDir())
+	old := failedRun(t, "_output/report")
+	refused := usage(errors.New("cluster \"kind\" was made from another shape: winconform down --name kind"))
+	rf := runFlags{reportDir: "_output/report"}
+	if err := rf.stepFailed("up", refused); !errors.Is(err, refused) {
+		t.Errorf("stepFailed returned %v", err)
+	}
+	if err := stepFailedIn(io.Discard, "_output/report", "join", refused); !errors.Is(err, refused) {
+		t.Errorf("stepFailedIn returned %v", err)
+	}
+	if s, err := reports.ReadSummary("_output/report"); err != nil || s.RunID != old.RunID {
+		t.Errorf("the previous report was moved for refused input: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join("_output/report", reports.JUnitFile)); err == nil {
+		t.Error("refused input left a JUnit of a failed step")
+	}
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/infra/windows/remote"
+)
+
+// underlayMachines are the inventory's machines as the underlay sees them
+// (none without an inventory), with a Windows side for each, reached over
+// WinRM; closeAll closes the connections.
+//
+// A machine that answers WinRM but not as Windows (the harness's simulated
+// machines behind the WS-Management stand-in: windows.Identify) has no
+// network of its own to check, and is left out, said in log.
+func (w *windowsFlags) underlayMachines(ctx context.Context, log io.Writer) ([]underlay.Machine, map[string]underlay.Side, func(), error) {
+	sides := map[string]underlay.Side{}
+	if w == nil || w.inventory == "" {
+		return nil, sides, func() {}, nil
+	}
+	inv, err := w.machines()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var out []underlay.Machine
+	var errs []error
+	for _, m := range inv {
+		um, err := underlayMachine(ctx, m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: machine %s: %w", w.inventory, m.Name, err))
+			continue
+		}
+		conn, err := windowsConn(m)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, err := windows.Identify(ctx, conn); err != nil && !transportError(err) {
+			fmt.Fprintf(log, "underlay: machine %s left out: it does not answer as Windows (%v)\n", m.Name, err)
+			continue
+		}
+		out = append(out, um)
+		sides[m.Name] = underlay.WindowsSide{Exec: conn}
+	}
+	return out, sides, func() {}, errors.Join(errs...)
+}
+
+func windowsConn(m inventory.Machine) (*remote.WinRM, error) {
+	return remote.NewWinRM(windows.RemoteConfig(m))
+}
+
+// underlayMachine is an inventory machine as the underlay sees it: its
+// node address (nodeIP, else its address, resolved), its shape (routed
+// unless the inventory says otherwise) and, routed, the kind host's
+// address it routes through (underlay.via, else this host's source address
+// toward it, from the kernel's route to it).
+func underlayMachine(ctx context.Context, m inventory.Machine) (underlay.Machine, error) {
+	shape := underlay.Routed
+	if m.Underlay.Shape != "" {
+		s, err := underlay.ParseShape(m.Underlay.Shape)
+		if err != nil {
+			return underlay.Machine{}, fmt.Errorf("underlay.shape: %w", err)
+		}
+		shape = s
+	}
+	host := m.NodeIP
+	if host == "" {
+		host = m.Address
+	}
+	addr, err := resolveIPv4(ctx, host)
+	if err != nil {
+		return underlay.Machine{}, err
+	}
+	um := underlay.Machine{Name: m.Name, OS: underlay.Windows, Address: addr, Shape: shape}
+	if shape != underlay.Routed {
+		return um, nil
+	}
+	if m.Underlay.Via != "" {
+		um.Via, err = netip.ParseAddr(m.Underlay.Via)
+		return um, err
+	}
+	um.Via, err = sourceToward(addr)
+	if err != nil {
+		return um, fmt.Errorf("finding this host's address toward %s for the machine's route (set underlay.via): %w", addr, err)
+	}
+	return um, nil
+}
+
+// sourceToward is the address this host sends from to addr: the source of
+// the kernel's route to it (netlink's RTM_GETROUTE, as ip route get).
+func sourceToward(addr netip.Addr) (netip.Addr, error) {
+	routes, err := netlink.RouteGet(net.IP(addr.AsSlice()))
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	for _, r := range routes {
+		if a, ok := netip.AddrFromSlice(r.Src); ok && a.Unmap().Is4() {
+			return a.Unmap(), nil
+		}
+	}
+	return netip.Addr{}, errors.New("the route to it has no source address")
+}
+
+func resolveIPv4(ctx context.Context, host string) (netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap(), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+	if err != nil || len(addrs) == 0 {
+		return netip.Addr{}, fmt.Errorf("resolving %s to its IPv4 address for the underlay: %v", host, err)
+	}
+	return addrs[0].Unmap(), nil
+}
+
+// transportError says whether err is WinRM failing to reach the machine
+// (which the check then reports), rather than the machine's answer.
+func transportError(err error) bool {
+	for _, e := range []error{remote.ErrAuth, remote.ErrUnreachable, remote.ErrTLS, remote.ErrTimeout, remote.ErrConnLost} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// inventoryUnderlay is the whole inventory as the underlay sees it (all
+// its machines, whichever --machine selects: the host's rules are the
+// cluster's, and applying a plan removes the rules of machines it lacks).
+func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machine, error) {
+	if w.inventory == "" {
+		return nil, nil
+	}
+	inv, err := inventory.LoadFromOS(w.inventory)
+	if err != nil {
+		return nil, err
+	}
+	var out []underlay.Machine
+	var errs []error
+	for _, m := range inv.Machines {
+		um, err := underlayMachine(ctx, m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: machine %s: %w", w.inventory, m.Name, err))
+			continue
+		}
+		out = append(out, um)
+	}
+	return out, errors.Join(errs...)
+}
+
+// precheckUnderlay refuses, before any cluster work, an inventory whose
+// routed machines the harness could not give their underlay: without
+// root, or with a plan that cannot be (a host-gw cluster).
+func (w *windowsFlags) precheckUnderlay(ctx context.Context) error {
+	ms, err := w.inventoryUnderlay(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Shape == underlay.Routed {
+			return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay (machine %s)", w.inventory, m.Name))
+		}
+	}
+	return nil
+}
+
+// joinUnderlay makes the kind host's side of the underlay for the
+// inventory's machines (with the cluster's remote nodes', so that none is
+// taken away), and returns each machine's routes for the join's
+// underlay-route step. Without the machine in the plan (drop), its rules
+// go: what reset does.
+func (w *windowsFlags) joinUnderlay(ctx context.Context, cf *clusterFlags, log io.Writer, drop map[string]bool) (map[string][]windows.UnderlayRoute, error) {
+	ms, err := w.inventoryUnderlay(ctx)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return nil, err
+	}
+	kc, err := filepath.Abs(cf.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	full, err := c.UnderlayPlan(ctx, ms...)
+	if err != nil {
+		return nil, err
+	}
+	routes := map[string][]windows.UnderlayRoute{}
+	for _, r := range full.Routes {
+		routes[r.Machine] = append(routes[r.Machine], windows.UnderlayRoute{Destination: r.Dest.String(), NextHop: r.Via.String()})
+	}
+	var kept []underlay.Machine
+	for _, m := range ms {
+		if !drop[m.Name] {
+			kept = append(kept, m)
+		}
+	}
+	plan, err := c.UnderlayPlan(ctx, kept...)
+	if err != nil {
+		return nil, err
+	}
+	if !full.Needed() && os.Geteuid() != 0 {
+		return routes, nil // nothing to add, and no rule this process could read
+	}
+	host, err := underlay.NewHost()
+	if err != nil {
+		return nil, err
+	}
+	changes, err := host.Apply(plan)
+	for _, ch := range changes {
+		fmt.Fprintf(log, "underlay: %s\n", ch)
+	}
+	return routes, err
+}
+
+// underlayRoutes are the inventory's machines' routes, by machine, without
+// touching the host (what reset removes).
+func (w *windowsFlags) underlayRoutes(ctx context.Context, cf *clusterFlags, log io.Writer) (map[string][]windows.UnderlayRoute, error) {
+	ms, err := w.inventoryUnderlay(ctx)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return nil, err
+	}
+	kc, err := filepath.Abs(cf.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := c.UnderlayPlan(ctx, ms...)
+	if err != nil {
+		return nil, err
+	}
+	routes := map[string][]windows.UnderlayRoute{}
+	for _, r := range plan.Routes {
+		routes[r.Machine] = append(routes[r.Machine], windows.UnderlayRoute{Destination: r.Dest.String(), NextHop: r.Via.String()})
+	}
+	return routes, nil
+}
