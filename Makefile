@@ -257,6 +257,7 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags killtest ./cmd/winconform
 
 ## lint: actionlint over .github/workflows; pscheck: every .ps1 file parses (needs node and npm);
 ## vet-windows: the Windows-only Go files (the Windows runners' tests) compile and vet

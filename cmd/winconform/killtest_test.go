@@ -35,6 +35,7 @@ import (
 
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 const deadAfter = 20 * time.Second
