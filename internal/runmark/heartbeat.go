@@ -43,6 +43,8 @@ type HeartbeatOptions struct {
 type Heartbeat struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	cs     kubernetes.Interface
+	id     string
 }
 
 // Beat records run r in the cluster and keeps renewing its Lease in the
@@ -70,7 +72,7 @@ func Beat(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOption
 		return nil, fmt.Errorf("recording run %s in the cluster (Lease %s/%s): %w", r.ID, LeaseNamespace, r.ID, err)
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	h := &Heartbeat{cancel: cancel, done: make(chan struct{})}
+	h := &Heartbeat{cancel: cancel, done: make(chan struct{}), cs: cs, id: r.ID}
 	go func() {
 		defer close(h.done)
 		t := time.NewTicker(o.Interval)
@@ -103,6 +105,21 @@ func (h *Heartbeat) Stop() {
 	}
 	h.cancel()
 	<-h.done
+}
+
+// End stops renewing and removes the Lease: the run is over and left
+// nothing (a run that may have left something leaves its Lease to its
+// sweep instead).
+func (h *Heartbeat) End(ctx context.Context) error {
+	if h == nil {
+		return nil
+	}
+	h.Stop()
+	err := h.cs.CoordinationV1().Leases(LeaseNamespace).Delete(ctx, h.id, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // renew sets the Lease's renewTime to now, making it (and its namespace)

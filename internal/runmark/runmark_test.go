@@ -128,6 +128,16 @@ func TestBeatRenewsTheLease(t *testing.T) {
 	if !LastBeat(l).Equal(stopped) {
 		t.Error("renewed after Stop")
 	}
+	// End: the run is over, its Lease goes (and a second End is fine).
+	if err := h.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoordinationV1().Leases(LeaseNamespace).Get(ctx, r.ID, metav1.GetOptions{}); err == nil {
+		t.Error("the Lease stayed after End")
+	}
+	if err := h.End(ctx); err != nil {
+		t.Errorf("a second End: %v", err)
+	}
 	if _, err := Beat(context.Background(), cs, Run{ID: "Bad_ID"}, HeartbeatOptions{}); err == nil {
 		t.Error("a bad run ID was recorded")
 	}
