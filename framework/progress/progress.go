@@ -27,14 +27,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 )
 
 // Update is one progress update.
@@ -172,6 +177,8 @@ type Poster struct {
 	client *http.Client
 	log    io.Writer
 	once   sync.Once
+	// reached: a post got through; warned: one did not.
+	reached, warned atomic.Bool
 }
 
 // NewPoster posts to url (nil, posting nothing, when url is empty); the
@@ -184,7 +191,11 @@ func NewPoster(url string, log io.Writer) *Poster {
 }
 
 // Post sends u and waits for the answer (an update sent in the background
-// could be lost when the process ends).
+// could be lost when the process ends). Until a post first gets through, a
+// receiver that refuses the connection is tried again for up to startWait:
+// Sonobuoy's worker starts beside the plugin, and its progress listener may
+// come up after the suite's first post (seen here: connection refused on
+// localhost:8099 for the first post of a run whose later posts arrived).
 func (p *Poster) Post(u Update) {
 	if p == nil {
 		return
@@ -194,26 +205,52 @@ func (p *Poster) Post(u Update) {
 		p.warn(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), postTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(data))
-	if err == nil {
-		req.Header.Set("Content-Type", "application/json")
-		var resp *http.Response
-		if resp, err = p.client.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode >= 300 {
-				err = fmt.Errorf("%s answered %s", p.url, resp.Status)
-			}
-		}
+	wait := time.Duration(0)
+	if !p.reached.Load() && !p.warned.Load() {
+		wait = startWait
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), postTimeout+wait)
+	defer cancel()
+	err = retry.OnError(backoff(wait), func(err error) bool {
+		return wait > 0 && errors.Is(err, syscall.ECONNREFUSED)
+	}, func() error { return p.post(ctx, data) })
 	if err != nil {
 		p.warn(err)
+		return
 	}
+	p.reached.Store(true)
+}
+
+// startWait is how long a first post waits for its receiver to listen.
+const startWait = 3 * time.Second
+
+// backoff tries again every 200 ms for d.
+func backoff(d time.Duration) wait.Backoff {
+	return wait.Backoff{Duration: 200 * time.Millisecond, Factor: 1, Steps: int(d/(200*time.Millisecond)) + 1}
+}
+
+func (p *Poster) post(ctx context.Context, data []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, postTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s answered %s", p.url, resp.Status)
+	}
+	return nil
 }
 
 func (p *Poster) warn(err error) {
+	p.warned.Store(true)
 	p.once.Do(func() {
 		if p.log != nil {
 			fmt.Fprintf(p.log, "winconform: progress to %s: %v (the run goes on; later problems posting progress are not said)\n", p.url, err)

@@ -3,6 +3,7 @@ package progress
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -172,4 +173,44 @@ func TestPosterDown(t *testing.T) {
 	none.SpecWillRun(types.SpecReport{})
 	none.SpecDidEnd(types.SpecReport{})
 	none.SuiteDidEnd(types.Report{})
+}
+
+// A receiver that starts listening after the first post (Sonobuoy's
+// worker, started beside the plugin) still gets it, and nothing is said.
+func TestPosterWaitsForALateReceiver(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // refused until the receiver listens
+	got := make(chan Update, 1)
+	go func() {
+		time.Sleep(time.Second)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var u Update
+			json.NewDecoder(r.Body).Decode(&u)
+			got <- u
+		})}
+		t.Cleanup(func() { srv.Close() })
+		srv.Serve(l)
+	}()
+	var log strings.Builder
+	NewPoster("http://"+addr+"/progress", &log).Post(Update{Msg: "first", Total: 3})
+	select {
+	case u := <-got:
+		if u.Msg != "first" || u.Total != 3 {
+			t.Errorf("received %+v", u)
+		}
+	default:
+		t.Errorf("the first update was lost; said: %q", log.String())
+	}
+	if log.Len() != 0 {
+		t.Errorf("said %q of a receiver that came up", log.String())
+	}
 }

@@ -124,7 +124,7 @@ func (c *Cluster) installLoadBalancer(ctx context.Context, restCfg *rest.Config,
 		return err
 	}
 	img := loadBalancerImages(res.LocalImage)
-	if err := metallb.Install(ctx, restCfg, crds, img, pool, time.Minute); err != nil {
+	if err := metallb.Install(ctx, restCfg, crds, img, pool, LabelUnderlay, time.Minute); err != nil {
 		return err
 	}
 	res.LoadBalancer = &LoadBalancerResult{

@@ -27,14 +27,14 @@ var PoolResource = schema.GroupVersionResource{Group: "metallb.io", Version: "v1
 
 // Install applies MetalLB's CRDs (crds, see CRDs), waits until the API
 // server serves them, then applies its objects (Manifest) and the pool
-// (PoolManifest). It does not wait for the pods: the caller's readiness wait
+// (PoolManifest; nodes labelled notOn do not announce it). It does not wait for the pods: the caller's readiness wait
 // covers Namespace.
-func Install(ctx context.Context, cfg *rest.Config, crds []byte, img Images, pool Pool, timeout time.Duration) error {
+func Install(ctx context.Context, cfg *rest.Config, crds []byte, img Images, pool Pool, notOn string, timeout time.Duration) error {
 	objects, err := Manifest(img)
 	if err != nil {
 		return err
 	}
-	poolDoc, err := PoolManifest(pool)
+	poolDoc, err := PoolManifest(pool, notOn)
 	if err != nil {
 		return err
 	}

@@ -92,8 +92,17 @@ func Manifest(img Images) ([]byte, error) {
 
 // PoolManifest is the IPAddressPool holding pool and the L2Advertisement
 // that announces it from the nodes' interface on the Docker network (eth0
-// in a kind node).
-func PoolManifest(pool Pool) ([]byte, error) {
+// in a kind node). Nodes labelled notOn (any value; none when empty) do not
+// announce: in layer 2 mode one node answers ARP for an address, and a
+// node outside the Docker network's L2 (joined through a routed underlay)
+// answers where no one asks, so the address has no route (MetalLB's
+// L2Advertisement nodeSelectors limit the nodes that announce; metallb.io
+// "Limiting the set of nodes where the service can be announced from").
+func PoolManifest(pool Pool, notOn string) ([]byte, error) {
+	l2 := map[string]any{"ipAddressPools": []string{PoolName}, "interfaces": []string{"eth0"}}
+	if notOn != "" {
+		l2["nodeSelectors"] = []map[string]any{{"matchExpressions": []map[string]any{{"key": notOn, "operator": "DoesNotExist"}}}}
+	}
 	docs := []map[string]any{
 		{
 			"apiVersion": "metallb.io/v1beta1", "kind": "IPAddressPool",
@@ -103,7 +112,7 @@ func PoolManifest(pool Pool) ([]byte, error) {
 		{
 			"apiVersion": "metallb.io/v1beta1", "kind": "L2Advertisement",
 			"metadata": map[string]any{"name": PoolName, "namespace": Namespace},
-			"spec":     map[string]any{"ipAddressPools": []string{PoolName}, "interfaces": []string{"eth0"}},
+			"spec":     l2,
 		},
 	}
 	var out []byte

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -131,7 +132,7 @@ func TestManifest(t *testing.T) {
 
 func TestPoolManifest(t *testing.T) {
 	p, _ := ParsePool("172.18.255.200-172.18.255.250")
-	m, err := PoolManifest(p)
+	m, err := PoolManifest(p, "winconform.io/underlay")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +152,30 @@ func TestPoolManifest(t *testing.T) {
 	ifaces, _, _ := unstructured.NestedStringSlice(l2.Object, "spec", "interfaces")
 	if l2.GetKind() != "L2Advertisement" || len(pools) != 1 || pools[0] != PoolName || len(ifaces) != 1 || ifaces[0] != "eth0" {
 		t.Errorf("L2Advertisement %v announces %q on %q", l2.GetKind(), pools, ifaces)
+	}
+	// A node joined through the underlay is not on the Docker network's L2:
+	// it must never be the one that answers ARP for a pool address (a CI
+	// run's LoadBalancer spec found "no route to host" when it was).
+	sels, _, _ := unstructured.NestedSlice(l2.Object, "spec", "nodeSelectors")
+	if len(sels) != 1 {
+		t.Fatalf("L2Advertisement nodeSelectors %v, want one that leaves out the underlay's nodes", sels)
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sels[0].(map[string]any), &ls); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for node, want := range map[string]bool{"": true, "winconform.io/underlay=routed": false} {
+		l, _ := labels.ConvertSelectorToLabelsMap(node)
+		if got := sel.Matches(l); got != want {
+			t.Errorf("a node labelled %q announces: %v, want %v", node, got, want)
+		}
+	}
+	if m, _ := PoolManifest(p, ""); strings.Contains(string(m), "nodeSelectors") {
+		t.Errorf("no label to leave out, yet nodeSelectors:\n%s", m)
 	}
 }
 
