@@ -18,6 +18,8 @@
 #   make lint                 actionlint, PowerShell syntax check, Windows-only Go vet (part of unit)
 #   make gate POLICY=policies/linux-only.yaml [BASELINE=dir]   release gate on REPORT_DIR
 #   make report                          report.html (and report.png where Chromium is) for REPORT_DIR
+#   make sweep [OLDER_THAN=2m] [DRY_RUN=1]  remove what dead (killed) runs left in the local cluster (or EXISTING)
+#   make kill-test KILL_TEST_KUBECONFIG=_output/<name>.kubeconfig   runs SIGKILLed on that cluster, then swept (part of make test)
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -104,7 +106,7 @@ RUN_FLAGS   = --procs '$(PROCS)' $(if $(RERUN),--rerun-failed '$(RERUN)') $(if $
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
-.PHONY: all build up down e2e list test unit e2e-test bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean
+.PHONY: all build up down e2e list test unit e2e-test kill-test sweep bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean
 
 all: build
 
@@ -152,12 +154,12 @@ ifeq ($(VMS),)
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--kubeconfig '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 else
 	@test -z "$(INVENTORY)$(EXISTING)" || { echo "make e2e VMS=... makes its own machines and cluster: drop INVENTORY and EXISTING"; exit 2; }
-	$(WINCONFORM) e2e --check $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+	$(WINCONFORM) e2e --check $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 	$(WINCONFORM) gate --check --policy '$(POLICY)'
 	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
 	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
 	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" --report-dir '$(REPORT_DIR)' || exit $$?; \
-	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
+	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
 	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)'); gated=$$?; \
 	$(WINCONFORM) reset $(CONFIG_FLAG) --inventory "$$inv"; reset=$$?; \
 	trap - EXIT; $(WINCONFORM) vms down --state '$(VMS_DIR)' || exit $$?; \
@@ -208,9 +210,27 @@ e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(if $(filter-out 0,$(TEST_REMOTE_NODES)),WINCONFORM_UNDERLAY_CLUSTER=$(TEST_CLUSTER) KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig \
 		WINCONFORM_PROBE=$(CURDIR)/$(BIN)/probe-linux-amd64 $(GO) test -count=1 -v ./infra/underlay/fault/ > $(OUT)/test-report/underlay-fault.log 2>&1 \
 		|| { tail -40 $(OUT)/test-report/underlay-fault.log; exit 1; }; tail -3 $(OUT)/test-report/underlay-fault.log;) \
+	KILL_TEST_KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig $(KILL_TEST) || exit $$?; \
 	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --remote-nodes $(TEST_REMOTE_NODES) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
 		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
 	exit $$rendered
+
+# The kill test: runs of the built CLI SIGKILLed during setup and in the
+# middle of the storage spec, a run beside a live one, winconform sweep;
+# counts the cluster's objects, node labels and taints before and after
+# (cmd/winconform/killtest_test.go, build tag killtest).
+KILL_TEST = $(GO) test -tags killtest -count=1 -timeout 20m -v -run '^TestKilledRunsLeaveNothing$$' ./cmd/winconform
+KILL_TEST_KUBECONFIG ?=
+
+## kill-test: runs SIGKILLed on KILL_TEST_KUBECONFIG's cluster, then swept: nothing of them left (make test runs it)
+kill-test: build
+	@test -n "$(KILL_TEST_KUBECONFIG)" || { echo "make kill-test needs KILL_TEST_KUBECONFIG=<kubeconfig of a cluster to kill runs on>"; exit 2; }
+	KILL_TEST_KUBECONFIG='$(abspath $(KILL_TEST_KUBECONFIG))' $(KILL_TEST)
+
+OLDER_THAN ?= 2m
+## sweep: remove what dead runs left in the local cluster (or EXISTING); DRY_RUN=1 only lists
+sweep: build
+	$(WINCONFORM) sweep $(CONFIG_FLAG) --older-than '$(OLDER_THAN)' $(if $(DRY_RUN),--dry-run) $(if $(EXISTING),--kubeconfig '$(EXISTING)')
 
 ## gate: decide whether the run in REPORT_DIR ships under POLICY (exit 0 ship, 1 blocked, 2 unusable), against BASELINE if set
 gate: build
@@ -237,6 +257,7 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags killtest ./cmd/winconform
 
 ## lint: actionlint over .github/workflows; pscheck: every .ps1 file parses (needs node and npm);
 ## vet-windows: the Windows-only Go files (the Windows runners' tests) compile and vet

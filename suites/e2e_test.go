@@ -57,7 +57,13 @@ func TestMain(m *testing.M) {
 	e2e.ApplyRunID()
 	// The harness writes the reports (one JUnit, Ginkgo's JSON), not the e2e framework.
 	e2e.OwnReports()
-	os.Exit(m.Run())
+	stop := func() {}
+	if !dryRun {
+		stop = e2e.Heartbeat()
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }
 
 // checkFlags validates what the run was asked to do before anything connects

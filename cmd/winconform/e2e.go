@@ -23,6 +23,7 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/version"
@@ -49,8 +50,12 @@ type runFlags struct {
 	ginkgo string
 	// rerun is a report directory whose failed and interrupted specs to run again.
 	rerun string
-	// runID names the run's objects in the cluster.
-	runID string
+	// runID names the run's objects in the cluster; started is when it started.
+	runID   string
+	started time.Time
+	// deadAfter is how long a run's heartbeat may be silent before it is
+	// dead and its objects swept (this run's heartbeat promises it too).
+	deadAfter time.Duration
 	// focus are the Ginkgo focus expressions of a rerun.
 	focus []string
 	// underlay is the underlay check's report, written into the report
@@ -94,6 +99,8 @@ func (r *runFlags) registerRun(cmd *cobra.Command) {
 	f.StringVar(&r.rerun, "rerun-failed", "", "a report directory: run only the specs that failed, were blocked, were interrupted or never ran there")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "only failures, the N of M progress lines and the summary (no Ginkgo -v)")
 	f.BoolVar(&r.noColor, "no-color", false, "no colour codes (also when $CI or $NO_COLOR is set, or the output is not a terminal)")
+	f.DurationVar(&r.deadAfter, "dead-after", runmark.DefaultDeadAfter, "a run whose heartbeat in the cluster is silent this long is dead: before its specs, this run removes what dead runs left (as winconform sweep --older-than; 0: 2m)")
+	f.StringVar(&r.runID, "run-id", "", "the run's ID, on its objects and heartbeat in the cluster (default: wc-<time>-<random>; make e2e VMS= gives its machines' run)")
 	f.DurationVar(&r.timeout, "timeout", 0, "the suite's time limit (default: 24h on an existing cluster or with --inventory, where machines reboot; Ginkgo's 1h on the local cluster)")
 }
 
@@ -139,6 +146,9 @@ func (r *runFlags) args(kubeconfig string) []string {
 	if r.runID != "" {
 		args = append(args, "--run-id="+r.runID)
 	}
+	if !r.started.IsZero() {
+		args = append(args, "--run-started="+r.started.UTC().Format(time.RFC3339))
+	}
 	if r.rerun != "" {
 		args = append(args, "--rerun-of="+abs(r.rerun))
 	}
@@ -174,6 +184,14 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 	}
 	if r.timeout < 0 {
 		return nil, usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 24h", r.timeout))
+	}
+	if r.deadAfter < 0 {
+		return nil, usage(fmt.Errorf("--dead-after %s: want a positive duration, e.g. 2m", r.deadAfter))
+	}
+	if r.runID != "" {
+		if err := runmark.CheckID(r.runID); err != nil {
+			return nil, usage(fmt.Errorf("--run-id: %w", err))
+		}
 	}
 	extra, r.forward, _ = takeFlag(extra, "progress-report-url")
 	if r.forward != "" {
@@ -410,6 +428,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if rf.runID == "" {
 		rf.runID = newRunID()
 	}
+	rf.started = time.Now().UTC().Truncate(time.Second)
 	if rf.underlay != nil {
 		stamped := struct {
 			version.Stamp
@@ -432,11 +451,13 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		limit = "time limit " + timeout.String()
 	}
 	fmt.Fprintf(os.Stderr, "run %s: %d spec(s) in %d process(es), %s; report in %s\n", rf.runID, rf.specs, procs, limit, rf.reportDir)
+	rec := startRun(ctx, cs, &rf, os.Stderr)
 	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
 		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr,
 		Timeout: timeout, Verbose: !rf.quiet && !hasFlag(extra, "ginkgo.v", "ginkgo.vv", "ginkgo.succinct"),
 		Color: colorWanted(rf.noColor, os.Getenv, os.Stdout)})
 	// What the run left (an interrupt cut its cleanup short): removed, and said.
+	rec.stopHeartbeat()
 	sweepCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 	defer cancel()
 	left, err := suiterun.Sweep(sweepCtx, cs, rf.runID, 2*time.Minute)
@@ -449,6 +470,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if runErr != nil {
 		local.collect(sweepCtx, rf)
 	}
+	rec.finish(runErr)
 	// report.html, for people, from whatever the run wrote (also a failed or
 	// interrupted one's partial report).
 	if err := html.WriteHTML(rf.reportDir); err != nil {

@@ -99,7 +99,7 @@ func rootCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), benchCmd(), imagesCmd())
-	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd(), vmsCmd(), underlayCmd())
+	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd(), vmsCmd(), underlayCmd(), sweepCmd())
 	root.AddCommand(gateCmd(), diffCmd(), reportCmd())
 	root.AddCommand(versionCmd(), resultsCmd())
 	// A bad flag or argument is a usage error, wherever it is.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/winconform/winconform/internal/strictyaml"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // specResults are the results a spec can have (reports.Spec.Result).
@@ -42,6 +44,9 @@ covered; passed, never ran).`,
 					return usage(fmt.Errorf("--outcome %q: %sthe outcomes are %s", outcome, fix, strings.Join(slices.Compact(known), ", ")))
 				}
 			}
+			if err := rundir.CheckFinished(args[0]); err != nil {
+				return unfinished(cmd.OutOrStdout(), err)
+			}
 			s, err := reports.ReadSummary(args[0])
 			if err != nil {
 				return usage(err)
@@ -51,6 +56,17 @@ covered; passed, never ran).`,
 	}
 	cmd.Flags().StringVar(&outcome, "outcome", "", "only the claims with this outcome and the specs with this result, e.g. failed")
 	return cmd
+}
+
+// unfinished says that a report directory's run did not end (killed
+// before the end, or still running), and no verdict: exit status 1.
+func unfinished(out io.Writer, err error) error {
+	var u *rundir.Unfinished
+	if !errors.As(err, &u) {
+		return usage(err)
+	}
+	fmt.Fprintln(out, err)
+	return exitCode(exitFailed)
 }
 
 // writeResults prints a summary for a terminal: the status, the headline,

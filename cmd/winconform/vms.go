@@ -178,30 +178,26 @@ still there afterwards. Deleting a machine that is gone is no error.`,
 func vmsSweepCmd() *cobra.Command {
 	var file string
 	var olderThan time.Duration
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "sweep",
-		Short: "Delete every machine of the harness older than --older-than, of any run, but those tagged keep",
+		Short: "Delete every machine of the harness older than --older-than, of any run, but those tagged keep (winconform sweep --vms, without the cluster)",
 		Long: `sweep deletes every machine the provider lists with the harness's run tag
 (` + vms.TagRun + `=<run ID>) made before now minus --older-than, whatever its run,
 and leaves those tagged ` + vms.TagKeep + `=true. The nightly job runs it first, so
-that what a killed run left is gone.`,
+that what a killed run left is gone. winconform sweep --vms does the same and
+also sweeps the cluster, leaving the machines of runs whose heartbeat is alive.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("older-than") {
 				return errors.New("sweep needs --older-than DURATION (such as 24h): machines younger than that may belong to a run still going")
 			}
-			_, p, err := openVMs(cmd.Context(), file)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			res, err := lifecycle.Sweep(cmd.Context(), p, olderThan, time.Now(), lifecycle.DownOptions{Log: cmd.ErrOrStderr()})
-			fmt.Fprintf(cmd.ErrOrStderr(), "swept: %d deleted, %d kept (tagged %s), %d younger than %v\n", len(res.Deleted), len(res.Kept), vms.TagKeep, len(res.Young), olderThan)
-			return err
+			return sweepVMs(cmd.Context(), file, olderThan, lifecycle.DownOptions{DryRun: dryRun, Log: cmd.ErrOrStderr()}, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&file, "vms", "", "the VM file (its provider and connection)")
 	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "delete machines made longer ago than this (such as 24h)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list the machines that would be deleted, delete none")
 	_ = cmd.MarkFlagRequired("vms")
 	return cmd
 }

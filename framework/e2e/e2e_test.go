@@ -1,10 +1,20 @@
 package e2e
 
 import (
+	"context"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/internal/runmark"
 )
 
 // A spec on real Windows nodes records the build of each (their
@@ -26,5 +36,31 @@ func TestNodeRecordsCarryTheBuild(t *testing.T) {
 	lin := NodeRecords("linux", []facts.Node{{Name: "lin-a", OS: "linux"}})
 	if len(lin) != 1 || lin[0].Level != claims.Linux || lin[0].Build != "" {
 		t.Errorf("Linux NodeRecords = %+v", lin)
+	}
+}
+
+// The framework's namespaces are the run's: its label in the creating
+// request, its start annotated.
+func TestNamespacesAreTheRuns(t *testing.T) {
+	old, oldStart := framework.RunID, Options.RunStarted
+	defer func() { framework.RunID, Options.RunStarted = old, oldStart }()
+	framework.RunID = "wc-20261125t180000-0a1b2c3d"
+	Options.RunStarted = time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	cs := fake.NewSimpleClientset()
+	var created map[string]string
+	cs.PrependReactor("create", "namespaces", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		created = a.(k8stesting.CreateAction).GetObject().(*corev1.Namespace).Labels
+		return false, nil, nil
+	})
+	ns, err := createNamespace(context.Background(), "storage", cs, map[string]string{"e2e-framework": "storage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created[RunLabel] != "wc-20261125t180000-0a1b2c3d" || created["e2e-run"] != "wc-20261125t180000-0a1b2c3d" || created["e2e-framework"] != "storage" {
+		t.Errorf("the namespace was created with the labels %v", created)
+	}
+	got, _ := cs.CoreV1().Namespaces().Get(context.Background(), ns.Name, metav1.GetOptions{})
+	if got.Annotations[runmark.StartedAnnotation] != "2026-11-25T18:00:00Z" || ns.Annotations[runmark.StartedAnnotation] == "" {
+		t.Errorf("annotations %v", got.Annotations)
 	}
 }

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"flag"
+	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -11,6 +13,7 @@ import (
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/runmark"
 )
 
 // Flags are the suite binary's own flags, beside the e2e framework's.
@@ -44,6 +47,9 @@ type Flags struct {
 	// RunID names this run's objects in the cluster; the CLI passes one ID
 	// to every parallel process, and removes what is left of the run by it.
 	RunID string
+	// RunStarted is when the run started (the CLI's; else this process's
+	// start), on every object the run makes.
+	RunStarted time.Time
 	// RerunOf is the report directory whose failed specs this run reruns.
 	RerunOf string
 }
@@ -63,38 +69,49 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Options.WindowsArtifacts, "windows-artifacts", "_output/windows", "where `winconform join` wrote its reports (INF-03)")
 	fs.BoolVar(&Options.Disruptive, "disruptive", false, "allow specs that reset and rejoin the inventory's Windows machines (INF-05)")
 	fs.StringVar(&Options.RunID, "run-id", "", "identifies this run's objects in the cluster (labels e2e-run and "+RunLabel+"); one ID for every parallel process (default: a random one per process)")
+	Options.RunStarted = time.Now().UTC().Truncate(time.Second)
+	fs.Func("run-started", "when the run started (RFC 3339), annotated on every object it makes ("+runmark.StartedAnnotation+"); one time for every parallel process (default: this process's start)", func(v string) error {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fmt.Errorf("want a time such as 2026-11-25T18:00:00Z: %v", err)
+		}
+		Options.RunStarted = t
+		return nil
+	})
 	fs.StringVar(&Options.RerunOf, "rerun-of", "", "the report directory whose failed and interrupted specs this run reruns (said in the summary)")
 	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")
 	fs.BoolVar(&Options.AllowFlaky, "allow-flaky", false, "let a network matrix cell that was blocked on one probe and reachable on the other pass its claim (it is still reported as flaky)")
 }
 
-// RunLabel labels the cluster-scoped objects a run creates with its run ID
-// (namespaces carry the e2e framework's e2e-run label with the same ID).
-const RunLabel = "winconform.io/run"
+// RunLabel labels the objects a run creates with its run ID (namespaces
+// also carry the e2e framework's e2e-run label with the same ID).
+const RunLabel = runmark.RunLabel
 
 // ApplyRunID makes --run-id the e2e framework's run ID, so that the
-// namespaces of every parallel process carry it (label e2e-run).
+// namespaces of every parallel process carry it (label e2e-run), and has
+// the framework make its namespaces marked as the run's (Owned).
 func ApplyRunID() {
 	if Options.RunID != "" {
 		framework.RunID = types.UID(Options.RunID)
 	}
+	framework.TestContext.CreateTestingNS = createNamespace
+}
+
+// Run is this run: its ID and start.
+func Run() runmark.Run {
+	return runmark.Run{ID: string(framework.RunID), Started: Options.RunStarted}
 }
 
 // RunLabels are the labels that mark an object as this run's.
-func RunLabels() map[string]string {
-	return map[string]string{RunLabel: string(framework.RunID)}
-}
+func RunLabels() map[string]string { return Run().Labels() }
 
-// Owned labels o as this run's, so that what a run leaves behind (an
-// interrupted cleanup) can be found and removed by the CLI.
-func Owned(o metav1.Object) {
-	l := o.GetLabels()
-	if l == nil {
-		l = map[string]string{}
-	}
-	l[RunLabel] = string(framework.RunID)
-	o.SetLabels(l)
-}
+// RunAnnotations are the annotations every object of this run carries (its start).
+func RunAnnotations() map[string]string { return Run().Annotations() }
+
+// Owned labels and annotates o as this run's, so that what a run leaves
+// behind (an interrupted cleanup, a killed run) can be found and removed
+// by the CLI, a later run, or winconform sweep.
+func Owned(o metav1.Object) { Run().Mark(o) }
 
 // LoadImageOverrides applies --image-overrides, or $WINCONFORM_IMAGE_OVERRIDES.
 func LoadImageOverrides() error {

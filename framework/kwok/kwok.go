@@ -95,8 +95,9 @@ type Options struct {
 	CIDR string
 	// RunID names this Sim's nodes and selects them for kwok; random when empty.
 	RunID string
-	// Labels go on every node the Sim adds (the harness's run, say).
-	Labels map[string]string
+	// Labels and Annotations go on every node the Sim adds (the
+	// harness's run and its start, say).
+	Labels, Annotations map[string]string
 	// Timeout bounds each wait (DefaultTimeout).
 	Timeout time.Duration
 	// LogPath is where kwok's output goes (a file in the Sim's temporary
@@ -336,6 +337,9 @@ func (s *Sim) AddWindowsNode(ctx context.Context, name, build string, taints ...
 	}
 	for k, v := range s.opts.Labels {
 		n.Labels[k] = v
+	}
+	for k, v := range s.opts.Annotations {
+		n.Annotations[k] = v
 	}
 	host, _ := os.Hostname()
 	n.Annotations[AnnotationOwner] = host + "/" + strconv.Itoa(os.Getpid())

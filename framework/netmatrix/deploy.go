@@ -42,9 +42,10 @@ type Env struct {
 	ProbeBinary string
 	// ExternalURL is a server outside the cluster to use instead of a local one.
 	ExternalURL string
-	// Labels go on the matrix's namespace (the run's ID, so that what an
-	// interrupted run leaves can be found).
-	Labels map[string]string
+	// Labels and Annotations go on the matrix's namespace (the run's ID
+	// and start, so that what an interrupted or killed run leaves can be
+	// found).
+	Labels, Annotations map[string]string
 	// Machines reach Windows nodes' hosts, by node name (from the inventory).
 	Machines map[string]remote.Exec
 	// Probing is how every source probes.
@@ -98,7 +99,7 @@ func Deploy(ctx context.Context, env Env) (*Deployment, error) {
 		nsLabels[k] = v
 	}
 	ns, err := env.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "netmatrix-", Labels: nsLabels,
+		GenerateName: "netmatrix-", Labels: nsLabels, Annotations: env.Annotations,
 	}}, metav1.CreateOptions{})
 	if err != nil {
 		return d, fmt.Errorf("creating the matrix's namespace: %w", err)

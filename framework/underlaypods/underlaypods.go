@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -22,6 +23,7 @@ import (
 	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/internal/runmark"
 )
 
 // Prober runs the underlay check's pods rung (underlay.PodProber): a probe pod on the machine's node and one
@@ -58,15 +60,29 @@ func (p *Prober) Probe(ctx context.Context, m underlay.Machine) (out, back error
 	if kindNode == nil {
 		return nil, nil, errors.New("no Ready Linux node on the kind network to put the other pod on")
 	}
-	ns, err := p.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "winconform-underlay-check-", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{})
+	// The check is a run of its own (runmark): its namespace is marked,
+	// and its heartbeat kept, so that a check killed half-way is swept.
+	run := runmark.Run{ID: "underlay-check-" + rand.String(8), Started: time.Now().UTC().Truncate(time.Second)}
+	hb, err := runmark.Beat(ctx, p.Clientset, run, runmark.HeartbeatOptions{})
 	if err != nil {
+		return nil, nil, err
+	}
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "winconform-underlay-check-", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}
+	run.Mark(nsObj)
+	ns, err := p.Clientset.CoreV1().Namespaces().Create(ctx, nsObj, metav1.CreateOptions{})
+	if err != nil {
+		hb.Stop()
 		return nil, nil, err
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		_ = p.Clientset.CoreV1().Namespaces().Delete(dctx, ns.Name, metav1.DeleteOptions{})
+		if p.Clientset.CoreV1().Namespaces().Delete(dctx, ns.Name, metav1.DeleteOptions{}) == nil {
+			_ = hb.End(dctx)
+		} else {
+			hb.Stop()
+		}
 	}()
 	kindPod := ospod.Probe("kind-side", underlay.Linux, ospod.OnNode(facts.FromNode(kindNode)))
 	machinePod := ospod.Probe("machine-side", m.OS, ospod.OnNode(facts.FromNode(node)))

@@ -17,6 +17,8 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/winconform/winconform/internal/runmark"
 )
 
 func TestCommand(t *testing.T) {
@@ -169,11 +171,11 @@ func TestOwnGroup(t *testing.T) {
 
 func TestSweepDeletesOnlyTheRunsObjects(t *testing.T) {
 	const run = "run-1"
-	mine := map[string]string{RunLabel: run}
+	mine := map[string]string{runmark.RunLabel: run}
 	cs := fake.NewSimpleClientset(
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-storage-abc", Labels: map[string]string{E2ERunLabel: run}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-storage-abc", Labels: map[string]string{runmark.E2ERunLabel: run}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "netmatrix-xyz", Labels: mine}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-other-run", Labels: map[string]string{E2ERunLabel: "run-2"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-other-run", Labels: map[string]string{runmark.E2ERunLabel: "run-2"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "wc-sched-abc-17763", Labels: mine}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "winconform-worker"}},

@@ -20,12 +20,12 @@ var reportEntries = map[string]bool{
 	SummaryFile: true, "summary.md": true, ClusterFile: true, MatrixFile: true, "network-matrix.md": true,
 	LedgerFile: true, "limitations.md": true, "ginkgo": true, "artifacts": true, "report.html": true, "report.png": true,
 	"gate.json": true, "gate.md": true, "diff.json": true, "diff.md": true, "e2e.log": true, "done": true,
-	UnderlayFile: true, "underlay-fault.log": true,
+	UnderlayFile: true, "underlay-fault.log": true, RunFile: true, SweptFile: true,
 }
 
 // reportPattern matches the other names a run writes: its JUnit files, and
 // the files it writes beside them before renaming them into place.
-var reportPattern = regexp.MustCompile(`^(junit_.*\.xml|\.junit-.*\.xml|\.done\.tmp)$`)
+var reportPattern = regexp.MustCompile(`^(junit_.*\.xml|\.junit-.*\.xml|\.done\.tmp|\.run-.*\.json)$`)
 
 // Check says whether a run may write its reports into dir (Prepare would
 // succeed), without changing anything: dir is missing, empty, or a report
@@ -99,12 +99,15 @@ func inspect(dir string) (bool, error) {
 func asideName(dir string) string {
 	clean := filepath.Clean(dir)
 	tag := ""
-	if data, err := os.ReadFile(filepath.Join(clean, SummaryFile)); err == nil {
-		var head struct {
-			RunID string `json:"runID"`
-		}
-		if json.Unmarshal(data, &head) == nil && validTag.MatchString(head.RunID) {
-			tag = head.RunID
+	// The summary's run, else (a run killed before it wrote one) the run file's.
+	for _, f := range []string{SummaryFile, RunFile} {
+		if data, err := os.ReadFile(filepath.Join(clean, f)); err == nil && tag == "" {
+			var head struct {
+				RunID string `json:"runID"`
+			}
+			if json.Unmarshal(data, &head) == nil && validTag.MatchString(head.RunID) {
+				tag = head.RunID
+			}
 		}
 	}
 	if tag == "" {

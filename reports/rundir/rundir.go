@@ -51,8 +51,9 @@ type Run struct {
 	Retried []string
 }
 
-// Load reads the report directory dir. The summary must be there and
-// complete; the other files are read when present, and refused when half
+// Load reads the report directory dir. Its run must have ended (a run
+// killed before its end is refused, CheckFinished), the summary must be
+// there and complete; the other files are read when present, and refused when half
 // written.
 func Load(dir string) (*Run, error) {
 	st, err := os.Stat(dir)
@@ -63,6 +64,9 @@ func Load(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%s: %v", dir, err)
 	case !st.IsDir():
 		return nil, fmt.Errorf("%s is a file, not a report directory: pass the directory that holds summary.json", dir)
+	}
+	if err := CheckFinished(dir); err != nil {
+		return nil, err
 	}
 	if err := checkComplete(filepath.Join(dir, SummaryFile)); err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 			Config: cfg, Clientset: cs, Facts: fs, Kubeconfig: framework.TestContext.KubeConfig,
 			ClusterDomain: framework.TestContext.ClusterDNSDomain,
 			ProbeBinary:   e2e.Options.ProbeBinary, ExternalURL: e2e.Options.ExternalURL,
-			Machines: machines, Log: ginkgo.GinkgoWriter, Labels: e2e.RunLabels(),
+			Machines: machines, Log: ginkgo.GinkgoWriter, Labels: e2e.RunLabels(), Annotations: e2e.RunAnnotations(),
 		})
 		ginkgo.DeferCleanup(func(ctx context.Context) {
 			framework.ExpectNoError(dep.Cleanup(ctx), "removing the matrix's peers")

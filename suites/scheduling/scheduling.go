@@ -145,9 +145,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 				continue
 			}
 			ginkgo.By(fmt.Sprintf("tainting real Windows node %s with os=windows:NoSchedule for this spec", n.Name))
-			taintNode(ctx, f, n.Name, true)
-			name := n.Name
-			ginkgo.DeferCleanup(func(ctx context.Context) { taintNode(ctx, f, name, false) })
+			e2e.ChangeNode(ctx, f.ClientSet, n.Name, []corev1.Taint{ospod.WindowsTaint}, nil)
 		}
 
 		ginkgo.By("a pod that selects Windows nodes but does not tolerate the taint stays Pending")
@@ -472,24 +470,6 @@ func cpuUnderBurn(ctx context.Context, f *framework.Framework, pod *corev1.Pod, 
 // throttled is the number of periods the container's CPU cgroup was throttled.
 func throttled(ctx context.Context, f *framework.Framework, pod *corev1.Pod) int {
 	return cgroupCount(ctx, f, pod, "nr_throttled", "/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/cpu/cpu.stat", "/sys/fs/cgroup/cpu,cpuacct/cpu.stat")
-}
-
-// taintNode adds (or removes) the documented os=windows:NoSchedule taint.
-func taintNode(ctx context.Context, f *framework.Framework, name string, add bool) {
-	n, err := f.ClientSet.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	framework.ExpectNoError(err)
-	var taints []corev1.Taint
-	for _, t := range n.Spec.Taints {
-		if !(t.Key == ospod.WindowsTaint.Key && t.Effect == ospod.WindowsTaint.Effect) {
-			taints = append(taints, t)
-		}
-	}
-	if add {
-		taints = append(taints, ospod.WindowsTaint)
-	}
-	n.Spec.Taints = taints
-	_, err = f.ClientSet.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-	framework.ExpectNoError(err, "updating the taints of node %s", name)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -30,6 +30,11 @@ type DownOptions struct {
 	Log io.Writer
 	// Secrets are redacted from the console logs (Secrets of the VM file).
 	Secrets []string
+	// Sweep only: Live says whether a run is still going (its heartbeat
+	// in the cluster is renewed), whose machines it leaves; DryRun lists
+	// what it would delete and deletes nothing.
+	Live   func(runID string) bool
+	DryRun bool
 }
 
 // Down deletes every machine of run runID: those p lists with the run's
@@ -64,16 +69,18 @@ func Down(ctx context.Context, p vms.Provider, runID string, o DownOptions) erro
 
 // SweepResult is what a sweep did.
 type SweepResult struct {
-	// Deleted are the machines it deleted; Kept those tagged keep that it
-	// left; Young those made after the cutoff.
-	Deleted, Kept, Young []vms.Machine
+	// Deleted are the machines it deleted (or, dry, would delete); Kept
+	// those tagged keep that it left; Young those made after the cutoff;
+	// Live those of runs still going.
+	Deleted, Kept, Young, Live []vms.Machine
 }
 
 // Sweep deletes every machine p lists with the run tag, of any run, made
 // before now minus olderThan, but those tagged keep (vms.TagKeep). A
 // machine with no creation time counts as old: the harness tags each with
 // one, so it is one whose tags were damaged. It fails when a machine it
-// deleted is still there (ErrLeftBehind).
+// deleted is still there (ErrLeftBehind). With o.Live, the machines of
+// runs still going stay whatever their age; with o.DryRun, nothing goes.
 func Sweep(ctx context.Context, p vms.Provider, olderThan time.Duration, now time.Time, o DownOptions) (SweepResult, error) {
 	var res SweepResult
 	if olderThan < 0 {
@@ -93,6 +100,12 @@ func Sweep(ctx context.Context, p vms.Provider, olderThan time.Duration, now tim
 			lo.logf("%s (%s, run %s): tagged %s=true, left", m.Name, m.ID, m.RunID, vms.TagKeep)
 		case !m.Created.IsZero() && !m.Created.Before(cutoff):
 			res.Young = append(res.Young, m)
+		case o.Live != nil && o.Live(m.RunID):
+			res.Live = append(res.Live, m)
+			lo.logf("%s (%s, run %s): its run is still going, left", m.Name, m.ID, m.RunID)
+		case o.DryRun:
+			res.Deleted = append(res.Deleted, m)
+			lo.logf("%s (%s, run %s): made %s, would be deleted", m.Name, m.ID, m.RunID, m.Created.UTC().Format(time.RFC3339))
 		default:
 			byRun[m.RunID] = append(byRun[m.RunID], m)
 		}

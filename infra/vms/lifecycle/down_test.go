@@ -52,6 +52,34 @@ func TestSweep(t *testing.T) {
 	}
 }
 
+// A run still going (its heartbeat renewed) keeps its old machines; a
+// dry run deletes nothing and lists what a sweep would.
+func TestSweepLiveAndDryRun(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	fake := vmstest.New()
+	dead := fake.Put("win-a-1", "a", now.Add(-48*time.Hour), false)
+	going := fake.Put("win-b-1", "b", now.Add(-48*time.Hour), false)
+	live := func(run string) bool { return run == "b" }
+	var log bytes.Buffer
+	res, err := Sweep(t.Context(), fake, time.Hour, now, DownOptions{Live: live, DryRun: true, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Deleted) != 1 || res.Deleted[0].ID != dead.ID || len(res.Live) != 1 || res.Live[0].ID != going.ID {
+		t.Errorf("dry run: %+v", res)
+	}
+	if got := left(t, fake); len(got) != 2 || !strings.Contains(log.String(), "would be deleted") {
+		t.Errorf("a dry run deleted: %v\n%s", got, log.String())
+	}
+	res, err = Sweep(t.Context(), fake, time.Hour, now, DownOptions{Live: live})
+	if err != nil || len(res.Deleted) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if got := left(t, fake); len(got) != 1 || got[0].ID != going.ID {
+		t.Errorf("left %v, want the live run's %s", got, going.ID)
+	}
+}
+
 // down by run ID deletes that run's machines and no other's; a second
 // down finds nothing and succeeds.
 func TestDownByRunID(t *testing.T) {

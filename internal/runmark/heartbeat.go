@@ -1,0 +1,179 @@
+package runmark
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// DefaultDeadAfter is how long a run's heartbeat may be silent before the
+// run counts as dead (its Lease's leaseDurationSeconds).
+const DefaultDeadAfter = 2 * time.Minute
+
+// HeartbeatOptions tune Beat.
+type HeartbeatOptions struct {
+	// DeadAfter is the Lease's duration: silent this long, the run is dead
+	// (DefaultDeadAfter).
+	DeadAfter time.Duration
+	// Interval is the time between renewals (a quarter of DeadAfter, at
+	// most 15 seconds).
+	Interval time.Duration
+	// Holder names who renews it (default: host/pid).
+	Holder string
+	// Annotations go on the Lease beside the run's start (where its
+	// report goes, say).
+	Annotations map[string]string
+	// Log gets a line when renewing fails, and when it works again.
+	Log io.Writer
+}
+
+// Heartbeat is a run's record in the cluster while it runs: a Lease in
+// LeaseNamespace named by the run's ID, whose renewTime is renewed every
+// Interval, so that a later run can tell it alive (Alive).
+type Heartbeat struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	cs     kubernetes.Interface
+	id     string
+}
+
+// Beat records run r in the cluster and keeps renewing its Lease in the
+// background until Stop, also after ctx is cancelled (an interrupted run
+// still cleans up, and is alive while it does). The first write must
+// succeed.
+func Beat(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOptions) (*Heartbeat, error) {
+	if err := CheckID(r.ID); err != nil {
+		return nil, err
+	}
+	if o.DeadAfter <= 0 {
+		o.DeadAfter = DefaultDeadAfter
+	}
+	if o.Interval <= 0 {
+		o.Interval = min(15*time.Second, o.DeadAfter/4)
+	}
+	if o.Holder == "" {
+		host, _ := os.Hostname()
+		o.Holder = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if err := renew(ctx, cs, r, o); err != nil {
+		return nil, fmt.Errorf("recording run %s in the cluster (Lease %s/%s): %w", r.ID, LeaseNamespace, r.ID, err)
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h := &Heartbeat{cancel: cancel, done: make(chan struct{}), cs: cs, id: r.ID}
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(o.Interval)
+		defer t.Stop()
+		failing := false
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-t.C:
+			}
+			err := renew(bg, cs, r, o)
+			switch {
+			case err != nil && bg.Err() == nil && !failing:
+				failing = true
+				fmt.Fprintf(o.Log, "winconform: the heartbeat of run %s failed (%v): silent for %s, the run counts as dead and its objects may be swept\n", r.ID, err, o.DeadAfter)
+			case err == nil && failing:
+				failing = false
+				fmt.Fprintf(o.Log, "winconform: the heartbeat of run %s is renewed again\n", r.ID)
+			}
+		}
+	}()
+	return h, nil
+}
+
+// Stop stops renewing (the Lease stays until the run's sweep removes it).
+func (h *Heartbeat) Stop() {
+	if h == nil {
+		return
+	}
+	h.cancel()
+	<-h.done
+}
+
+// End stops renewing and removes the Lease: the run is over and left
+// nothing (a run that may have left something leaves its Lease to its
+// sweep instead).
+func (h *Heartbeat) End(ctx context.Context) error {
+	if h == nil {
+		return nil
+	}
+	h.Stop()
+	err := h.cs.CoordinationV1().Leases(LeaseNamespace).Delete(ctx, h.id, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// renew sets the Lease's renewTime to now, making it (and its namespace)
+// when it is not there.
+func renew(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOptions) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	now := metav1.NewMicroTime(time.Now())
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"renewTime": now, "holderIdentity": o.Holder}})
+	if err != nil {
+		return err
+	}
+	leases := cs.CoordinationV1().Leases(LeaseNamespace)
+	_, err = leases.Patch(ctx, r.ID, types.MergePatchType, patch, metav1.PatchOptions{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: LeaseNamespace, Labels: map[string]string{PartOfLabel: PartOf}}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	secs := int32((o.DeadAfter + time.Second - 1) / time.Second)
+	l := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: r.ID, Namespace: LeaseNamespace, Annotations: o.Annotations},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &o.Holder, LeaseDurationSeconds: &secs,
+			AcquireTime: &metav1.MicroTime{Time: r.Started}, RenewTime: &now},
+	}
+	r.Mark(l)
+	_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = leases.Patch(ctx, r.ID, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	return err
+}
+
+// LastBeat is the last sign of life of l's run: its renewTime, else its
+// acquireTime, else when it was made.
+func LastBeat(l *coordinationv1.Lease) time.Time {
+	switch {
+	case l.Spec.RenewTime != nil:
+		return l.Spec.RenewTime.Time
+	case l.Spec.AcquireTime != nil:
+		return l.Spec.AcquireTime.Time
+	}
+	return l.CreationTimestamp.Time
+}
+
+// Alive says whether l's run is alive at now: its last beat is no older
+// than olderThan, nor than the Lease's own duration, whichever is longer
+// (a run is never taken for dead sooner than it said it could be silent).
+func Alive(l *coordinationv1.Lease, olderThan time.Duration, now time.Time) bool {
+	limit := olderThan
+	if d := l.Spec.LeaseDurationSeconds; d != nil && time.Duration(*d)*time.Second > limit {
+		limit = time.Duration(*d) * time.Second
+	}
+	return now.Sub(LastBeat(l)) <= limit
+}
