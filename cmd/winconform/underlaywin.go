@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -185,29 +184,9 @@ func (w *windowsFlags) precheckUnderlay(ctx context.Context) error {
 // underlay-route step. Without the machine in the plan (drop), its rules
 // go: what reset does.
 func (w *windowsFlags) joinUnderlay(ctx context.Context, cf *clusterFlags, log io.Writer, drop map[string]bool) (map[string][]windows.UnderlayRoute, error) {
-	ms, err := w.inventoryUnderlay(ctx)
-	if err != nil || len(ms) == 0 {
+	c, ms, full, err := w.underlayPlan(ctx, cf, log)
+	if c == nil || err != nil {
 		return nil, err
-	}
-	cfg, err := cf.load()
-	if err != nil {
-		return nil, err
-	}
-	kc, err := filepath.Abs(cf.kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	full, err := c.UnderlayPlan(ctx, ms...)
-	if err != nil {
-		return nil, err
-	}
-	routes := map[string][]windows.UnderlayRoute{}
-	for _, r := range full.Routes {
-		routes[r.Machine] = append(routes[r.Machine], windows.UnderlayRoute{Destination: r.Dest.String(), NextHop: r.Via.String()})
 	}
 	var kept []underlay.Machine
 	for _, m := range ms {
@@ -219,6 +198,7 @@ func (w *windowsFlags) joinUnderlay(ctx context.Context, cf *clusterFlags, log i
 	if err != nil {
 		return nil, err
 	}
+	routes := routesByMachine(full)
 	if !full.Needed() && os.Geteuid() != 0 {
 		return routes, nil // nothing to add, and no rule this process could read
 	}
@@ -236,29 +216,44 @@ func (w *windowsFlags) joinUnderlay(ctx context.Context, cf *clusterFlags, log i
 // underlayRoutes are the inventory's machines' routes, by machine, without
 // touching the host (what reset removes).
 func (w *windowsFlags) underlayRoutes(ctx context.Context, cf *clusterFlags, log io.Writer) (map[string][]windows.UnderlayRoute, error) {
+	c, _, plan, err := w.underlayPlan(ctx, cf, log)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	return routesByMachine(plan), nil
+}
+
+// underlayPlan is the local cluster, the inventory's machines joined
+// through the underlay, and the plan for all of them; no cluster when the
+// inventory has no such machine.
+func (w *windowsFlags) underlayPlan(ctx context.Context, cf *clusterFlags, log io.Writer) (*kind.Cluster, []underlay.Machine, underlay.Plan, error) {
 	ms, err := w.inventoryUnderlay(ctx)
 	if err != nil || len(ms) == 0 {
-		return nil, err
+		return nil, nil, underlay.Plan{}, err
 	}
 	cfg, err := cf.load()
 	if err != nil {
-		return nil, err
+		return nil, nil, underlay.Plan{}, err
 	}
-	kc, err := filepath.Abs(cf.kubeconfig)
+	opts := kindOptions(abs(cf.kubeconfig))
+	opts.Log = log
+	c, err := kind.New(ctx, cfg, opts)
 	if err != nil {
-		return nil, err
-	}
-	c, err := kind.New(ctx, cfg, kind.Options{Kubeconfig: kc, Log: log})
-	if err != nil {
-		return nil, err
+		return nil, nil, underlay.Plan{}, err
 	}
 	plan, err := c.UnderlayPlan(ctx, ms...)
 	if err != nil {
-		return nil, err
+		return nil, nil, underlay.Plan{}, err
 	}
+	return c, ms, plan, nil
+}
+
+// routesByMachine are plan's routes as the join's underlay-route step
+// takes them, by machine.
+func routesByMachine(plan underlay.Plan) map[string][]windows.UnderlayRoute {
 	routes := map[string][]windows.UnderlayRoute{}
 	for _, r := range plan.Routes {
 		routes[r.Machine] = append(routes[r.Machine], windows.UnderlayRoute{Destination: r.Dest.String(), NextHop: r.Via.String()})
 	}
-	return routes, nil
+	return routes
 }
