@@ -14,7 +14,6 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/podexec"
@@ -77,13 +76,9 @@ func TryStart(ctx context.Context, f *framework.Framework, p *corev1.Pod) (*core
 	if _, err := client.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("creating pod %s: %w", p.Name, err)
 	}
-	waitErr := e2epod.WaitTimeoutForPodReadyInNamespace(ctx, f.ClientSet, p.Name, f.Namespace.Name, StartTimeout(PodOS(p)))
-	got, err := client.Get(ctx, p.Name, metav1.GetOptions{})
+	got, err := AwaitPod(ctx, f.ClientSet, f.Namespace.Name, p.Name, StartTimeout(PodOS(p)), PodReady)
 	if err != nil {
-		return nil, err
-	}
-	if waitErr != nil {
-		return got, fmt.Errorf("pod %s did not turn Ready (phase %s): %w", p.Name, got.Status.Phase, waitErr)
+		return got, fmt.Errorf("pod %s did not turn Ready (%s): %w", p.Name, PodState(got), err)
 	}
 	return got, nil
 }
