@@ -90,6 +90,21 @@ func Start(ctx context.Context, f *framework.Framework, p *corev1.Pod) *corev1.P
 	return got
 }
 
+// SummaryPoll is how often specs read a node's kubelet summary while they
+// wait for new figures in it. The summary cannot be asked for fresh ones:
+// it gives callers from outside the kubelet cached stats (the kubelet's
+// pkg/kubelet/server/stats/handler.go, "external calls to the summary API
+// use cached stats"). On Linux its pod and container figures are
+// cAdvisor's, which samples each cgroup when it appears and then every
+// housekeeping interval: 10 s with a random jitter of up to 100%, so 10 to
+// 20 s apart (15 to 30 s while a cgroup's figures do not change; the
+// kubelet's pkg/kubelet/cadvisor/cadvisor_linux.go sets housekeeping_interval
+// 10s and a 15 s maximum, cAdvisor's manager/container.go jitters it by a
+// factor of 1.0). A read takes tens of milliseconds (34 to 49 ms with ten
+// pods on a kind node); reading every second sees a new sample within a
+// second, where a 5 s period added 2.5 s on average to every wait.
+const SummaryPoll = time.Second
+
 // NodeSummary reads a node's kubelet summary (stats/summary) through the
 // API server's node proxy.
 func NodeSummary(ctx context.Context, cs kubernetes.Interface, node string) (*statsv1alpha1.Summary, error) {
