@@ -223,13 +223,13 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 	ginkgo.DescribeTable("emptyDir data outlives a container restart and goes with the pod", func(ctx context.Context, os string) {
 		fs := e2e.Facts(ctx, f)
 		node := e2e.Nodes(fs, os, 1)[0]
-		render := func() *corev1.Pod {
-			p, err := fixtures.EmptyDirs(fixtures.For(node), "restarted")
+		render := func(name string) *corev1.Pod {
+			p, err := fixtures.EmptyDirs(fixtures.For(node), name)
 			framework.ExpectNoError(err)
 			ospod.OnNode(node)(p)
 			return p
 		}
-		pod := e2e.Start(ctx, f, render())
+		pod := e2e.Start(ctx, f, render("restarted"))
 		file := fixtures.Join(mountPath(pod, fixtures.CacheVolumeName), "survivor.txt")
 		content := "written before the restart, " + f.Namespace.Name
 		e2e.MustTool(ctx, f, pod, "", "write", file, content)
@@ -252,9 +252,13 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 		framework.Logf("container restarted (%d -> %d restarts, last exit code %d)", before, cs.RestartCount, cs.LastTerminationState.Terminated.ExitCode)
 		gomega.Expect(e2e.MustTool(ctx, f, pod, "", "cat", file)).To(gomega.Equal(content), "the file did not survive the container's restart")
 
-		ginkgo.By("deleting the pod and creating it again")
-		framework.ExpectNoError(e2e.DeletePod(ctx, f.ClientSet, pod, metav1.DeleteOptions{}, e2e.PodDeleteTimeout))
-		again := e2e.Start(ctx, f, render())
+		// The new pod has a name of its own, so that it need not wait for
+		// the old one to be gone: the deletion and the start overlap.
+		ginkgo.By("deleting the pod and starting another like it on the node")
+		pods := f.ClientSet.CoreV1().Pods(pod.Namespace)
+		framework.ExpectNoError(pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+		again := e2e.Start(ctx, f, render("restarted-again"))
+		framework.ExpectNoError(e2e.AwaitGone[*corev1.Pod](ctx, f.ClientSet, pods, pod.Name, e2e.PodDeleteTimeout))
 		gomega.Expect(again.UID).NotTo(gomega.Equal(pod.UID))
 		_, stderr, err := e2e.Tool(ctx, f, again, "", "cat", file)
 		gomega.Expect(err).To(gomega.HaveOccurred(), "the file outlived its pod")
