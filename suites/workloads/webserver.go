@@ -12,11 +12,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/winconform/winconform/fixtures"
@@ -197,14 +197,12 @@ func deploy(ctx context.Context, f *framework.Framework, node facts.Node) *webSe
 	if t.OS == windows {
 		timeout = 15 * time.Minute // Server Core is several GB to pull
 	}
-	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		got, err := f.ClientSet.AppsV1().Deployments(ns).Get(ctx, dep.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		dep = got
-		return got.Status.ObservedGeneration >= got.Generation && got.Status.ReadyReplicas == 2 && got.Status.UpdatedReplicas == 2, nil
+	got, err := e2e.Await(ctx, f.ClientSet, f.ClientSet.AppsV1().Deployments(ns), dep.Name, timeout, func(d *appsv1.Deployment) (bool, error) {
+		return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == 2 && d.Status.UpdatedReplicas == 2, nil
 	})
+	if got != nil {
+		dep = got
+	}
 	framework.ExpectNoError(err, "deployment %s: %d of 2 replicas Ready", dep.Name, dep.Status.ReadyReplicas)
 
 	sel := labels.SelectorFromSet(dep.Spec.Selector.MatchLabels).String()
