@@ -51,11 +51,14 @@ var (
 
 const (
 	// cpuWindowsWarmUp is how long a Windows container must have been busy
-	// before a sample of its CPU use counts. On Windows the kubelet takes
-	// its figures from the container runtime, not cAdvisor, and this
-	// harness has not measured when they refresh: the spec keeps the
-	// warm-up it had before it knew cAdvisor's windows (below).
+	// before a sample of its CPU use counts. On Windows there is no
+	// cAdvisor: the kubelet sums the runtime's figures of the pod's
+	// containers, stamped with the time of the request, over a window this
+	// harness does not see; as upstream (which reads one sample after two
+	// minutes), the spec reads the first sample after this warm-up.
 	cpuWindowsWarmUp = 15 * time.Second
+	// cpuWindow is the shortest stats window whose rate counts.
+	cpuWindow = 5 * time.Second
 	// cpuTimeout bounds the wait for a sample.
 	cpuTimeout = 3 * time.Minute
 )
@@ -137,44 +140,42 @@ var _ = ginkgo.Describe("node resources (upstream Windows specs)", labels.Suite(
 		most := limit * (1 + cpuTolerance[os])
 
 		// The summary's usageNanoCores is a rate over the time since the
-		// stats sample before it: on Linux cAdvisor's previous housekeeping
-		// of the pod's cgroup, 10 to 20 s earlier (e2e.SummaryPoll). The
-		// first rate's window begins when the cgroup appeared, before the
-		// container ran, and would dilute the use with idle time; the use
-		// counts from the first sample whose window began after the start:
-		// one that follows a sample this spec saw taken after the container
-		// started. That is cAdvisor's third sample of the pod, 20 to 40 s
-		// after its cgroup appeared: what this spec waits for, and why it
-		// cannot be shorter. Times in the summary are whole seconds: a
-		// sample is after the start when its second is later than the
-		// start's.
-		ginkgo.By("reading the pod's CPU use from the summary API over a stats window that began after the container started")
-		var seen []time.Time
-		var cores float64
-		var at time.Time
+		// stats sample before it. On Linux a rate counts when its window is
+		// known, at least cpuWindow long and after the start (see
+		// kubelet.RateWindow: the first such is cAdvisor's third sample of
+		// the pod, 20 to 40 s after its cgroup appeared, as cAdvisor samples
+		// every 10 to 20 s, e2e.SummaryPoll). That is what this spec waits
+		// for, and why it cannot be shorter; on Windows, see
+		// cpuWindowsWarmUp.
+		ginkgo.By(fmt.Sprintf("reading the pod's CPU use from the summary API over a stats window of %s or more that began after the container started", cpuWindow))
+		window := &kubelet.RateWindow{Start: started, Min: cpuWindow}
+		var (
+			cores float64
+			at    time.Time
+		)
 		err := wait.PollUntilContextTimeout(ctx, e2e.SummaryPoll, cpuTimeout, true, func(ctx context.Context) (bool, error) {
 			s, err := e2e.NodeSummary(ctx, cs, node.Name)
 			if err != nil {
 				return false, nil
 			}
+			window.Read(time.Now())
 			for _, ps := range s.Pods {
 				if ps.PodRef.Name != pod.Name || ps.PodRef.Namespace != pod.Namespace || ps.CPU == nil || ps.CPU.UsageNanoCores == nil {
 					continue
 				}
 				t := ps.CPU.Time.Time
-				if len(seen) > 0 && !t.After(seen[len(seen)-1]) {
-					continue
+				counts := window.Sample(t)
+				if os == windows {
+					counts = t.Sub(started) >= cpuWindowsWarmUp
 				}
-				seen = append(seen, t)
-				if len(seen) < 2 || !seen[len(seen)-2].After(started) || os == windows && t.Sub(started) < cpuWindowsWarmUp {
-					continue
+				if counts {
+					cores, at = float64(*ps.CPU.UsageNanoCores)/1e9, t
 				}
-				cores, at = float64(*ps.CPU.UsageNanoCores)/1e9, t
-				return true, nil
+				return counts, nil
 			}
 			return false, nil
 		})
-		framework.ExpectNoError(err, "the summary of %s gave no sample of pod %s's CPU over a window after its container started at %s (samples seen at %v)", node.Name, pod.Name, started, seen)
+		framework.ExpectNoError(err, "the summary of %s gave no sample of pod %s's CPU over a window after its container started at %s (samples seen at %v)", node.Name, pod.Name, started, window.Seen())
 		framework.Logf("%s pod %s on %s, limited to %s CPU: usage %.3f cores in the summary at %s, %s after the container started; at most %.3f allowed",
 			os, pod.Name, node.Name, cpuLimit.String(), cores, at.Format(time.TimeOnly), at.Sub(started), most)
 		gomega.Expect(cores).To(gomega.BeNumerically(">", 0), "pod %s reported no CPU use at %s", pod.Name, at)
