@@ -85,10 +85,11 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 	ginkgo.DescribeTable("a pod's and its container's figures come through the kubelet summary API", func(ctx context.Context, os string) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
 		pod := e2e.StartPods(ctx, f, ospod.Probe("stats", os, ospod.OnNode(node)))[0]
-		// usageNanoCores is a rate between two stats samples: on Linux
-		// cAdvisor's first two of the pod's and the container's cgroups, 10
-		// to 20 s apart (e2e.SummaryPoll). The wait for them is what this
-		// spec takes; nothing sooner shows the figure.
+		// The figures show use at the second stats sample of the pod's and
+		// the container's cgroups: on Linux cAdvisor samples a cgroup when it
+		// appears (no CPU used yet), then 10 to 20 s later (e2e.SummaryPoll).
+		// The wait for it is what this spec takes; until cAdvisor has found
+		// the cgroups, the kubelet may show the runtime's figures sooner.
 		var ps podStats
 		var c *containerStats
 		gomega.Eventually(ctx, func(g gomega.Gomega) {
