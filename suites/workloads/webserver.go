@@ -67,7 +67,7 @@ var _ = ginkgo.Describe("the documented web server", wclabels.Suite("workloads")
 		ginkgo.By("fetching the page through the Service: its IP, its name and its fully qualified name")
 		fqdn := fmt.Sprintf("%s.%s.svc.%s", web.svc.Name, web.svc.Namespace, framework.TestContext.ClusterDNSDomain)
 		for _, host := range []string{web.svc.Spec.ClusterIP, web.svc.Name, fqdn} {
-			page := web.page(ctx, f, "http://"+net.JoinHostPort(host, port(fixtures.WebServicePort))+"/")
+			page := web.servicePage(ctx, f, "http://"+net.JoinHostPort(host, port(fixtures.WebServicePort))+"/")
 			gomega.Expect(web.names()).To(gomega.ContainElement(hostOf(page)), "%s was answered by a pod that is not a replica", host)
 		}
 
@@ -233,10 +233,25 @@ func ready(p *corev1.Pod) bool {
 
 // page fetches url from the client pod and checks it is the web server's page.
 func (w *webServer) page(ctx context.Context, f *framework.Framework, url string) string {
+	return w.fetch(ctx, f, gomega.Default, url)
+}
+
+// servicePage is page through a Service, fetched until it answers (up to a
+// minute): kube-proxy programs a Service's rules some time after its
+// endpoints turn Ready, and a fetch in between is refused.
+func (w *webServer) servicePage(ctx context.Context, f *framework.Framework, url string) string {
+	var body string
+	gomega.Eventually(ctx, func(g gomega.Gomega) {
+		body = w.fetch(ctx, f, g, url)
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(gomega.Succeed())
+	return body
+}
+
+func (w *webServer) fetch(ctx context.Context, f *framework.Framework, g gomega.Gomega, url string) string {
 	r := e2e.Connect(ctx, f, w.client, url)[0]
-	gomega.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
-	gomega.Expect(r.Detail.StatusCode).To(gomega.Equal(200))
-	expectPage(r.Detail.Body, url)
+	g.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
+	g.Expect(r.Detail.StatusCode).To(gomega.Equal(200))
+	expectPageG(g, r.Detail.Body, url)
 	return r.Detail.Body
 }
 
