@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/winconform/winconform/framework/artifacts"
@@ -181,10 +180,8 @@ func StartPods(ctx context.Context, f *framework.Framework, pods ...*corev1.Pod)
 	}
 	out := make([]*corev1.Pod, len(pods))
 	for i, p := range pods {
-		framework.ExpectNoError(e2epod.WaitTimeoutForPodReadyInNamespace(ctx, f.ClientSet, p.Name, f.Namespace.Name, PodStartTimeout),
-			"pod %s did not turn Ready", p.Name)
-		got, err := client.Get(ctx, p.Name, metav1.GetOptions{})
-		framework.ExpectNoError(err)
+		got, err := AwaitPod(ctx, f.ClientSet, f.Namespace.Name, p.Name, PodStartTimeout, PodReady)
+		framework.ExpectNoError(err, "pod %s did not turn Ready (%s)", p.Name, PodState(got))
 		out[i] = got
 	}
 	return out

@@ -14,7 +14,6 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	"github.com/winconform/winconform/framework/ospod"
 	"github.com/winconform/winconform/framework/podexec"
@@ -77,13 +76,9 @@ func TryStart(ctx context.Context, f *framework.Framework, p *corev1.Pod) (*core
 	if _, err := client.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("creating pod %s: %w", p.Name, err)
 	}
-	waitErr := e2epod.WaitTimeoutForPodReadyInNamespace(ctx, f.ClientSet, p.Name, f.Namespace.Name, StartTimeout(PodOS(p)))
-	got, err := client.Get(ctx, p.Name, metav1.GetOptions{})
+	got, err := AwaitPod(ctx, f.ClientSet, f.Namespace.Name, p.Name, StartTimeout(PodOS(p)), PodReady)
 	if err != nil {
-		return nil, err
-	}
-	if waitErr != nil {
-		return got, fmt.Errorf("pod %s did not turn Ready (phase %s): %w", p.Name, got.Status.Phase, waitErr)
+		return got, fmt.Errorf("pod %s did not turn Ready (%s): %w", p.Name, PodState(got), err)
 	}
 	return got, nil
 }
@@ -94,6 +89,21 @@ func Start(ctx context.Context, f *framework.Framework, p *corev1.Pod) *corev1.P
 	framework.ExpectNoError(err)
 	return got
 }
+
+// SummaryPoll is how often specs read a node's kubelet summary while they
+// wait for new figures in it. The summary cannot be asked for fresh ones:
+// it gives callers from outside the kubelet cached stats (the kubelet's
+// pkg/kubelet/server/stats/handler.go, "external calls to the summary API
+// use cached stats"). On Linux its pod and container figures are
+// cAdvisor's, which samples each cgroup when it appears and then every
+// housekeeping interval: 10 s with a random jitter of up to 100%, so 10 to
+// 20 s apart (15 to 30 s while a cgroup's figures do not change; the
+// kubelet's pkg/kubelet/cadvisor/cadvisor_linux.go sets housekeeping_interval
+// 10s and a 15 s maximum, cAdvisor's manager/container.go jitters it by a
+// factor of 1.0). A read takes tens of milliseconds (34 to 49 ms with ten
+// pods on a kind node); reading every second sees a new sample within a
+// second, where a 5 s period added 2.5 s on average to every wait.
+const SummaryPoll = time.Second
 
 // NodeSummary reads a node's kubelet summary (stats/summary) through the
 // API server's node proxy.

@@ -94,15 +94,17 @@ type HPARun struct {
 // warms up on both OSes, Windows pods that never turned Ready, and any
 // other reason decide nothing.
 func HPA(h HPARun) Observation {
-	w, l := Condition(h.Windows, autoscalingv2.ScalingActive), Condition(h.Linux, autoscalingv2.ScalingActive)
-	evidence := fmt.Sprintf("the API server accepted the HPA and the controller reports %s, %s for the Windows Deployment; the Linux twin: %s (for %s); metrics.k8s.io served: %v",
-		describe(Condition(h.Windows, autoscalingv2.AbleToScale), autoscalingv2.AbleToScale), describe(w, autoscalingv2.ScalingActive),
-		describe(l, autoscalingv2.ScalingActive), h.LinuxActiveFor.Round(time.Second), h.MetricsServed)
-	switch {
-	case !h.MetricsServed:
+	if !h.MetricsServed {
 		// No HPA can scale without a metrics API, Windows or Linux: what
-		// is seen is the cluster's lack, not Windows'.
-		return Unobserved("this cluster serves no metrics API (metrics.k8s.io), so no HPA can scale anything: %s", evidence)
+		// would be seen is the cluster's lack, not Windows'. The spec
+		// decides this before it makes anything.
+		return Unobserved("this cluster serves no metrics API (metrics.k8s.io), so no HPA can scale anything, on Windows or Linux: nothing to measure")
+	}
+	w, l := Condition(h.Windows, autoscalingv2.ScalingActive), Condition(h.Linux, autoscalingv2.ScalingActive)
+	evidence := fmt.Sprintf("the API server accepted the HPA and the controller reports %s, %s for the Windows Deployment; the Linux twin: %s (for %s)",
+		describe(Condition(h.Windows, autoscalingv2.AbleToScale), autoscalingv2.AbleToScale), describe(w, autoscalingv2.ScalingActive),
+		describe(l, autoscalingv2.ScalingActive), h.LinuxActiveFor.Round(time.Second))
+	switch {
 	case w != nil && w.Status == corev1.ConditionTrue:
 		return Works("%s", evidence)
 	case h.WindowsUnready != "":

@@ -11,7 +11,6 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 	admissionapi "k8s.io/pod-security-admission/api"
 
@@ -69,35 +68,9 @@ func withInit(p *corev1.Pod, args ...string) *corev1.Pod {
 func finish(ctx context.Context, f *framework.Framework, p *corev1.Pod) *corev1.Pod {
 	_, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Create(ctx, p, metav1.CreateOptions{})
 	framework.ExpectNoError(err, "creating HostProcess pod %s", p.Name)
-	var got *corev1.Pod
-	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, finishTimeout, true, func(ctx context.Context) (bool, error) {
-		got, err = f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return got.Status.Phase == corev1.PodSucceeded || got.Status.Phase == corev1.PodFailed, nil
-	})
-	framework.ExpectNoError(err, "HostProcess pod %s did not finish within %s: %s", p.Name, finishTimeout, describe(got))
+	got, err := e2e.AwaitPod(ctx, f.ClientSet, f.Namespace.Name, p.Name, finishTimeout, e2e.PodEnded)
+	framework.ExpectNoError(err, "HostProcess pod %s did not finish: %s", p.Name, e2e.PodState(got))
 	return got
-}
-
-// describe is a pod's phase and its containers' last states, for messages.
-func describe(p *corev1.Pod) string {
-	if p == nil {
-		return "no pod"
-	}
-	parts := []string{string(p.Status.Phase)}
-	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-		switch s := cs.State; {
-		case s.Waiting != nil:
-			parts = append(parts, fmt.Sprintf("%s waiting %s: %s", cs.Name, s.Waiting.Reason, s.Waiting.Message))
-		case s.Terminated != nil:
-			parts = append(parts, fmt.Sprintf("%s terminated %s (exit %d): %s", cs.Name, s.Terminated.Reason, s.Terminated.ExitCode, s.Terminated.Message))
-		case s.Running != nil:
-			parts = append(parts, cs.Name+" running")
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // logs is what container printed.
@@ -136,7 +109,7 @@ var _ = ginkgo.Describe("HostProcess containers", labels.Suite("hostprocess"), f
 			ginkgo.By("a HostProcess pod run as " + user)
 			p := withInit(hostProcessPod(fmt.Sprintf("as-%d", i), node, user, "whoami"), "env", "CONTAINER_SANDBOX_MOUNT_POINT")
 			got := finish(ctx, f, p)
-			gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodSucceeded), "HostProcess pod %s (%s): %s", p.Name, user, describe(got))
+			gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodSucceeded), "HostProcess pod %s (%s): %s", p.Name, user, e2e.PodState(got))
 			gomega.Expect(got.Status.PodIP).To(gomega.Equal(node.InternalIP), "a HostProcess pod has its host's IP")
 			mount := logs(ctx, f, p.Name, "init")
 			gomega.Expect(mount).NotTo(gomega.BeEmpty(), "CONTAINER_SANDBOX_MOUNT_POINT is empty in %s", p.Name)
@@ -151,7 +124,7 @@ var _ = ginkgo.Describe("HostProcess containers", labels.Suite("hostprocess"), f
 		p := hostProcessPod("in-cluster", node, system, "apiuser")
 		got := finish(ctx, f, p)
 		out := logs(ctx, f, p.Name, p.Spec.Containers[0].Name)
-		gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodSucceeded), "probe apiuser in %s: %s; output %q", p.Name, describe(got), out)
+		gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodSucceeded), "probe apiuser in %s: %s; output %q", p.Name, e2e.PodState(got), out)
 		var who struct{ Server, Dir, Username string }
 		framework.ExpectNoError(json.Unmarshal([]byte(out), &who), "probe apiuser printed %q", out)
 		want := fmt.Sprintf("system:serviceaccount:%s:default", f.Namespace.Name)
@@ -159,14 +132,17 @@ var _ = ginkgo.Describe("HostProcess containers", labels.Suite("hostprocess"), f
 		framework.Logf("HostProcess pod %s reached %s with the token in %s, as %s", p.Name, who.Server, who.Dir, who.Username)
 	})
 
-	ginkgo.It("are counted by the kubelet, started and failed, containers and init containers", labels.For("HPC-02", corev1.Windows), func(ctx context.Context) {
+	// Serial: it compares the node's HostProcess counters before and after
+	// its own pods, and another spec's HostProcess pod on the node (HPC-01's,
+	// LIM-09's) would move them too.
+	ginkgo.It("are counted by the kubelet, started and failed, containers and init containers", labels.For("HPC-02", corev1.Windows), ginkgo.Serial, func(ctx context.Context) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), windows, 1)[0]
 		before, err := hostProcessCounts(ctx, f, node.Name)
 		framework.ExpectNoError(err, "the kubelet metrics of %s", node.Name)
 
 		ginkgo.By("a HostProcess pod whose init container and container start")
 		ok := finish(ctx, f, withInit(hostProcessPod("starts", node, system, "version"), "version"))
-		gomega.Expect(ok.Status.Phase).To(gomega.Equal(corev1.PodSucceeded), describe(ok))
+		gomega.Expect(ok.Status.Phase).To(gomega.Equal(corev1.PodSucceeded), e2e.PodState(ok))
 
 		ginkgo.By("HostProcess pods whose init container, then container, runs as a user that does not exist")
 		badInit := withInit(hostProcessPod("bad-init", node, system, "version"), "version")
@@ -175,7 +151,7 @@ var _ = ginkgo.Describe("HostProcess containers", labels.Suite("hostprocess"), f
 		badMain.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: ptr("bad-user-name")}}
 		for _, p := range []*corev1.Pod{badInit, badMain} {
 			got := finish(ctx, f, p)
-			gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodFailed), "pod %s, run as a user that does not exist: %s", p.Name, describe(got))
+			gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodFailed), "pod %s, run as a user that does not exist: %s", p.Name, e2e.PodState(got))
 		}
 
 		var after counts

@@ -159,7 +159,9 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 	})
 
-	ginkgo.It("INF-04: joining a joined machine again changes nothing", labels.For("INF-04", corev1.Windows), func(ctx context.Context) {
+	// Serial: it runs the join on every machine again, which would restart
+	// a node's services if anything differed, under the specs on the node.
+	ginkgo.It("INF-04: joining a joined machine again changes nothing", labels.For("INF-04", corev1.Windows), ginkgo.Serial, func(ctx context.Context) {
 		inv, conns, _ := machines(ctx)
 		results, _ := windows.JoinAll(ctx, inv.Machines, controlPlane(f), fleetOptions(conns))
 		gomega.Expect(results).To(gomega.HaveLen(len(inv.Machines)), "the join stopped before every machine was tried")
@@ -175,7 +177,8 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 		}
 	})
 
-	ginkgo.It("INF-05: a reset machine leaves the cluster cleanly and can join again", labels.For("INF-05", corev1.Windows), func(ctx context.Context) {
+	// Serial: it takes a node out of the cluster and joins it again.
+	ginkgo.It("INF-05: a reset machine leaves the cluster cleanly and can join again", labels.For("INF-05", corev1.Windows), ginkgo.Serial, func(ctx context.Context) {
 		inv, conns, _ := machines(ctx)
 		if !e2e.Options.Disruptive {
 			skips.Skip(skips.Reason{Key: "not-disruptive", Text: "resetting and rejoining machines is disruptive: pass --disruptive to allow it"})

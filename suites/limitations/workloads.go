@@ -99,10 +99,8 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		// The pods start one after the other (OrderedReady), each as long
 		// as a Windows pod takes; those not Ready when the wait ends
 		// decide nothing (verdicts.StatefulSet).
-		var got *appsv1.StatefulSet
-		_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, e2e.StartTimeout(windows)+e2e.PodStartTimeout, true, func(ctx context.Context) (bool, error) {
-			got, err = cs.AppsV1().StatefulSets(ns).Get(ctx, "web", metav1.GetOptions{})
-			return err == nil && got.Status.ReadyReplicas == 2, nil
+		got, err := e2e.Await(ctx, cs, cs.AppsV1().StatefulSets(ns), "web", e2e.StartTimeout(windows)+e2e.PodStartTimeout, func(s *appsv1.StatefulSet) (bool, error) {
+			return s.Status.ReadyReplicas == 2, nil
 		})
 		if ctx.Err() != nil {
 			return // interrupted: nothing was observed
@@ -127,8 +125,21 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	ginkgo.It("accepts a HorizontalPodAutoscaler for Windows pods and reports its conditions", labels.ForSimulated("LIM-06"), func(ctx context.Context) {
 		win.Require(claims.WindowsNode)
 		cs, ns := f.ClientSet, f.Namespace.Name
-		_, metricsErr := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
-		metricsServed := metricsErr == nil
+		record := func(o verdicts.Observation) {
+			e := e2e.Limitation(ctx, f, "LIM-06")
+			o.Apply(&e)
+			e.Simulated = win.Simulated
+			win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
+			e2e.RecordLimitation(ctx, f, e)
+		}
+		// Without a metrics API no HPA scales anything, on either OS: the
+		// verdict is known before anything is made, and the spec ends
+		// (inconclusive) at once instead of after its pods and HPAs.
+		if _, err := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err != nil {
+			framework.Logf("metrics.k8s.io/v1beta1: %v", err)
+			record(verdicts.HPA(verdicts.HPARun{}))
+			return
+		}
 		request := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
 		withRequest := func(p *corev1.Pod) { p.Spec.Containers[0].Resources = request }
 		conds := map[string][]autoscalingv2.HorizontalPodAutoscalerCondition{}
@@ -157,13 +168,19 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 			_, err = cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{})
 			framework.ExpectNoError(err, "the API server refused an HPA for the %s Deployment", os)
 		}
+		if win.Simulated {
+			// kwok's Windows pods have no metrics, and an observation on
+			// simulated nodes decides nothing: the API server accepted the
+			// HPAs, and waiting for their conditions would show no more.
+			record(verdicts.Unobserved("the API server accepted the HPAs; the Windows pods they measure are simulated (kwok) and have no metrics, so what the controller reports decides nothing"))
+			return
+		}
 		// An HPA measures Ready pods only: the Deployments' pods first.
 		unready := map[string]string{}
 		for _, os := range []string{windows, linux} {
 			name := "hpa-" + os
-			err := wait.PollUntilContextTimeout(ctx, 3*time.Second, e2e.StartTimeout(os), true, func(ctx context.Context) (bool, error) {
-				d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-				return err == nil && d.Status.AvailableReplicas >= 1, nil
+			_, err := e2e.Await(ctx, cs, cs.AppsV1().Deployments(ns), name, e2e.StartTimeout(os), func(d *appsv1.Deployment) (bool, error) {
+				return d.Status.AvailableReplicas >= 1, nil
 			})
 			if err != nil {
 				unready[os] = podsState(ctx, f, "app="+name)
@@ -187,20 +204,16 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 				linuxSince = time.Now()
 			}
 			w := verdicts.Condition(conds[windows], autoscalingv2.ScalingActive)
-			return !metricsServed || w != nil && w.Status == corev1.ConditionTrue || !linuxSince.IsZero() && time.Since(linuxSince) >= verdicts.HPAWarmUp, nil
+			return w != nil && w.Status == corev1.ConditionTrue || !linuxSince.IsZero() && time.Since(linuxSince) >= verdicts.HPAWarmUp, nil
 		})
 		if ctx.Err() != nil {
 			return
 		}
-		run := verdicts.HPARun{MetricsServed: metricsServed, Windows: conds[windows], Linux: conds[linux], WindowsUnready: unready[windows]}
+		run := verdicts.HPARun{MetricsServed: true, Windows: conds[windows], Linux: conds[linux], WindowsUnready: unready[windows]}
 		if !linuxSince.IsZero() {
 			run.LinuxActiveFor = time.Since(linuxSince)
 		}
-		e := e2e.Limitation(ctx, f, "LIM-06")
-		verdicts.HPA(run).Apply(&e)
-		e.Simulated = win.Simulated
-		win.Mark("the HPA controller is real; the Windows pods it reads are simulated (kwok) and have no metrics")
-		e2e.RecordLimitation(ctx, f, e)
+		record(verdicts.HPA(run))
 	})
 
 	ginkgo.It("keeps Linux-only DaemonSets (kube-proxy, the CNI agent) off Windows nodes, with none of their pods Pending there", labels.ForClaim("LIM-08"), func(ctx context.Context) {

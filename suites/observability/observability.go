@@ -74,7 +74,7 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 				g.Expect(s.Node.NodeName).To(gomega.Equal(n.Name))
 				checkCPU(g, "node "+n.Name, s.Node.CPU)
 				checkMemory(g, "node "+n.Name, s.Node.Memory)
-			}).WithTimeout(statsTimeout).WithPolling(5 * time.Second).Should(gomega.Succeed())
+			}).WithTimeout(statsTimeout).WithPolling(e2e.SummaryPoll).Should(gomega.Succeed())
 			framework.Logf("%s node %s: CPU %s nanocores (%s core-ns in all), memory working set %s bytes, available %s bytes; %d pods in the summary",
 				os, n.Name, val(s.Node.CPU.UsageNanoCores), val(s.Node.CPU.UsageCoreNanoSeconds), val(s.Node.Memory.WorkingSetBytes), val(s.Node.Memory.AvailableBytes), len(s.Pods))
 		}
@@ -85,6 +85,11 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 	ginkgo.DescribeTable("a pod's and its container's figures come through the kubelet summary API", func(ctx context.Context, os string) {
 		node := e2e.Nodes(e2e.Facts(ctx, f), os, 1)[0]
 		pod := e2e.StartPods(ctx, f, ospod.Probe("stats", os, ospod.OnNode(node)))[0]
+		// The figures show use at the second stats sample of the pod's and
+		// the container's cgroups: on Linux cAdvisor samples a cgroup when it
+		// appears (no CPU used yet), then 10 to 20 s later (e2e.SummaryPoll).
+		// The wait for it is what this spec takes; until cAdvisor has found
+		// the cgroups, the kubelet may show the runtime's figures sooner.
 		var ps podStats
 		var c *containerStats
 		gomega.Eventually(ctx, func(g gomega.Gomega) {
@@ -108,7 +113,7 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 			g.Expect(c).NotTo(gomega.BeNil(), "container probe is not in pod %s's figures", pod.Name)
 			checkCPU(g, "container probe", c.CPU)
 			checkMemory(g, "container probe", c.Memory)
-		}).WithTimeout(statsTimeout).WithPolling(5 * time.Second).Should(gomega.Succeed())
+		}).WithTimeout(statsTimeout).WithPolling(e2e.SummaryPoll).Should(gomega.Succeed())
 		framework.Logf("%s pod %s on %s: CPU %s core-ns, memory working set %s bytes; container probe: CPU %s core-ns, working set %s bytes",
 			os, pod.Name, node.Name, val(ps.CPU.UsageCoreNanoSeconds), val(ps.Memory.WorkingSetBytes), val(c.CPU.UsageCoreNanoSeconds), val(c.Memory.WorkingSetBytes))
 	},

@@ -57,7 +57,10 @@ func ours(s *summary, ns string) []podStats {
 	return out
 }
 
-var _ = ginkgo.Describe("kubelet statistics under load (upstream Windows specs)", labels.Suite("observability"), func() {
+// Serial, as upstream's: it fills a node with up to ten pods, sized by
+// what the node's other pods leave (statsRoom), and times the summary
+// under that load; a parallel spec's pods on the node would undo both.
+var _ = ginkgo.Describe("kubelet statistics under load (upstream Windows specs)", labels.Suite("observability"), ginkgo.Serial, func() {
 	f := e2e.NewFramework("obs-upstream")
 
 	ginkgo.DescribeTable("with up to ten pods on a node the summary API answers within 10 s on average, with every pod's figures", func(ctx context.Context, os string) {
@@ -78,7 +81,12 @@ var _ = ginkgo.Describe("kubelet statistics under load (upstream Windows specs)"
 		}
 		e2e.StartPods(ctx, f, pods...)
 
-		ginkgo.By("waiting until the summary has figures for every pod (the kubelet collects them periodically)")
+		// A pod's CPU and memory figures show use at its cgroup's second
+		// stats sample: on Linux cAdvisor samples a cgroup when it appears
+		// (nothing used yet), then 10 to 20 s later (e2e.SummaryPoll), so
+		// this waits up to 20 s after the pods were created, whatever the
+		// polling.
+		ginkgo.By("waiting until the summary has figures for every pod (on Linux cAdvisor's second sample of each pod)")
 		gomega.Eventually(ctx, func(g gomega.Gomega) {
 			s, err := e2e.NodeSummary(ctx, cs, node.Name)
 			g.Expect(err).NotTo(gomega.HaveOccurred())
@@ -87,7 +95,7 @@ var _ = ginkgo.Describe("kubelet statistics under load (upstream Windows specs)"
 			for _, ps := range mine {
 				checkPodFigures(g, ps)
 			}
-		}).WithTimeout(statsTimeout).WithPolling(5 * time.Second).Should(gomega.Succeed())
+		}).WithTimeout(statsTimeout).WithPolling(e2e.SummaryPoll).Should(gomega.Succeed())
 
 		ginkgo.By(fmt.Sprintf("timing %d summary requests", statsRequests))
 		var total time.Duration
@@ -123,7 +131,7 @@ var _ = ginkgo.Describe("kubelet statistics under load (upstream Windows specs)"
 				g.Expect(found).To(gomega.BeTrue(), "%s of pod %s is not in /metrics/resource of %s", podWorkingSetKey, p.Name, node.Name)
 				g.Expect(v).To(gomega.BeNumerically(">", 0), "%s of pod %s", podWorkingSetKey, p.Name)
 			}
-		}).WithTimeout(statsTimeout).WithPolling(5 * time.Second).Should(gomega.Succeed())
+		}).WithTimeout(statsTimeout).WithPolling(e2e.SummaryPoll).Should(gomega.Succeed())
 		framework.Logf("node %s: boot ID %s; %s has every pod's working set", node.Name, n.Status.NodeInfo.BootID, podWorkingSetKey)
 	},
 		e2e.OSEntries("OBS-04"),

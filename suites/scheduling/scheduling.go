@@ -371,7 +371,6 @@ const (
 	memLimitMiB = 256
 	memUnderMiB = 64
 	memOverMiB  = 512
-	burnFor     = 10 * time.Second
 )
 
 // allocated is the most `probe alloc` reported taking before it ended.
@@ -424,13 +423,22 @@ type cpuUse struct {
 	detail    string
 }
 
+// burnFor is how long cpuUnderBurn keeps the container busy. On Linux the
+// use is the process's own CPU time over the burn and the cgroup's count of
+// throttled periods: exact, and the CFS quota acts every period, 100 ms
+// (cpu.cfs_period_us: the kubelet's cpuCFSQuotaPeriod default), so 3 s are
+// 30 periods. On
+// Windows it is the kubelet's summary sampled during the burn, whose
+// figures refresh every several seconds: 10 s.
+var burnFor = map[string]time.Duration{linux: 3 * time.Second, windows: 10 * time.Second}
+
 // cpuUnderBurn keeps two threads busy in the container for burnFor and
 // measures what CPU it got: on Linux from the process's own CPU time and
 // the cgroup's throttling count, on Windows from the kubelet's summary
 // sampled while it burns.
 func cpuUnderBurn(ctx context.Context, f *framework.Framework, pod *corev1.Pod, os string) cpuUse {
 	burn := func() string {
-		return e2e.MustTool(ctx, f, pod, "", "burn", "--threads=2", "--for="+burnFor.String())
+		return e2e.MustTool(ctx, f, pod, "", "burn", "--threads=2", "--for="+burnFor[os].String())
 	}
 	if os == linux {
 		before := throttled(ctx, f, pod)
@@ -448,7 +456,7 @@ func cpuUnderBurn(ctx context.Context, f *framework.Framework, pod *corev1.Pod, 
 		done <- burn()
 	}()
 	var samples []float64
-	deadline := time.Now().Add(burnFor)
+	deadline := time.Now().Add(burnFor[os])
 	for time.Now().Before(deadline) {
 		if s, err := e2e.NodeSummary(ctx, f.ClientSet, pod.Spec.NodeName); err == nil {
 			for _, ps := range s.Pods {

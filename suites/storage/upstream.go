@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/winconform/winconform/fixtures"
@@ -218,8 +217,7 @@ var _ = ginkgo.Describe("volumes (upstream Windows specs)", labels.Suite("storag
 		}
 		ginkgo.By(fmt.Sprintf("deleting pod %s (grace period %ds) and waiting up to %s for it to be gone", pod.Name, subPathGracePeriod, subPathTeardown))
 		start := time.Now()
-		framework.ExpectNoError(e2epod.DeletePodWithGracePeriod(ctx, cs, pod, subPathGracePeriod))
-		framework.ExpectNoError(e2epod.WaitForPodNotFoundInNamespace(ctx, cs, pod.Name, ns, subPathTeardown),
+		framework.ExpectNoError(e2e.DeletePod(ctx, cs, pod, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(subPathGracePeriod))}, subPathTeardown),
 			"pod %s with %d subPath and %d other mounts was not deleted within %s (stuck Terminating: its volumes were not torn down)%s", pod.Name, subPaths, len(p.Spec.Containers[0].VolumeMounts)-subPaths, subPathTeardown, known)
 		framework.Logf("pod %s with %d mounts (%d of them subPaths) on %s node %s was deleted in %s",
 			pod.Name, len(p.Spec.Containers[0].VolumeMounts), subPaths, os, node.Name, time.Since(start).Round(100*time.Millisecond))

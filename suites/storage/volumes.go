@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/winconform/winconform/fixtures"
@@ -187,14 +186,12 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 		framework.ExpectNoError(err)
 
 		ginkgo.By("waiting for the claim to bind the volume")
-		err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			got, err := f.ClientSet.CoreV1().PersistentVolumeClaims(pvc.Namespace).Get(ctx, pvc.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			pvc = got
-			return got.Status.Phase == corev1.ClaimBound, nil
+		bound, err := e2e.Await(ctx, f.ClientSet, f.ClientSet.CoreV1().PersistentVolumeClaims(pvc.Namespace), pvc.Name, 2*time.Minute, func(c *corev1.PersistentVolumeClaim) (bool, error) {
+			return c.Status.Phase == corev1.ClaimBound, nil
 		})
+		if bound != nil {
+			pvc = bound
+		}
 		framework.ExpectNoError(err, "claim %s is %s", pvc.Name, pvc.Status.Phase)
 		gomega.Expect(pvc.Spec.VolumeName).To(gomega.Equal(pv.Name))
 		pv, err = f.ClientSet.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
@@ -213,7 +210,7 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 			"the write did not reach the volume's directory %s on node %s", host.path, node.Name)
 
 		ginkgo.By("deleting the writer, then reading the file from a new pod")
-		framework.ExpectNoError(e2epod.DeletePodWithWait(ctx, f.ClientSet, writer))
+		framework.ExpectNoError(e2e.DeletePod(ctx, f.ClientSet, writer, metav1.DeleteOptions{}, e2e.PodDeleteTimeout))
 		r, err := fixtures.ClaimPod(t, "pv-reader", pvc.Name)
 		framework.ExpectNoError(err)
 		ospod.OnNode(node)(r)
@@ -226,13 +223,13 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 	ginkgo.DescribeTable("emptyDir data outlives a container restart and goes with the pod", func(ctx context.Context, os string) {
 		fs := e2e.Facts(ctx, f)
 		node := e2e.Nodes(fs, os, 1)[0]
-		render := func() *corev1.Pod {
-			p, err := fixtures.EmptyDirs(fixtures.For(node), "restarted")
+		render := func(name string) *corev1.Pod {
+			p, err := fixtures.EmptyDirs(fixtures.For(node), name)
 			framework.ExpectNoError(err)
 			ospod.OnNode(node)(p)
 			return p
 		}
-		pod := e2e.Start(ctx, f, render())
+		pod := e2e.Start(ctx, f, render("restarted"))
 		file := fixtures.Join(mountPath(pod, fixtures.CacheVolumeName), "survivor.txt")
 		content := "written before the restart, " + f.Namespace.Name
 		e2e.MustTool(ctx, f, pod, "", "write", file, content)
@@ -243,25 +240,25 @@ var _ = ginkgo.Describe("volumes", labels.Suite("storage"), func() {
 		if _, stderr, err := e2e.Tool(ctx, f, pod, "", "post", "http://localhost:8080/exit"); err != nil {
 			framework.Logf("probe post /exit: %v (%s)", err, stderr)
 		}
-		err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			got, err := f.ClientSet.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			pod = got
-			cs := got.Status.ContainerStatuses[0]
-			return cs.RestartCount > before && cs.Ready, nil
+		restarted, err := e2e.AwaitPod(ctx, f.ClientSet, pod.Namespace, pod.Name, 3*time.Minute, func(p *corev1.Pod) (bool, error) {
+			cs := p.Status.ContainerStatuses
+			return len(cs) > 0 && cs[0].RestartCount > before && cs[0].Ready, nil
 		})
-		framework.ExpectNoError(err, "the container did not restart and turn Ready again")
+		framework.ExpectNoError(err, "the container did not restart and turn Ready again (%s)", e2e.PodState(restarted))
+		pod = restarted
 		cs := pod.Status.ContainerStatuses[0]
 		gomega.Expect(cs.LastTerminationState.Terminated).NotTo(gomega.BeNil())
 		gomega.Expect(cs.LastTerminationState.Terminated.ExitCode).To(gomega.Equal(int32(3)), "the container ended otherwise than by POST /exit")
 		framework.Logf("container restarted (%d -> %d restarts, last exit code %d)", before, cs.RestartCount, cs.LastTerminationState.Terminated.ExitCode)
 		gomega.Expect(e2e.MustTool(ctx, f, pod, "", "cat", file)).To(gomega.Equal(content), "the file did not survive the container's restart")
 
-		ginkgo.By("deleting the pod and creating it again")
-		framework.ExpectNoError(e2epod.DeletePodWithWait(ctx, f.ClientSet, pod))
-		again := e2e.Start(ctx, f, render())
+		// The new pod has a name of its own, so that it need not wait for
+		// the old one to be gone: the deletion and the start overlap.
+		ginkgo.By("deleting the pod and starting another like it on the node")
+		pods := f.ClientSet.CoreV1().Pods(pod.Namespace)
+		framework.ExpectNoError(pods.Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+		again := e2e.Start(ctx, f, render("restarted-again"))
+		framework.ExpectNoError(e2e.AwaitGone[*corev1.Pod](ctx, f.ClientSet, pods, pod.Name, e2e.PodDeleteTimeout))
 		gomega.Expect(again.UID).NotTo(gomega.Equal(pod.UID))
 		_, stderr, err := e2e.Tool(ctx, f, again, "", "cat", file)
 		gomega.Expect(err).To(gomega.HaveOccurred(), "the file outlived its pod")
@@ -336,9 +333,11 @@ func measureMemoryMedium(ctx context.Context, f *framework.Framework, pod *corev
 		return m, err
 	}
 	e2e.MustTool(ctx, f, pod, "", "fill", fixtures.Join(mount, "filled"), fmt.Sprint(fillMiB))
-	// The summary is refreshed every few seconds: wait for the growth, or
-	// for long enough that its absence means something.
-	_ = wait.PollUntilContextTimeout(ctx, 5*time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	// The write shows in the summary at the pod's next stats sample, on
+	// Linux cAdvisor's next housekeeping, 10 to 30 s after the one before
+	// (e2e.SummaryPoll): wait for the growth, or for long enough (90 s, three
+	// of the longest intervals) that its absence means something.
+	_ = wait.PollUntilContextTimeout(ctx, e2e.SummaryPoll, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 		m.After, m.ReadErr = podWorkingSet(ctx, f, pod)
 		return m.ReadErr == nil && m.After >= m.Before+fillMiB*3/4<<20, nil
 	})
@@ -352,7 +351,7 @@ func measureMemoryMedium(ctx context.Context, f *framework.Framework, pod *corev
 // summary, waiting (up to two minutes) for the pod to appear there.
 func podWorkingSet(ctx context.Context, f *framework.Framework, pod *corev1.Pod) (uint64, error) {
 	var ws uint64
-	err := wait.PollUntilContextTimeout(ctx, 3*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, e2e.SummaryPoll, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		s, err := e2e.NodeSummary(ctx, f.ClientSet, pod.Spec.NodeName)
 		if err != nil {
 			return false, nil

@@ -12,11 +12,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/winconform/winconform/fixtures"
@@ -67,7 +67,7 @@ var _ = ginkgo.Describe("the documented web server", wclabels.Suite("workloads")
 		ginkgo.By("fetching the page through the Service: its IP, its name and its fully qualified name")
 		fqdn := fmt.Sprintf("%s.%s.svc.%s", web.svc.Name, web.svc.Namespace, framework.TestContext.ClusterDNSDomain)
 		for _, host := range []string{web.svc.Spec.ClusterIP, web.svc.Name, fqdn} {
-			page := web.page(ctx, f, "http://"+net.JoinHostPort(host, port(fixtures.WebServicePort))+"/")
+			page := web.servicePage(ctx, f, "http://"+net.JoinHostPort(host, port(fixtures.WebServicePort))+"/")
 			gomega.Expect(web.names()).To(gomega.ContainElement(hostOf(page)), "%s was answered by a pod that is not a replica", host)
 		}
 
@@ -197,14 +197,12 @@ func deploy(ctx context.Context, f *framework.Framework, node facts.Node) *webSe
 	if t.OS == windows {
 		timeout = 15 * time.Minute // Server Core is several GB to pull
 	}
-	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		got, err := f.ClientSet.AppsV1().Deployments(ns).Get(ctx, dep.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		dep = got
-		return got.Status.ObservedGeneration >= got.Generation && got.Status.ReadyReplicas == 2 && got.Status.UpdatedReplicas == 2, nil
+	got, err := e2e.Await(ctx, f.ClientSet, f.ClientSet.AppsV1().Deployments(ns), dep.Name, timeout, func(d *appsv1.Deployment) (bool, error) {
+		return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == 2 && d.Status.UpdatedReplicas == 2, nil
 	})
+	if got != nil {
+		dep = got
+	}
 	framework.ExpectNoError(err, "deployment %s: %d of 2 replicas Ready", dep.Name, dep.Status.ReadyReplicas)
 
 	sel := labels.SelectorFromSet(dep.Spec.Selector.MatchLabels).String()
@@ -235,10 +233,25 @@ func ready(p *corev1.Pod) bool {
 
 // page fetches url from the client pod and checks it is the web server's page.
 func (w *webServer) page(ctx context.Context, f *framework.Framework, url string) string {
+	return w.fetch(ctx, f, gomega.Default, url)
+}
+
+// servicePage is page through a Service, fetched until it answers (up to a
+// minute): kube-proxy programs a Service's rules some time after its
+// endpoints turn Ready, and a fetch in between is refused.
+func (w *webServer) servicePage(ctx context.Context, f *framework.Framework, url string) string {
+	var body string
+	gomega.Eventually(ctx, func(g gomega.Gomega) {
+		body = w.fetch(ctx, f, g, url)
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(gomega.Succeed())
+	return body
+}
+
+func (w *webServer) fetch(ctx context.Context, f *framework.Framework, g gomega.Gomega, url string) string {
 	r := e2e.Connect(ctx, f, w.client, url)[0]
-	gomega.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
-	gomega.Expect(r.Detail.StatusCode).To(gomega.Equal(200))
-	expectPage(r.Detail.Body, url)
+	g.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
+	g.Expect(r.Detail.StatusCode).To(gomega.Equal(200))
+	expectPageG(g, r.Detail.Body, url)
 	return r.Detail.Body
 }
 
