@@ -3,7 +3,8 @@
 #
 #   make e2e                  the main job: the suites on the embedded default cluster
 #   make test                 unit tests, then the suites on a throwaway cluster (with a remote
-#                             node joined through the routed underlay: root; TEST_REMOTE_NODES=0 for none)
+#                             node joined through the routed underlay: root; TEST_REMOTE_NODES=0 for none;
+#                             the suites in TEST_PROCS=2 processes)
 #   make e2e SUITE=networking one area      CLAIM=NET-07  one claim (or NET-07,NET-08)
 #   make e2e LABELS='os:linux' a Ginkgo label filter
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is (--kubeconfig)
