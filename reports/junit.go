@@ -65,7 +65,12 @@ var junitConfig = reporters.JunitReportConfig{
 // PropVersion, ...) among the test suite's. The file appears whole
 // (written beside, then renamed).
 func WriteJUnit(path string, r types.Report, s Summary) error {
-	r.SpecReports = slices.Clone(r.SpecReports)
+	// A report node that passed (the progress reporter's
+	// ReportBeforeSuite) is no test: as a passed test case it made
+	// Sonobuoy count one more spec passed than ran. A failed one stays.
+	r.SpecReports = slices.DeleteFunc(slices.Clone(r.SpecReports), func(sr types.SpecReport) bool {
+		return sr.LeafNodeType.Is(types.NodeTypeReportBeforeSuite|types.NodeTypeReportAfterSuite) && sr.State == types.SpecStatePassed
+	})
 	slices.SortStableFunc(r.SpecReports, func(a, b types.SpecReport) int { return strings.Compare(a.FullText(), b.FullText()) })
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".junit-*.xml")
 	if err != nil {

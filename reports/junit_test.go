@@ -170,3 +170,38 @@ func TestWriteStepFailure(t *testing.T) {
 		t.Errorf("run properties %v", props)
 	}
 }
+
+// A report node that passed is no test case (Sonobuoy counted the progress
+// reporter's ReportBeforeSuite as one more spec passed); one that failed
+// stays, so that its failure is seen.
+func TestWriteJUnitLeavesOutPassedReportNodes(t *testing.T) {
+	r := sampleReport()
+	r.SpecReports = append(r.SpecReports,
+		types.SpecReport{LeafNodeType: types.NodeTypeReportBeforeSuite, State: types.SpecStatePassed},
+		types.SpecReport{LeafNodeType: types.NodeTypeReportAfterSuite, State: types.SpecStateFailed,
+			Failure: types.Failure{Message: "the report could not be written"}})
+	path := filepath.Join(t.TempDir(), JUnitFile)
+	if err := WriteJUnit(path, r, Summarize(r)); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var f junitFile
+	if err := xml.Unmarshal(data, &f); err != nil || len(f.Suites) != 1 {
+		t.Fatalf("the JUnit file: %v\n%s", err, data)
+	}
+	var before, after int
+	for _, c := range f.Suites[0].Cases {
+		switch {
+		case strings.HasPrefix(c.Name, "[ReportBeforeSuite]"):
+			before++
+		case strings.HasPrefix(c.Name, "[ReportAfterSuite]"):
+			after++
+			if c.Failure == nil {
+				t.Errorf("the failed ReportAfterSuite case has no failure")
+			}
+		}
+	}
+	if before != 0 || after != 1 {
+		t.Errorf("test cases: %d passed ReportBeforeSuite (want 0), %d failed ReportAfterSuite (want 1)", before, after)
+	}
+}
