@@ -1,7 +1,6 @@
 package vms
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/winconform/winconform/internal/strictyaml"
@@ -22,20 +21,7 @@ type Problem struct {
 
 // String renders the problem without the file: "<field>: <problem> (line N); <fix>".
 func (p Problem) String() string {
-	var b strings.Builder
-	if p.Field != "" {
-		b.WriteString(p.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Message)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, " (line %d)", p.Line)
-	}
-	if p.Fix != "" {
-		b.WriteString("; ")
-		b.WriteString(p.Fix)
-	}
-	return b.String()
+	return strictyaml.Render(p.Field, p.Line, p.Message, p.Fix)
 }
 
 // Error is every problem found in one VM file. Load and Parse return it

@@ -401,3 +401,23 @@ func Quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// Render is a problem's one line without the file: "<field>: <message>
+// (line N); <fix>", leaving out the field, the line and the fix where they
+// are empty (0 for the line).
+func Render(field string, line int, message, fix string) string {
+	var b strings.Builder
+	if field != "" {
+		b.WriteString(field)
+		b.WriteString(": ")
+	}
+	b.WriteString(message)
+	if line > 0 {
+		fmt.Fprintf(&b, " (line %d)", line)
+	}
+	if fix != "" {
+		b.WriteString("; ")
+		b.WriteString(fix)
+	}
+	return b.String()
+}

@@ -3,6 +3,8 @@ package inventory
 import (
 	"fmt"
 	"strings"
+
+	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // Problem is one thing wrong in an inventory file.
@@ -29,23 +31,11 @@ type Problem struct {
 //
 //	machine "<name>" (#<index>): <field>: <problem> (line N); <fix>
 func (p Problem) String() string {
-	var b strings.Builder
+	s := strictyaml.Render(p.Field, p.Line, p.Message, p.Fix)
 	if p.Index > 0 {
-		fmt.Fprintf(&b, "machine %q (#%d): ", p.Machine, p.Index)
+		s = fmt.Sprintf("machine %q (#%d): %s", p.Machine, p.Index, s)
 	}
-	if p.Field != "" {
-		b.WriteString(p.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Message)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, " (line %d)", p.Line)
-	}
-	if p.Fix != "" {
-		b.WriteString("; ")
-		b.WriteString(p.Fix)
-	}
-	return b.String()
+	return s
 }
 
 // Error is every problem found in one inventory file. Load and Parse return
