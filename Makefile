@@ -197,9 +197,15 @@ list: build
 ## and one suite (TEST_SONOBUOY_SUITE) inside it as a Sonobuoy plugin
 test: unit e2e-test
 
+# The real tests' whole output goes to $(OUT)/real-tests.log; what is
+# printed stops before the goroutine dumps of a test that timed out, so that
+# the end of a CI log says which test hung (not only goroutines of go-libvirt).
 unit: fmt vet lint
 	$(GO) test $(filter-out $(REAL_PKGS),$(UNIT_PKGS))
-	$(GO) test -count=1 $(REAL_PKGS)
+	@mkdir -p $(OUT)
+	$(GO) test -count=1 -timeout 15m $(REAL_PKGS) > $(OUT)/real-tests.log 2>&1; status=$$?; \
+		awk '/^goroutine [0-9]+ \[/ { cut = 1 } !cut || /^(ok|FAIL)/' $(OUT)/real-tests.log; \
+		if [ $$status -ne 0 ]; then echo "(the whole output, goroutine dumps too: $(OUT)/real-tests.log)"; fi; exit $$status
 
 # The cluster is deleted however the recipe ends (a failure, Ctrl-C). The
 # run's report is rendered (report.html, report.png) also when the run

@@ -53,6 +53,9 @@ type Provider struct {
 	initrd  string
 	closeMu sync.Mutex
 	closed  bool
+	// idle is how long a stream transfer may move no byte before it is
+	// taken as stalled (streamIdle; shorter in tests).
+	idle time.Duration
 }
 
 var (
@@ -70,6 +73,11 @@ const (
 	callTimeout = 5 * time.Minute
 	// streamTimeout bounds one stream transfer (a console log, an image).
 	streamTimeout = 10 * time.Minute
+	// streamIdle is how long a transfer may move no byte before it is
+	// taken as stalled and made again (see stream).
+	streamIdle = 30 * time.Second
+	// streamAttempts is how often a stalled or short transfer is made.
+	streamAttempts = 3
 	// startTimeout bounds starting a domain (DomainCreateXML), which
 	// libvirt cannot cancel.
 	startTimeout = 2 * time.Minute
@@ -113,7 +121,7 @@ func Open(ctx context.Context, endpoint string, s Settings) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{lv: lv, endpoint: endpoint, uri: u, s: s}
+	p := &Provider{lv: lv, endpoint: endpoint, uri: u, s: s, idle: streamIdle}
 	if err := p.check(ctx); err != nil {
 		_ = lv.Disconnect()
 		return nil, err
@@ -641,17 +649,16 @@ func (p *Provider) Import(ctx context.Context, local, name string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if err := p.deleteVolume(ctx, name); err != nil {
-		return "", err
-	}
 	def := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>%d</capacity><target><format type='raw'/><permissions><mode>0644</mode></permissions></target></volume>`,
 		esc(name), st.Size())
-	vol, err := do(ctx, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, def, 0) })
-	if err != nil {
-		return "", fmt.Errorf("libvirt: creating volume %s: %w", name, err)
-	}
-	if err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolUpload(vol, f, 0, uint64(st.Size()), 0) }, nil); err != nil {
-		return "", fmt.Errorf("libvirt: uploading %s to volume %s: %w", local, name, err)
+	for attempt := 1; ; attempt++ {
+		err := p.upload(ctx, f, uint64(st.Size()), name, def)
+		if err == nil {
+			break
+		}
+		if attempt == streamAttempts || ctx.Err() != nil {
+			return "", fmt.Errorf("libvirt: uploading %s to volume %s (%d attempts): %w", local, name, attempt, err)
+		}
 	}
 	marker := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>0</capacity><target><format type='raw'/></target></volume>`, esc(done))
 	if _, err := do(ctx, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, marker, 0) }); err != nil {
@@ -660,60 +667,149 @@ func (p *Provider) Import(ctx context.Context, local, name string) (string, erro
 	return p.hostPath(ctx, name)
 }
 
-// stream runs f, a stream transfer, on a libvirt connection of its own,
-// within streamTimeout, and returns when f does or when done is closed
-// (the caller has all it asked for), whichever is first.
+// upload makes volume name from def, empty, and uploads size bytes of f
+// (from its start) into it.
+func (p *Provider) upload(ctx context.Context, f io.ReadSeeker, size uint64, name, def string) error {
+	if err := p.deleteVolume(ctx, name); err != nil {
+		return err
+	}
+	vol, err := do(ctx, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, def, 0) })
+	if err != nil {
+		return fmt.Errorf("creating the volume: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	r := &meteredReader{r: f, m: newMeter()}
+	if err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolUpload(vol, r, 0, size, 0) }, r.m, nil); err != nil {
+		return err
+	}
+	if n := r.m.bytes(); n != size {
+		return fmt.Errorf("libvirt ended the transfer after %d of %d bytes", n, size)
+	}
+	return nil
+}
+
+// stream runs f, one stream transfer, on a libvirt connection of its own,
+// within streamTimeout, and returns when f does, when done is closed (the
+// caller has all it asked for), or when m has seen no byte move for
+// p.idle (stalled), whichever is first.
 //
-// go-libvirt delivers a connection's replies while holding the lock that
-// every call takes, sending each to a channel only the call's own reader
-// reads; a stream packet that arrives after its reader has returned then
-// holds that lock for good, and every later call on the connection hangs
-// (digitalocean/go-libvirt#241, rpc.go's callback and requestStream;
-// seen here: a console log downloaded while QEMU still wrote it, after
-// which the run's teardown waited on List forever). A connection of its
-// own keeps such a stall away from the run's other calls; its goroutines
-// are left to the stall, one per stalled transfer.
-func (p *Provider) stream(ctx context.Context, f func(*golibvirt.Libvirt) error, done <-chan struct{}) error {
+// go-libvirt (digitalocean/go-libvirt#241, rpc.go's callback and
+// requestStream) reads a connection's replies in one goroutine that hands
+// each to its call's channel while holding the lock every call takes. A
+// stream's call reply and its data packets come from different threads of
+// libvirtd, in either order; a packet that arrives when its reader has
+// gone, or before it reads, holds that lock for good. Seen here, about
+// once in a hundred downloads of a small volume (TestStreamsAreWhole):
+// the download returns at once, no error and no byte, or never returns;
+// and the connection's every later call hangs (a CI run's teardown waited
+// on List forever; another's ConsoleLog for 10 minutes). So a transfer
+// has a connection of its own, which a stall takes with it (its
+// goroutines are left to the stall), and its callers check what moved
+// and make a stalled or short transfer again.
+func (p *Provider) stream(ctx context.Context, f func(*golibvirt.Libvirt) error, m *meter, done <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
 	defer cancel()
 	lv, err := connect(ctx, p.uri)
 	if err != nil {
 		return err
 	}
+	defer func() { go func() { _ = lv.Disconnect() }() }() // a stalled connection never lets go
 	ch := make(chan error, 1)
+	m.touch()
 	go func() { ch <- f(lv) }()
-	select {
-	case err = <-ch:
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("libvirt did not finish the transfer: %w", ctx.Err())
+	tick := time.NewTicker(max(p.idle/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-ch:
+			return err
+		case <-done:
+			return nil
+		case <-tick.C:
+			if idle := m.idle(); idle >= p.idle {
+				return fmt.Errorf("libvirt moved no byte of the transfer for %v (%d bytes moved): stalled", idle.Round(time.Millisecond), m.bytes())
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("libvirt did not finish the transfer: %w", ctx.Err())
+		}
 	}
-	go func() { _ = lv.Disconnect() }() // a stalled connection never lets go
-	return err
 }
 
 // download copies volume v to w: the bytes it has when asked, read on a
 // connection of their own (see stream) into memory first, so that neither
-// a slow w nor a stalled stream holds a libvirt connection.
+// a slow w nor a stalled stream holds a libvirt connection. A transfer
+// that stalls or ends short is made again.
 func (p *Provider) download(ctx context.Context, v golibvirt.StorageVol, w io.Writer) error {
 	_, capacity, _, err := do3(ctx, func() (int8, uint64, uint64, error) { return p.lv.StorageVolGetInfo(v) })
 	if err != nil {
 		return fmt.Errorf("libvirt: volume %s: %w", v.Name, err)
 	}
-	buf := &sizedBuffer{want: capacity, full: make(chan struct{}), done: capacity == 0}
-	if capacity == 0 {
-		close(buf.full)
+	for attempt := 1; ; attempt++ {
+		buf := newSizedBuffer(capacity)
+		err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolDownload(v, buf, 0, capacity, 0) }, buf.m, buf.full)
+		b := buf.bytes()
+		if err == nil && uint64(len(b)) != capacity {
+			err = fmt.Errorf("libvirt ended the transfer after %d of %d bytes", len(b), capacity)
+		}
+		if err == nil {
+			_, err = w.Write(b)
+			return err
+		}
+		if attempt == streamAttempts || ctx.Err() != nil {
+			return fmt.Errorf("libvirt: downloading volume %s (%d attempts): %w", v.Name, attempt, err)
+		}
 	}
-	if err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolDownload(v, buf, 0, capacity, 0) }, buf.full); err != nil {
-		return fmt.Errorf("libvirt: downloading volume %s: %w", v.Name, err)
-	}
-	_, err = w.Write(buf.bytes())
-	return err
+}
+
+// meter follows a transfer: how many bytes it moved and when it last
+// moved one.
+type meter struct {
+	mu   sync.Mutex
+	n    uint64
+	last time.Time
+}
+
+func newMeter() *meter { return &meter{last: time.Now()} }
+
+func (m *meter) moved(k int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n += uint64(k)
+	m.last = time.Now()
+}
+
+func (m *meter) touch() { m.moved(0) }
+
+func (m *meter) bytes() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n
+}
+
+func (m *meter) idle() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Since(m.last)
+}
+
+// meteredReader is an upload's source.
+type meteredReader struct {
+	r io.Reader
+	m *meter
+}
+
+func (r *meteredReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	r.m.moved(n)
+	return n, err
 }
 
 // sizedBuffer collects want bytes and closes full once it has them; what
 // arrives after that (or after bytes was called) is dropped.
 type sizedBuffer struct {
+	m    *meter
 	mu   sync.Mutex
 	b    []byte
 	want uint64
@@ -721,7 +817,17 @@ type sizedBuffer struct {
 	done bool
 }
 
+func newSizedBuffer(want uint64) *sizedBuffer {
+	s := &sizedBuffer{m: newMeter(), want: want, full: make(chan struct{})}
+	if want == 0 {
+		s.done = true
+		close(s.full)
+	}
+	return s
+}
+
 func (s *sizedBuffer) Write(b []byte) (int, error) {
+	s.m.moved(len(b))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -729,6 +835,7 @@ func (s *sizedBuffer) Write(b []byte) (int, error) {
 	}
 	s.b = append(s.b, b...)
 	if uint64(len(s.b)) >= s.want {
+		s.b = s.b[:s.want]
 		s.done = true
 		close(s.full)
 	}
