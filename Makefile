@@ -259,7 +259,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./images/... ./infra/...
 	$(WINCONFORM) bench up --runs 3
 	$(WINCONFORM) bench matrix
-	$(WINCONFORM) bench suites --procs 4
+	$(WINCONFORM) bench suites --procs 2
 
 ## node-image: build (or find cached) the air-gapped node image (of KUBERNETES_VERSION's line)
 node-image: build

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -49,6 +50,18 @@ type Run struct {
 	// Retried lists the specs that passed only on a retry (Ginkgo's
 	// --flake-attempts): flaky specs.
 	Retried []string
+	// Specs are the run's It specs with their run times, slowest first
+	// (empty when the run wrote no Ginkgo report).
+	Specs []SpecTime
+}
+
+// SpecTime is one spec's run time, as Ginkgo's report has it: its set-up
+// (BeforeEach, JustBeforeEach) and clean-up (AfterEach, DeferCleanup)
+// included, per-process set-up (SynchronizedBeforeSuite) not.
+type SpecTime struct {
+	Spec  string        `json:"spec"`
+	State string        `json:"state"`
+	Took  time.Duration `json:"took"`
 }
 
 // Load reads the report directory dir. Its run must have ended (a run
@@ -118,6 +131,7 @@ func Load(dir string) (*Run, error) {
 		return nil, err
 	} else if ok {
 		r.Retried = retried(ginkgo)
+		r.Specs = specTimes(ginkgo)
 	}
 	return r, nil
 }
@@ -182,6 +196,20 @@ func retried(rs []types.Report) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// specTimes lists the It specs, slowest first.
+func specTimes(rs []types.Report) []SpecTime {
+	var out []SpecTime
+	for _, r := range rs {
+		for _, sr := range r.SpecReports {
+			if sr.LeafNodeType == types.NodeTypeIt {
+				out = append(out, SpecTime{Spec: sr.FullText(), State: sr.State.String(), Took: sr.RunTime})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Took > out[j].Took })
 	return out
 }
 

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
@@ -43,6 +47,30 @@ func TestLoad(t *testing.T) {
 	}
 	if r.Cluster != nil {
 		t.Error("cluster.json read where there is none")
+	}
+}
+
+func TestSpecsSlowestFirst(t *testing.T) {
+	it := func(text string, took time.Duration, state types.SpecState) types.SpecReport {
+		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: state, RunTime: took}
+	}
+	dir := reporttest.Write(t, reporttest.Dir{
+		Summary: reporttest.Summary(reporttest.LinuxCluster, nil),
+		Specs: []types.SpecReport{
+			it("quick", time.Second, types.SpecStatePassed),
+			{LeafNodeType: types.NodeTypeBeforeSuite, LeafNodeText: "", State: types.SpecStatePassed, RunTime: time.Minute},
+			it("slow", 20*time.Second, types.SpecStateFailed),
+			it("skipped", 10*time.Millisecond, types.SpecStateSkipped),
+		},
+	})
+	r, err := rundir.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rundir.SpecTime{{Spec: "slow", State: "failed", Took: 20 * time.Second}, {Spec: "quick", State: "passed", Took: time.Second},
+		{Spec: "skipped", State: "skipped", Took: 10 * time.Millisecond}}
+	if !reflect.DeepEqual(r.Specs, want) {
+		t.Errorf("specs %+v, want %+v (It specs only, slowest first)", r.Specs, want)
 	}
 }
 
