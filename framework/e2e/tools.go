@@ -100,7 +100,8 @@ func Start(ctx context.Context, f *framework.Framework, p *corev1.Pod) *corev1.P
 // 20 s apart (15 to 30 s while a cgroup's figures do not change; the
 // kubelet's pkg/kubelet/cadvisor/cadvisor_linux.go sets housekeeping_interval
 // 10s and a 15 s maximum, cAdvisor's manager/container.go jitters it by a
-// factor of 1.0). A read takes tens of milliseconds (34 to 49 ms with ten
+// factor of 1.0); on the clusters winconform makes, whose kubelets run with
+// --housekeeping-interval=2s (kind.HousekeepingInterval), 2 to 4 s. A read takes tens of milliseconds (34 to 49 ms with ten
 // pods on a kind node); reading every second sees a new sample within a
 // second, where a 5 s period added 2.5 s on average to every wait.
 const SummaryPoll = time.Second

@@ -10,7 +10,7 @@ import "time"
 // sample came between unseen.
 //
 // On Linux a pod's figures are cAdvisor's samples of its cgroup, 10 to 20 s
-// apart; until cAdvisor has found the cgroup, the kubelet sums its
+// apart by default, 2 to 4 s on the nodes winconform makes; until cAdvisor has found the cgroup, the kubelet sums its
 // containers' figures from the runtime instead, stamped with the time of
 // the request, whose rate can cover a fraction of a second (and so exceed
 // a CPU limit by the share of one CFS period). Those come a read apart and

@@ -323,6 +323,34 @@ func (c Config) CNIManifest(localNodeImage bool) ([]byte, error) {
 // every node that joins.
 const failCgroupV1Off = "kind: KubeletConfiguration\nfailCgroupV1: false\n"
 
+// HousekeepingInterval is how often cAdvisor samples each container on the
+// nodes winconform makes: the kubelet's --housekeeping-interval, 10 s by
+// default with a jitter of up to 100% (pkg/kubelet/cadvisor/cadvisor_linux.go,
+// cAdvisor's manager/container.go). The kubelet's summary API gives a Linux
+// pod's figures from these samples only, so the specs that wait for new
+// figures (e2e.SummaryPoll) waited 10 to 40 s each for the default; a run
+// on a cluster made elsewhere still does. Upstream's node e2e tests set the
+// flag for the same reason (cmd/kubelet/app/options/globalflags_linux.go:
+// "e2e node tests rely on this").
+const HousekeepingInterval = "2s"
+
+// housekeepingPatches add --housekeeping-interval to the kubelet's extra
+// arguments of every node. kind merges a merge patch's list whole (it would
+// drop kind's node-ip), so these are JSON 6902 additions, one per kubeadm
+// API kind's templates use: v1beta4 (a list, Kubernetes 1.36 and later) and
+// v1beta3 (a map); a patch whose document is not there is not applied.
+func housekeepingPatches() []v1alpha4.PatchJSON6902 {
+	var out []v1alpha4.PatchJSON6902
+	for _, kind := range []string{"InitConfiguration", "JoinConfiguration"} {
+		out = append(out,
+			v1alpha4.PatchJSON6902{Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: kind,
+				Patch: "- op: add\n  path: /nodeRegistration/kubeletExtraArgs/-\n  value: {name: housekeeping-interval, value: \"" + HousekeepingInterval + "\"}\n"},
+			v1alpha4.PatchJSON6902{Group: "kubeadm.k8s.io", Version: "v1beta3", Kind: kind,
+				Patch: "- op: add\n  path: /nodeRegistration/kubeletExtraArgs/housekeeping-interval\n  value: \"" + HousekeepingInterval + "\"\n"})
+	}
+	return out
+}
+
 // KindConfig renders c as kind's own configuration, with nodeImage on every
 // node. On a cgroup v1 host (cgroupV1) a line whose kubelet refuses cgroup
 // v1 by default gets failCgroupV1: false; on cgroup v2 nothing changes.
@@ -356,5 +384,6 @@ func (c Config) KindConfig(nodeImage string, cgroupV1 bool) *v1alpha4.Cluster {
 	if cgroupV1 && c.Line().NeedsFailCgroupV1Off {
 		kc.KubeadmConfigPatches = append(kc.KubeadmConfigPatches, failCgroupV1Off)
 	}
+	kc.KubeadmConfigPatchesJSON6902 = housekeepingPatches()
 	return kc
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
@@ -613,5 +614,64 @@ func TestParseConfigSaysEveryProblemWithLineAndSuggestion(t *testing.T) {
 	c, err := ParseConfig("c.yaml", []byte(base+"kubernetesVersion: 1.36\n"))
 	if err != nil || !strings.HasPrefix(c.KubernetesVersion, "v1.36.") {
 		t.Errorf("kubernetesVersion: 1.36 unquoted: %v %q", err, c.KubernetesVersion)
+	}
+}
+
+// TestHousekeepingPatches applies the kubelet's --housekeeping-interval
+// patches as kind v0.33 does (RFC 6902, evanphx/json-patch/v5, to each
+// document of the matching group, version and kind) to the nodeRegistration
+// of kind's v1beta4 and v1beta3 templates (pkg/cluster/internal/kubeadm/
+// config.go): the flag is added and kind's own arguments stay.
+func TestHousekeepingPatches(t *testing.T) {
+	docs := map[string]string{
+		"v1beta4": `{"nodeRegistration": {"kubeletExtraArgs": [{"name": "node-ip", "value": "172.18.0.2"}, {"name": "provider-id", "value": "kind://docker/winconform/winconform-worker"}]}}`,
+		"v1beta3": `{"nodeRegistration": {"kubeletExtraArgs": {"node-ip": "172.18.0.2", "provider-id": "kind://docker/winconform/winconform-worker"}}}`,
+	}
+	kc := DefaultConfig().KindConfig("img", false)
+	applied := map[string]int{}
+	for _, p := range kc.KubeadmConfigPatchesJSON6902 {
+		if p.Group != "kubeadm.k8s.io" || (p.Kind != "InitConfiguration" && p.Kind != "JoinConfiguration") {
+			t.Errorf("patch of %s/%s %s: not a kubeadm node configuration", p.Group, p.Version, p.Kind)
+			continue
+		}
+		pj, err := yaml.YAMLToJSON([]byte(p.Patch))
+		if err != nil {
+			t.Fatalf("%s %s: %v", p.Version, p.Kind, err)
+		}
+		patch, err := jsonpatch.DecodePatch(pj)
+		if err != nil {
+			t.Fatalf("%s %s: %v", p.Version, p.Kind, err)
+		}
+		out, err := patch.Apply([]byte(docs[p.Version]))
+		if err != nil {
+			t.Fatalf("%s %s on kind's template: %v", p.Version, p.Kind, err)
+		}
+		var got struct {
+			NodeRegistration struct {
+				KubeletExtraArgs json.RawMessage `json:"kubeletExtraArgs"`
+			} `json:"nodeRegistration"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]string{}
+		if p.Version == "v1beta4" {
+			var list []struct{ Name, Value string }
+			if err := json.Unmarshal(got.NodeRegistration.KubeletExtraArgs, &list); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range list {
+				args[a.Name] = a.Value
+			}
+		} else if err := json.Unmarshal(got.NodeRegistration.KubeletExtraArgs, &args); err != nil {
+			t.Fatal(err)
+		}
+		if args["housekeeping-interval"] != HousekeepingInterval || args["node-ip"] != "172.18.0.2" || args["provider-id"] == "" {
+			t.Errorf("%s %s: kubelet arguments %v, want kind's and housekeeping-interval=%s", p.Version, p.Kind, args, HousekeepingInterval)
+		}
+		applied[p.Version+" "+p.Kind]++
+	}
+	if len(applied) != 4 {
+		t.Errorf("patched %v, want InitConfiguration and JoinConfiguration of v1beta4 and v1beta3", applied)
 	}
 }

@@ -419,6 +419,7 @@ func remoteJoinConfig(apiVersion, endpoint, token string, hashes []string, node 
 	}
 	fmt.Fprintf(&b, "nodeRegistration:\n  name: %q\n  criSocket: unix:///run/containerd/containerd.sock\n  kubeletExtraArgs:\n", node)
 	fmt.Fprintf(&b, "    - name: node-ip\n      value: %q\n    - name: node-labels\n      value: %q\n", addr.String(), LabelUnderlay+"="+string(underlay.Routed))
+	fmt.Fprintf(&b, "    - name: housekeeping-interval\n      value: %q\n", HousekeepingInterval)
 	return b.String()
 }
 

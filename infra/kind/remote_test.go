@@ -22,7 +22,8 @@ func TestRemoteNodeNames(t *testing.T) {
 // The remote node's JoinConfiguration is kubeadm's v1beta4 (kubeletExtraArgs
 // a list of name and value, cmd/kubeadm/app/apis/kubeadm/v1beta4): token
 // discovery at the control-plane node's address, the node's own address
-// and its underlay label for the kubelet.
+// and its underlay label for the kubelet, and cAdvisor's sampling interval
+// of the nodes winconform makes.
 func TestRemoteJoinConfig(t *testing.T) {
 	doc := remoteJoinConfig("kubeadm.k8s.io/v1beta4", "172.18.0.4:6443", "abcdef.0123456789abcdef", []string{"sha256:00ff"}, "wc-remote", netip.MustParseAddr("192.168.80.2"))
 	var got struct {
@@ -54,7 +55,8 @@ func TestRemoteJoinConfig(t *testing.T) {
 	for _, a := range got.NodeRegistration.KubeletExtraArgs {
 		args[a.Name] = a.Value
 	}
-	if got.NodeRegistration.Name != "wc-remote" || args["node-ip"] != "192.168.80.2" || args["node-labels"] != "winconform.io/underlay=routed" {
+	if got.NodeRegistration.Name != "wc-remote" || args["node-ip"] != "192.168.80.2" || args["node-labels"] != "winconform.io/underlay=routed" ||
+		args["housekeeping-interval"] != HousekeepingInterval {
 		t.Errorf("nodeRegistration: %+v", got.NodeRegistration)
 	}
 }

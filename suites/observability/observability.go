@@ -87,7 +87,8 @@ var _ = ginkgo.Describe("node and pod statistics, exec", labels.Suite("observabi
 		pod := e2e.StartPods(ctx, f, ospod.Probe("stats", os, ospod.OnNode(node)))[0]
 		// The figures show use at the second stats sample of the pod's and
 		// the container's cgroups: on Linux cAdvisor samples a cgroup when it
-		// appears (no CPU used yet), then 10 to 20 s later (e2e.SummaryPoll).
+		// appears (no CPU used yet), then 2 to 4 s later on the clusters
+		// winconform makes, 10 to 20 s on a kubelet's default (e2e.SummaryPoll).
 		// The wait for it is what this spec takes; until cAdvisor has found
 		// the cgroups, the kubelet may show the runtime's figures sooner.
 		var ps podStats

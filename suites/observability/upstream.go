@@ -83,9 +83,9 @@ var _ = ginkgo.Describe("kubelet statistics under load (upstream Windows specs)"
 
 		// A pod's CPU and memory figures show use at its cgroup's second
 		// stats sample: on Linux cAdvisor samples a cgroup when it appears
-		// (nothing used yet), then 10 to 20 s later (e2e.SummaryPoll), so
-		// this waits up to 20 s after the pods were created, whatever the
-		// polling.
+		// (nothing used yet), then 2 to 4 s later on the clusters winconform
+		// makes, 10 to 20 s on a kubelet's default (e2e.SummaryPoll), so this
+		// waits that long after the pods were created, whatever the polling.
 		ginkgo.By("waiting until the summary has figures for every pod (on Linux cAdvisor's second sample of each pod)")
 		gomega.Eventually(ctx, func(g gomega.Gomega) {
 			s, err := e2e.NodeSummary(ctx, cs, node.Name)
