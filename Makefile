@@ -200,10 +200,11 @@ test: unit e2e-test
 # The real tests' whole output goes to $(OUT)/real-tests.log; what is
 # printed stops before the goroutine dumps of a test that timed out, so that
 # the end of a CI log says which test hung (not only goroutines of go-libvirt).
+# -parallel 3: the three parallel tests at once (the default is GOMAXPROCS).
 unit: fmt vet lint
 	$(GO) test $(filter-out $(REAL_PKGS),$(UNIT_PKGS))
 	@mkdir -p $(OUT)
-	$(GO) test -count=1 -timeout 15m $(REAL_PKGS) > $(OUT)/real-tests.log 2>&1; status=$$?; \
+	$(GO) test -count=1 -timeout 15m -parallel 3 $(REAL_PKGS) > $(OUT)/real-tests.log 2>&1; status=$$?; \
 		awk '/^goroutine [0-9]+ \[/ { cut = 1 } !cut || /^(ok|FAIL)/' $(OUT)/real-tests.log; \
 		if [ $$status -ne 0 ]; then echo "(the whole output, goroutine dumps too: $(OUT)/real-tests.log)"; fi; exit $$status
 

@@ -38,7 +38,9 @@ import (
 	"github.com/winconform/winconform/reports/rundir"
 )
 
-const deadAfter = 20 * time.Second
+// deadAfter is the runs' --dead-after: their CLIs renew the heartbeat every
+// quarter of it (2.5 s), so a live run is never taken for dead.
+const deadAfter = 10 * time.Second
 
 type killTest struct {
 	t          *testing.T

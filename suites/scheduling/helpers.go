@@ -25,8 +25,11 @@ const (
 	// scheduleTimeout bounds the wait for the scheduler to place (or give up on) a pod.
 	scheduleTimeout = time.Minute
 	// pendingFor is how long an unschedulable pod must stay unbound once
-	// the scheduler said so: long enough for a retry after its backoff.
-	pendingFor = 5 * time.Second
+	// the scheduler said so: long enough for a retry after its first
+	// backoff (kube-scheduler's podInitialBackoffSeconds, 1 s by default)
+	// with a read after it; a pod the scheduler can place is bound in that
+	// time.
+	pendingFor = 2500 * time.Millisecond
 	// kubeletTimeout bounds the wait for a kubelet to act on a pod.
 	kubeletTimeout = 2 * time.Minute
 )

@@ -45,7 +45,6 @@ const (
 // Docker network, and returns its path.
 func writeVMFile(t *testing.T, p *Provider, disk string, count int) string {
 	t.Helper()
-	t.Setenv(passwordEnv, standin.DefaultPassword)
 	text := fmt.Sprintf(`provider: libvirt
 image: %s
 count: %d
@@ -94,6 +93,7 @@ func loadVMFile(t *testing.T, path string) (*vms.File, vms.Provider) {
 // authenticated command over NTLM), runs a command in each through the
 // real WinRM client, and takes the run down: nothing of it is left.
 func TestUpTwoMachinesReadyThenDown(t *testing.T) {
+	t.Parallel() // see TestImageThatNeverAnswersWinRM
 	p, disk := openStandin(t, standinSettings())
 	f, vp := loadVMFile(t, writeVMFile(t, p, disk, 2))
 	run := "lv-up-" + suffix()

@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/infra/vms/libvirt/standin"
+	wsstandin "github.com/winconform/winconform/infra/windows/standin"
 )
 
 // The tests run against the real libvirtd of this machine (.ci/run installs
@@ -42,6 +44,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "up" {
 		os.Exit(helperUp())
 	}
+	// The VM files name the stand-in's password by this variable; set
+	// here, once, as parallel tests cannot t.Setenv.
+	os.Setenv(passwordEnv, wsstandin.DefaultPassword)
 	code := func() int {
 		if err := setup(); err != nil {
 			testEnv.skip = err.Error()
@@ -118,6 +123,8 @@ func standinSettings() Settings {
 func openStandin(t *testing.T, s Settings) (*Provider, string) {
 	t.Helper()
 	need(t)
+	importMu.Lock() // parallel tests: one import of the image at a time
+	defer importMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// The kernel and initrd are volumes of the pool: import them first
@@ -141,6 +148,9 @@ func openStandin(t *testing.T, s Settings) (*Provider, string) {
 	t.Cleanup(func() { p.Close() })
 	return p, vols.disk
 }
+
+// importMu keeps the parallel tests' imports of the stand-in apart.
+var importMu sync.Mutex
 
 type standinVolumes struct{ kernel, initrd, disk string }
 

@@ -113,6 +113,11 @@ const muteWait = time.Minute
 // ladder at a named rung, and the console log, kept in the run's
 // directory, shows why.
 func TestImageThatNeverAnswersWinRM(t *testing.T) {
+	// Parallel, with the other tests of one run that sweep nothing
+	// (Go runs them after every sequential test, so never beside
+	// TestKilledRunIsSweptExactly's sweep): its minute of waiting for a
+	// WinRM that never comes overlaps theirs.
+	t.Parallel()
 	p, _ := openStandin(t, standinSettings())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -206,6 +211,7 @@ func testSubnet(t *testing.T) netip.Prefix {
 // network, whose DHCP gives the guest its address: Addresses reports the
 // lease once the guest has one, and WinRM answers there.
 func TestConformanceLibvirtNetwork(t *testing.T) {
+	t.Parallel() // see TestImageThatNeverAnswersWinRM
 	need(t)
 	stop := startNetwork(t, DefaultNetwork)
 	defer stop()
