@@ -3,6 +3,7 @@ package sonobuoy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,9 +75,9 @@ func (c CLI) Check(ctx context.Context, version string) error {
 	return nil
 }
 
-// Run starts the plugin with `sonobuoy run` and waits for it to finish
-// (--wait), or for the timeout. Only this plugin runs (a --plugin given
-// replaces Sonobuoy's default e2e and systemd-logs plugins).
+// Run starts the plugin with `sonobuoy run` and waits for the run to end,
+// or for the timeout. Only this plugin runs (a --plugin given replaces
+// Sonobuoy's default e2e and systemd-logs plugins).
 func (c CLI) Run(ctx context.Context, o RunOptions) error {
 	if o.Timeout <= 0 {
 		return errors.New("sonobuoy run: no timeout")
@@ -93,18 +94,112 @@ func (c CLI) Run(ctx context.Context, o RunOptions) error {
 	if err := os.WriteFile(config, []byte(`{"Server": {"advertiseaddress": "`+AggregatorService+`"}}`+"\n"), 0o644); err != nil {
 		return err
 	}
-	minutes := int((o.Timeout + time.Minute - 1) / time.Minute)
 	args := append([]string{"run",
 		"--config", config, // first: sonobuoy refuses it after flags that change the configuration
 		"--plugin", o.Plugin,
 		"--sonobuoy-image", o.AggregatorImage,
 		"--image-pull-policy", o.PullPolicy,
 		"--timeout", strconv.Itoa(int(o.Timeout / time.Second)),
-		"--wait=" + strconv.Itoa(minutes),
-		"--wait-output", "progress",
 	}, c.common()...)
-	// The CLI waits in whole minutes: give it one more before giving up on it.
-	return c.run(ctx, o.Timeout+2*time.Minute, c.log(), args...)
+	if err := c.run(ctx, 2*time.Minute, c.log(), args...); err != nil {
+		return err
+	}
+	// Sonobuoy gives the plugin o.Timeout: wait a minute more for it to say so.
+	return c.wait(ctx, o.Timeout+time.Minute)
+}
+
+// StatusPoll is how often Run reads the run's status. The CLI's own
+// `sonobuoy run --wait` reads it every 20 s, the first time 20 s after the
+// start (pkg/client/run.go, pollInterval), which made every run end 10 s
+// late on average.
+var StatusPoll = 2 * time.Second
+
+// runStatus is what `sonobuoy status --json` prints: Sonobuoy's
+// pkg/plugin/aggregation Status (of v0.57), the fields read here.
+type runStatus struct {
+	Status  string `json:"status"` // running, post-processing, complete, failed
+	Plugins []struct {
+		Plugin       string         `json:"plugin"`
+		Node         string         `json:"node"`
+		Status       string         `json:"status"`
+		ResultStatus string         `json:"result-status"`
+		Counts       map[string]int `json:"result-counts"`
+	} `json:"plugins"`
+}
+
+func (s runStatus) String() string {
+	var b strings.Builder
+	b.WriteString(s.Status)
+	for _, p := range s.Plugins {
+		fmt.Fprintf(&b, "; %s on %s: %s", p.Plugin, p.Node, p.Status)
+		if p.ResultStatus != "" {
+			fmt.Fprintf(&b, ", %s", p.ResultStatus)
+		}
+	}
+	return b.String()
+}
+
+var errWaitTimeout = errors.New("the wait for sonobuoy's run timed out")
+
+// parseStatus finds the status object in what `sonobuoy status --json`
+// printed (on one line; warnings may come before it).
+func parseStatus(out string) (runStatus, bool) {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		var st runStatus
+		if strings.HasPrefix(lines[i], "{") && json.Unmarshal([]byte(lines[i]), &st) == nil && st.Status != "" {
+			return st, true
+		}
+	}
+	return runStatus{}, false
+}
+
+// wait reads the run's status every StatusPoll until it is complete (nil)
+// or failed, or timeout passes. As in Sonobuoy's own wait, a status that
+// cannot be read (the aggregator not yet tagged with one) is read again.
+func (c CLI) wait(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errWaitTimeout)
+	defer cancel()
+	var last string
+	var lastErr error
+	for {
+		var out bytes.Buffer
+		quiet := c
+		quiet.Log = io.Discard
+		// A failed run's status is printed, and the command exits 1
+		// (cmd/sonobuoy/app/status.go, exitCode); an aggregator with no
+		// status yet is described in words, exit 0.
+		err := quiet.run(ctx, time.Minute, &out, append([]string{"status", "--json"}, c.common()...)...)
+		st, ok := parseStatus(out.String())
+		if ok {
+			if line := st.String(); line != last {
+				fmt.Fprintf(c.log(), "%s sonobuoy: %s\n", time.Now().Format("15:04:05"), line)
+				last = line
+			}
+			switch st.Status {
+			case "complete":
+				return nil
+			case "failed":
+				return fmt.Errorf("sonobuoy's run failed: %s", last)
+			}
+		} else {
+			lastErr = err
+			if lastErr == nil {
+				lastErr = errors.New(text.LastLines(out.String(), 2))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if context.Cause(ctx) == errWaitTimeout {
+				if last == "" {
+					return fmt.Errorf("sonobuoy's run did not end within %s, its status never read (last: %v)", timeout, lastErr)
+				}
+				return fmt.Errorf("sonobuoy's run did not end within %s (last status: %s)", timeout, last)
+			}
+			return ctx.Err()
+		case <-time.After(StatusPoll):
+		}
+	}
 }
 
 // Retrieve downloads the results tarball into dir and returns its path.

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +23,10 @@ const (
 	fakeVersionEnv = "SONOBUOY_FAKE_VERSION"
 	fakeFailEnv    = "SONOBUOY_FAKE_FAIL" // a command to fail
 	fakeSleepEnv   = "SONOBUOY_FAKE_SLEEP"
+	// fakeStatusEnv lists what each `status --json` call answers, in turn
+	// (the last one repeats; default complete): a run status, or "pending"
+	// (the aggregator not yet tagged) or "error".
+	fakeStatusEnv = "SONOBUOY_FAKE_STATUS"
 )
 
 func TestMain(m *testing.M) {
@@ -62,6 +67,40 @@ func fakeSonobuoy(record string, args []string) int {
 		fmt.Println(filepath.Join(args[1], name))
 	case "results":
 		fmt.Println(`{"name":"a spec","status":"passed"}`)
+	case "status":
+		return fakeStatus(record)
+	}
+	return 0
+}
+
+// fakeStatus answers `sonobuoy status --json` as Sonobuoy v0.57 does
+// (cmd/sonobuoy/app/status.go): the aggregation Status as one line of JSON,
+// exit 1 when it is failed; words and exit 0 while the aggregator has no
+// status; an error on stderr and exit 1 when the cluster cannot be read.
+func fakeStatus(record string) int {
+	data, _ := os.ReadFile(record)
+	n := 0 // this call's turn: the calls recorded so far, this one too
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "status ") {
+			n++
+		}
+	}
+	answers := strings.Split(os.Getenv(fakeStatusEnv), ",")
+	if answers[0] == "" {
+		answers = []string{"complete"}
+	}
+	answer := answers[min(n, len(answers))-1]
+	switch answer {
+	case "pending":
+		fmt.Println("The Sonobuoy aggregator is in the 'Pending' state. This is normal as the pod is created and begins to run, but if this state persists, use kubectl to debug further.")
+		return 0
+	case "error":
+		fmt.Fprintln(os.Stderr, `time="2026-11-25T21:00:00Z" level=error msg="error checking sonobuoy status: connection refused"`)
+		return 1
+	}
+	fmt.Printf(`{"plugins":[{"plugin":"winconform","node":"global","status":%q,"result-status":"","result-counts":null}],"status":%q,"tar-info":{"name":"","created":"0001-01-01T00:00:00Z","sha256":"","size":0}}`+"\n", answer, answer)
+	if answer == "failed" {
+		return 1
 	}
 	return 0
 }
@@ -121,12 +160,12 @@ func TestRunStartsOnlyOurPlugin(t *testing.T) {
 		t.Errorf("Sonobuoy configuration %s (%v): want only the aggregator's Service as its address", data, err)
 	}
 	got := calls()
-	if len(got) != 1 {
-		t.Fatalf("calls %q", got)
+	if len(got) != 2 || got[1] != "status --json --kubeconfig /k/config --namespace sono-test" {
+		t.Fatalf("calls %q, want run, then status --json", got)
 	}
 	args := strings.Fields(got[0])
 	want := []string{"run", "--config", config, "--plugin", plugin, "--sonobuoy-image", "winconform.local/sonobuoy:v0.57.3",
-		"--image-pull-policy", "IfNotPresent", "--timeout", "90", "--wait=2", "--wait-output", "progress",
+		"--image-pull-policy", "IfNotPresent", "--timeout", "90",
 		"--kubeconfig", "/k/config", "--namespace", "sono-test"}
 	if !slices.Equal(args, want) {
 		t.Errorf("sonobuoy %q\nwant     %q", args, want)
@@ -137,6 +176,63 @@ func TestRunStartsOnlyOurPlugin(t *testing.T) {
 
 	if err := c.Run(context.Background(), RunOptions{Plugin: "p"}); err == nil {
 		t.Error("a run without a timeout")
+	}
+}
+
+// TestRunWaitsForTheRunsEnd: Run reads the status until the run is
+// complete, through the aggregator's start (no status yet) and a read that
+// failed; a failed run (status printed, exit 1) is an error that says so.
+func TestRunWaitsForTheRunsEnd(t *testing.T) {
+	old := StatusPoll
+	StatusPoll = 10 * time.Millisecond
+	t.Cleanup(func() { StatusPoll = old })
+	plugin := filepath.Join(t.TempDir(), "winconform.yaml")
+	for _, tc := range []struct {
+		statuses string
+		want     string // in the error; "" for none
+		reads    int
+	}{
+		{"pending,error,running,post-processing,complete", "", 5},
+		{"running,failed", "sonobuoy's run failed: failed; winconform on global: failed", 2},
+	} {
+		t.Run(tc.statuses, func(t *testing.T) {
+			c, calls := fakeCLI(t)
+			t.Setenv(fakeStatusEnv, tc.statuses)
+			err := c.Run(context.Background(), RunOptions{Plugin: plugin, Timeout: time.Minute})
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Run: %v, want an error with %q", err, tc.want)
+			}
+			if n := len(calls()) - 1; n != tc.reads {
+				t.Errorf("%d status reads, want %d: %q", n, tc.reads, calls())
+			}
+		})
+	}
+}
+
+// TestWaitEnds: a run that never ends, or whose status is never read,
+// ends the wait at its timeout with what was last seen; the caller's
+// context ending ends it too, as that.
+func TestWaitEnds(t *testing.T) {
+	old := StatusPoll
+	StatusPoll = 10 * time.Millisecond
+	t.Cleanup(func() { StatusPoll = old })
+	for statuses, want := range map[string]string{
+		"running": "sonobuoy's run did not end within 200ms (last status: running; winconform on global: running)",
+		"error":   "sonobuoy's run did not end within 200ms, its status never read (last: sonobuoy status: exit status 1:",
+		"pending": "sonobuoy's run did not end within 200ms, its status never read (last: The Sonobuoy aggregator is in the 'Pending' state",
+	} {
+		c, _ := fakeCLI(t)
+		t.Setenv(fakeStatusEnv, statuses)
+		if err := c.wait(context.Background(), 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", statuses, err, want)
+		}
+	}
+	c, _ := fakeCLI(t)
+	t.Setenv(fakeStatusEnv, "running")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.wait(ctx, time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("wait whose context ended: %v, want the context's error", err)
 	}
 }
 
