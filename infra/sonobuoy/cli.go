@@ -170,6 +170,9 @@ func (c CLI) wait(ctx context.Context, timeout time.Duration) error {
 		// (cmd/sonobuoy/app/status.go, exitCode); an aggregator with no
 		// status yet is described in words, exit 0.
 		err := quiet.run(ctx, time.Minute, &out, append([]string{"status", "--json"}, c.common()...)...)
+		if ctx.Err() != nil { // a read cut short by the wait's end says nothing
+			err, out = nil, bytes.Buffer{}
+		}
 		st, ok := parseStatus(out.String())
 		if ok {
 			if line := st.String(); line != last {
@@ -182,11 +185,10 @@ func (c CLI) wait(ctx context.Context, timeout time.Duration) error {
 			case "failed":
 				return fmt.Errorf("sonobuoy's run failed: %s", last)
 			}
-		} else {
+		} else if err != nil {
 			lastErr = err
-			if lastErr == nil {
-				lastErr = errors.New(text.LastLines(out.String(), 2))
-			}
+		} else if out.Len() > 0 {
+			lastErr = errors.New(text.LastLines(out.String(), 2))
 		}
 		select {
 		case <-ctx.Done():
@@ -255,6 +257,7 @@ func (c CLI) Delete(ctx context.Context, timeout time.Duration) error {
 
 // run runs the binary with args, its output to out, for at most timeout.
 func (c CLI) run(ctx context.Context, timeout time.Duration, out io.Writer, args ...string) error {
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fmt.Fprintf(c.log(), "$ sonobuoy %s\n", strings.Join(args, " "))
@@ -265,6 +268,9 @@ func (c CLI) run(ctx context.Context, timeout time.Duration, out io.Writer, args
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
+	if parent.Err() != nil {
+		return fmt.Errorf("sonobuoy %s: %w", args[0], parent.Err())
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("sonobuoy %s did not finish within %s", args[0], timeout)
 	}

@@ -217,13 +217,13 @@ func TestWaitEnds(t *testing.T) {
 	StatusPoll = 10 * time.Millisecond
 	t.Cleanup(func() { StatusPoll = old })
 	for statuses, want := range map[string]string{
-		"running": "sonobuoy's run did not end within 200ms (last status: running; winconform on global: running)",
-		"error":   "sonobuoy's run did not end within 200ms, its status never read (last: sonobuoy status: exit status 1:",
-		"pending": "sonobuoy's run did not end within 200ms, its status never read (last: The Sonobuoy aggregator is in the 'Pending' state",
+		"running": "sonobuoy's run did not end within 2s (last status: running; winconform on global: running)",
+		"error":   "sonobuoy's run did not end within 2s, its status never read (last: sonobuoy status: exit status 1:",
+		"pending": "sonobuoy's run did not end within 2s, its status never read (last: The Sonobuoy aggregator is in the 'Pending' state",
 	} {
 		c, _ := fakeCLI(t)
 		t.Setenv(fakeStatusEnv, statuses)
-		if err := c.wait(context.Background(), 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), want) {
+		if err := c.wait(context.Background(), 2*time.Second); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error with %q", statuses, err, want)
 		}
 	}
