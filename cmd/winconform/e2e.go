@@ -26,7 +26,6 @@ import (
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/text"
-	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/rundir"
@@ -363,7 +362,7 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			// named, not as a hundred blocked cells.
 			rep, err := underlayCheck{cf: &cf, w: &windowsFlags{inventory: rf.inventory}, pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
 			if err != nil {
-				return rf.stepFailed("underlay check", err)
+				return rf.underlayFailed(rep, err)
 			}
 			rf.underlay = rep
 			rf.expectVersion = cfg.KubernetesVersion
@@ -429,14 +428,8 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		rf.runID = newRunID()
 	}
 	rf.started = time.Now().UTC().Truncate(time.Second)
-	if rf.underlay != nil {
-		stamped := struct {
-			version.Stamp
-			*underlay.Report
-		}{version.For(rf.runID), rf.underlay}
-		if err := writeJSON(filepath.Join(rf.reportDir, rundir.UnderlayFile), stamped); err != nil {
-			return err
-		}
+	if err := rf.writeUnderlay(rf.underlay); err != nil {
+		return err
 	}
 	rf.ginkgo = abs(rf.ginkgo)
 	progress, err := startProgress(rf.specs, os.Stderr, rf.forward)

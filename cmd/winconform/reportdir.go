@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
@@ -47,6 +48,37 @@ func (r *runFlags) stepFailed(step string, stepErr error) error {
 		r.runID = newRunID()
 	}
 	return writeStepFailure(os.Stderr, r.reportDir, r.runID, step, stepErr)
+}
+
+// underlayFailed ends a run whose underlay check failed: the JUnit of the
+// failure (stepFailed) and, when the check climbed its rungs, their report
+// beside it (underlay-check.json: every machine's rungs, what was seen,
+// the rule that is missing and its fix).
+func (r *runFlags) underlayFailed(rep *underlay.Report, checkErr error) error {
+	err := r.stepFailed("underlay check", checkErr)
+	var refused unusable
+	if rep == nil || errors.As(checkErr, &refused) || r.runID == "" {
+		return err
+	}
+	if werr := r.writeUnderlay(rep); werr != nil {
+		fmt.Fprintln(os.Stderr, "winconform: no underlay check report:", werr)
+	} else {
+		fmt.Fprintf(os.Stderr, "the underlay check's rungs are in %s\n", filepath.Join(r.reportDir, rundir.UnderlayFile))
+	}
+	return err
+}
+
+// writeUnderlay writes the underlay check's report, stamped with the run,
+// into the report directory (nothing when rep is nil).
+func (r *runFlags) writeUnderlay(rep *underlay.Report) error {
+	if rep == nil {
+		return nil
+	}
+	stamped := struct {
+		version.Stamp
+		*underlay.Report
+	}{version.For(r.runID), rep}
+	return writeJSON(filepath.Join(r.reportDir, rundir.UnderlayFile), stamped)
 }
 
 // stepFailedIn is stepFailed for `up` and `join` with --report-dir: the

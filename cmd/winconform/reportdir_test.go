@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -10,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // reportingSuite is a suite binary that writes a report (the summary given in
@@ -119,5 +122,46 @@ func TestRefusedInputWritesNoJUnit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("_output/report", reports.JUnitFile)); err == nil {
 		t.Error("refused input left a JUnit of a failed step")
+	}
+}
+
+// A failed underlay check leaves, beside the JUnit of the failure, the
+// rungs every machine climbed: which one failed, what was seen, the fix.
+// Before, only the JUnit was written and the climb was in the log alone.
+func TestUnderlayFailureWritesItsRungs(t *testing.T) {
+	t.Chdir(t.TempDir())
+	rep := &underlay.Report{Machines: []underlay.MachineReport{{Machine: "wc-remote", OS: "linux", Shape: underlay.Routed, Rungs: []underlay.Rung{
+		{Name: "route", Result: underlay.RungOK},
+		{Name: "vxlan-out", Result: underlay.RungFailed, Problem: "no DOCKER-USER rule for udp/4789", Fix: "winconform up --name kind"},
+	}}}}
+	rf := runFlags{reportDir: "_output/report"}
+	if err := rf.underlayFailed(rep, rep.Err()); err == nil || !strings.Contains(err.Error(), "vxlan-out") {
+		t.Errorf("underlayFailed returned %v, want the check's error", err)
+	}
+	junit, err := os.ReadFile(filepath.Join("_output/report", reports.JUnitFile))
+	if err != nil || !strings.Contains(string(junit), "underlay check") {
+		t.Errorf("the JUnit of the failure: %v\n%s", err, junit)
+	}
+	data, err := os.ReadFile(filepath.Join("_output/report", rundir.UnderlayFile))
+	if err != nil {
+		t.Fatalf("no %s: %v", rundir.UnderlayFile, err)
+	}
+	var got struct {
+		RunID    string                   `json:"runID"`
+		Machines []underlay.MachineReport `json:"machines"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.RunID != rf.runID || got.RunID == "" || len(got.Machines) != 1 || got.Machines[0].Rungs[1].Fix != "winconform up --name kind" {
+		t.Errorf("%s: %s (run %s)", rundir.UnderlayFile, data, rf.runID)
+	}
+
+	// A check that never climbed (no cluster) has no rungs to write.
+	t.Chdir(t.TempDir())
+	rf = runFlags{reportDir: "_output/report"}
+	_ = rf.underlayFailed(nil, errors.New("cluster \"kind\" does not exist"))
+	if _, err := os.Stat(filepath.Join("_output/report", rundir.UnderlayFile)); err == nil {
+		t.Error("an underlay report for a check that never ran")
 	}
 }
