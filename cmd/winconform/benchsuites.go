@@ -90,6 +90,9 @@ const (
 	targetParallel = 90 * time.Second // in 2 processes
 )
 
+// slowestSpecs is how many of the serial run's specs the bench lists.
+const slowestSpecs = 10
+
 // wasFigures are the times a bench compares with.
 type wasFigures struct{ serial, parallel time.Duration }
 
@@ -151,14 +154,14 @@ func printSuitesBench(out io.Writer, ts []suiteTiming, was wasFigures) error {
 		fmt.Fprintln(out, "  no spec times: the serial run wrote no Ginkgo report")
 		return nil
 	}
+	n := min(slowestSpecs, len(serial.Specs))
 	var sum, top time.Duration
 	for i, s := range serial.Specs {
 		sum += s.Took
-		if i < 10 {
+		if i < n {
 			top += s.Took
 		}
 	}
-	n := min(10, len(serial.Specs))
 	fmt.Fprintf(out, "  the %d slowest specs of the serial run: %.1f s, %.0f%% of its %.1f s of spec time (%.0f%% of its wall time)\n",
 		n, top.Seconds(), 100*top.Seconds()/sum.Seconds(), sum.Seconds(), 100*top.Seconds()/serial.Took.Seconds())
 	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

@@ -119,11 +119,10 @@ var StatusPoll = 2 * time.Second
 type runStatus struct {
 	Status  string `json:"status"` // running, post-processing, complete, failed
 	Plugins []struct {
-		Plugin       string         `json:"plugin"`
-		Node         string         `json:"node"`
-		Status       string         `json:"status"`
-		ResultStatus string         `json:"result-status"`
-		Counts       map[string]int `json:"result-counts"`
+		Plugin       string `json:"plugin"`
+		Node         string `json:"node"`
+		Status       string `json:"status"`
+		ResultStatus string `json:"result-status"`
 	} `json:"plugins"`
 }
 
@@ -160,45 +159,46 @@ func parseStatus(out string) (runStatus, bool) {
 func (c CLI) wait(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errWaitTimeout)
 	defer cancel()
+	quiet := c
+	quiet.Log = io.Discard
 	var last string
 	var lastErr error
 	for {
 		var out bytes.Buffer
-		quiet := c
-		quiet.Log = io.Discard
 		// A failed run's status is printed, and the command exits 1
 		// (cmd/sonobuoy/app/status.go, exitCode); an aggregator with no
-		// status yet is described in words, exit 0.
+		// status yet is described in words, exit 0. A read cut short by
+		// the wait's end says nothing.
 		err := quiet.run(ctx, time.Minute, &out, append([]string{"status", "--json"}, c.common()...)...)
-		if ctx.Err() != nil { // a read cut short by the wait's end says nothing
-			err, out = nil, bytes.Buffer{}
-		}
-		st, ok := parseStatus(out.String())
-		if ok {
-			if line := st.String(); line != last {
-				fmt.Fprintf(c.log(), "%s sonobuoy: %s\n", time.Now().Format("15:04:05"), line)
-				last = line
+		if ctx.Err() == nil {
+			st, ok := parseStatus(out.String())
+			switch {
+			case ok:
+				if line := st.String(); line != last {
+					fmt.Fprintf(c.log(), "%s sonobuoy: %s\n", time.Now().Format("15:04:05"), line)
+					last = line
+				}
+				switch st.Status {
+				case "complete":
+					return nil
+				case "failed":
+					return fmt.Errorf("sonobuoy's run failed: %s", last)
+				}
+			case err != nil:
+				lastErr = err
+			case out.Len() > 0:
+				lastErr = errors.New(text.LastLines(out.String(), 2))
 			}
-			switch st.Status {
-			case "complete":
-				return nil
-			case "failed":
-				return fmt.Errorf("sonobuoy's run failed: %s", last)
-			}
-		} else if err != nil {
-			lastErr = err
-		} else if out.Len() > 0 {
-			lastErr = errors.New(text.LastLines(out.String(), 2))
 		}
 		select {
 		case <-ctx.Done():
-			if context.Cause(ctx) == errWaitTimeout {
-				if last == "" {
-					return fmt.Errorf("sonobuoy's run did not end within %s, its status never read (last: %v)", timeout, lastErr)
-				}
-				return fmt.Errorf("sonobuoy's run did not end within %s (last status: %s)", timeout, last)
+			if context.Cause(ctx) != errWaitTimeout {
+				return ctx.Err()
 			}
-			return ctx.Err()
+			if last == "" {
+				return fmt.Errorf("sonobuoy's run did not end within %s, its status never read (last: %v)", timeout, lastErr)
+			}
+			return fmt.Errorf("sonobuoy's run did not end within %s (last status: %s)", timeout, last)
 		case <-time.After(StatusPoll):
 		}
 	}

@@ -651,14 +651,8 @@ func (p *Provider) Import(ctx context.Context, local, name string) (string, erro
 	}
 	def := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>%d</capacity><target><format type='raw'/><permissions><mode>0644</mode></permissions></target></volume>`,
 		esc(name), st.Size())
-	for attempt := 1; ; attempt++ {
-		err := p.upload(ctx, f, uint64(st.Size()), name, def)
-		if err == nil {
-			break
-		}
-		if attempt == streamAttempts || ctx.Err() != nil {
-			return "", fmt.Errorf("libvirt: uploading %s to volume %s (%d attempts): %w", local, name, attempt, err)
-		}
+	if n, err := retryTransfer(ctx, func() error { return p.upload(ctx, f, uint64(st.Size()), name, def) }); err != nil {
+		return "", fmt.Errorf("libvirt: uploading %s to volume %s (%d attempts): %w", local, name, n, err)
 	}
 	marker := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>0</capacity><target><format type='raw'/></target></volume>`, esc(done))
 	if _, err := do(ctx, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, marker, 0) }); err != nil {
@@ -680,7 +674,7 @@ func (p *Provider) upload(ctx context.Context, f io.ReadSeeker, size uint64, nam
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	r := &meteredReader{r: f, m: newMeter()}
+	r := &meteredReader{r: f, m: &meter{}}
 	if err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolUpload(vol, r, 0, size, 0) }, r.m, nil); err != nil {
 		return err
 	}
@@ -746,32 +740,42 @@ func (p *Provider) download(ctx context.Context, v golibvirt.StorageVol, w io.Wr
 	if err != nil {
 		return fmt.Errorf("libvirt: volume %s: %w", v.Name, err)
 	}
-	for attempt := 1; ; attempt++ {
+	var b []byte
+	n, err := retryTransfer(ctx, func() error {
 		buf := newSizedBuffer(capacity)
 		err := p.stream(ctx, func(lv *golibvirt.Libvirt) error { return lv.StorageVolDownload(v, buf, 0, capacity, 0) }, buf.m, buf.full)
-		b := buf.bytes()
+		b = buf.bytes()
 		if err == nil && uint64(len(b)) != capacity {
 			err = fmt.Errorf("libvirt ended the transfer after %d of %d bytes", len(b), capacity)
 		}
-		if err == nil {
-			_, err = w.Write(b)
-			return err
-		}
-		if attempt == streamAttempts || ctx.Err() != nil {
-			return fmt.Errorf("libvirt: downloading volume %s (%d attempts): %w", v.Name, attempt, err)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("libvirt: downloading volume %s (%d attempts): %w", v.Name, n, err)
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// retryTransfer runs transfer until it succeeds, streamAttempts times at
+// most, or until ctx ends, and returns how often it ran and its last
+// error.
+func retryTransfer(ctx context.Context, transfer func() error) (int, error) {
+	for attempt := 1; ; attempt++ {
+		err := transfer()
+		if err == nil || attempt == streamAttempts || ctx.Err() != nil {
+			return attempt, err
 		}
 	}
 }
 
 // meter follows a transfer: how many bytes it moved and when it last
-// moved one.
+// moved one (stream starts its clock).
 type meter struct {
 	mu   sync.Mutex
 	n    uint64
 	last time.Time
 }
-
-func newMeter() *meter { return &meter{last: time.Now()} }
 
 func (m *meter) moved(k int) {
 	m.mu.Lock()
@@ -818,7 +822,7 @@ type sizedBuffer struct {
 }
 
 func newSizedBuffer(want uint64) *sizedBuffer {
-	s := &sizedBuffer{m: newMeter(), want: want, full: make(chan struct{})}
+	s := &sizedBuffer{m: &meter{}, want: want, full: make(chan struct{})}
 	if want == 0 {
 		s.done = true
 		close(s.full)
