@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/internal/runmark"
 )
 
@@ -48,27 +48,14 @@ func createNamespace(ctx context.Context, baseName string, c kubernetes.Interfac
 // recorded on the node as this run's (runmark), and takes them back when
 // the spec ends; a killed run's are taken back by the next run's sweep.
 func ChangeNode(ctx context.Context, cs kubernetes.Interface, name string, taints []corev1.Taint, labels map[string]string) {
-	framework.ExpectNoError(updateNode(ctx, cs, name, func(n *corev1.Node) error { return Run().ChangeNode(n, taints, labels) }),
-		"changing node %s for this spec", name)
+	_, err := kube.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) { return true, Run().ChangeNode(n, taints, labels) })
+	framework.ExpectNoError(err, "changing node %s for this spec", name)
 	ginkgo.DeferCleanup(func(ctx context.Context) {
-		framework.ExpectNoError(updateNode(ctx, cs, name, func(n *corev1.Node) error {
+		_, err := kube.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
 			runmark.UndoNodeChange(n, Run().ID)
-			return nil
-		}), "taking back this spec's change to node %s", name)
-	})
-}
-
-func updateNode(ctx context.Context, cs kubernetes.Interface, name string, change func(*corev1.Node) error) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := change(n); err != nil {
-			return err
-		}
-		_, err = cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-		return err
+			return true, nil
+		})
+		framework.ExpectNoError(err, "taking back this spec's change to node %s", name)
 	})
 }
 

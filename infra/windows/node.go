@@ -13,7 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
+
+	"github.com/winconform/winconform/infra/kube"
 )
 
 // Node labels the checks read.
@@ -91,13 +92,8 @@ func waitNodeReady(ctx context.Context, cs kubernetes.Interface, name string, ti
 // applyLabelsAndTaints sets the labels and adds (or updates) the taints
 // the node lacks; it reports whether it changed the node.
 func applyLabelsAndTaints(ctx context.Context, cs kubernetes.Interface, name string, labels map[string]string, taints []corev1.Taint) (bool, error) {
-	changed := false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		changed = false
-		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	return kube.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
+		changed := false
 		if n.Labels == nil {
 			n.Labels = map[string]string{}
 		}
@@ -118,11 +114,6 @@ func applyLabelsAndTaints(ctx context.Context, cs kubernetes.Interface, name str
 				changed = true
 			}
 		}
-		if !changed {
-			return nil
-		}
-		_, err = cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-		return err
+		return changed, nil
 	})
-	return changed, err
 }

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 
+	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
@@ -120,19 +120,12 @@ func hnsCleanupParams(*joinRun) ([]Param, string, error) {
 // go. It returns the pods still there, and whether it changed anything. A
 // node that does not exist needs no drain.
 func drain(ctx context.Context, cs kubernetes.Interface, name string, timeout, poll time.Duration) ([]string, bool, error) {
-	changed := false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	changed, err := kube.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
 		if n.Spec.Unschedulable {
-			return nil
+			return false, nil
 		}
 		n.Spec.Unschedulable = true
-		changed = true
-		_, err = cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-		return err
+		return true, nil
 	})
 	if apierrors.IsNotFound(err) {
 		return nil, false, nil

@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 
+	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/internal/runmark"
 )
 
@@ -463,14 +463,9 @@ func nodeChangeItem(cs kubernetes.Interface, n corev1.Node, id string, c runmark
 	return item{kind: "node change", name: n.Name, created: c.Started, started: c.Started, plan: plan,
 		undo: func(ctx context.Context) ([]Left, *gone) {
 			var undone []string
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				got, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
+			_, err := kube.UpdateNode(ctx, cs, n.Name, func(got *corev1.Node) (bool, error) {
 				undone = runmark.UndoNodeChange(got, id)
-				_, err = cs.CoreV1().Nodes().Update(ctx, got, metav1.UpdateOptions{})
-				return err
+				return true, nil
 			})
 			switch {
 			case apierrors.IsNotFound(err):
