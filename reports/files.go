@@ -8,7 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/internal/version"
 )
 
@@ -28,20 +32,57 @@ func WriteFiles(dir, jsonName, mdName string, v any, md string) error {
 	return os.WriteFile(filepath.Join(dir, mdName), []byte(md), 0o644)
 }
 
-// ClusterFile is the cluster's facts in a report directory.
-const ClusterFile = "cluster.json"
+// Files of a report directory. GinkgoFile is the run's record (Ginkgo's
+// report with the run's entries, framework/record); MatrixFile the network
+// matrix the networking suite writes as it probes. The others are derived
+// from the record, for people and other tools, and never read back for a
+// verdict.
+const (
+	GinkgoFile      = "ginkgo/report.json"
+	MatrixFile      = "network-matrix.json"
+	SummaryFile     = "summary.json"
+	LimitationsFile = "limitations.json"
+	ClusterFile     = "cluster.json"
+)
 
-// WriteCluster puts the cluster's facts, stamped with the run's ID and the
-// harness, into dir/cluster.json.
-func WriteCluster(dir string, stamp version.Stamp, fs *facts.Facts) error {
-	data, err := json.MarshalIndent(struct {
-		version.Stamp
-		*facts.Facts
-	}{stamp, fs}, "", "  ")
-	if err != nil {
-		return err
+// Write writes a run's report directory dir from its record, Ginkgo's
+// report r: the record itself (GinkgoFile), the summary, the limitation
+// ledger, the cluster's facts, and the run's one JUnit file at junit (in
+// dir). It returns the summary.
+func Write(dir string, r types.Report, junit string) (Summary, error) {
+	s := Summarize(r)
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(GinkgoFile)), 0o755); err != nil {
+		return s, err
 	}
-	return os.WriteFile(filepath.Join(dir, ClusterFile), data, 0o644)
+	if err := reporters.GenerateJSONReport(r, filepath.Join(dir, GinkgoFile)); err != nil {
+		return s, err
+	}
+	if err := s.Write(dir); err != nil {
+		return s, err
+	}
+	entries, err := Ledger(r)
+	if err != nil {
+		return s, err
+	}
+	if err := WriteLedger(dir, s.Stamp, entries); err != nil {
+		return s, err
+	}
+	if _, fs, _, err := record.Read(r); err == nil && fs != nil {
+		data, err := json.MarshalIndent(struct {
+			version.Stamp
+			*facts.Facts
+		}{s.Stamp, fs}, "", "  ")
+		if err != nil {
+			return s, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, ClusterFile), data, 0o644); err != nil {
+			return s, err
+		}
+	}
+	if err := WriteJUnit(junit, r, s); err != nil {
+		return s, fmt.Errorf("writing %s: %w", junit, err)
+	}
+	return s, nil
 }
 
 // ReadJSON reads dir/name into a T whose format (format gives it) must be

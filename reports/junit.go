@@ -17,6 +17,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/internal/version"
 )
@@ -71,6 +72,21 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 	r.SpecReports = slices.DeleteFunc(slices.Clone(r.SpecReports), func(sr types.SpecReport) bool {
 		return sr.LeafNodeType.Is(types.NodeTypeReportBeforeSuite|types.NodeTypeReportAfterSuite) && sr.State == types.SpecStatePassed
 	})
+	// A spec that passed below its claims' level (a Linux twin, simulated
+	// nodes, the API alone, a partial look) showed none of them: as a
+	// passed test case it would count as a pass of what it only supports.
+	// It is reported skipped, saying what it supported.
+	for i, sr := range r.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt || sr.State != types.SpecStatePassed {
+			continue
+		}
+		ids := labels.Claims(sr.Labels())
+		if recs := evidence.FromEntries(sr.ReportEntries); len(ids) > 0 && !evidence.ShowsAny(recs, ids) {
+			sr.State = types.SpecStateSkipped
+			sr.Failure = types.Failure{Message: fmt.Sprintf("supported only: passed at %s, which shows none of %s (%s)", levelsOf(recs), strings.Join(ids, ", "), SupportedOnlyNote)}
+			r.SpecReports[i] = sr
+		}
+	}
 	slices.SortStableFunc(r.SpecReports, func(a, b types.SpecReport) int { return strings.Compare(a.FullText(), b.FullText()) })
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".junit-*.xml")
 	if err != nil {
@@ -93,6 +109,31 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// SupportedOnly is the result of a spec that passed below its claims'
+// level: in the JUnit file it is skipped, with this result.
+const SupportedOnly = "supported only"
+
+// SupportedOnlyNote says why a passing spec below its claims' level is no
+// pass in the JUnit file.
+const SupportedOnlyNote = "a Linux twin, simulated nodes or the API alone support a claim on Windows; they never show it"
+
+func levelsOf(recs []evidence.Record) string {
+	var out []string
+	for _, r := range recs {
+		l := string(r.Level)
+		if r.Partial != "" {
+			l += " (partial: " + r.Partial + ")"
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return "no recorded level"
+	}
+	return strings.Join(out, ", ")
 }
 
 // caseProperties are the properties of each It's test case, by the name
@@ -216,7 +257,11 @@ func specProperties(sp Spec) [][2]string {
 			ev += " (partial: " + r.Partial + ")"
 		}
 	}
-	p = append(p, [2]string{PropEvidence, ev}, [2]string{PropShows, strings.Join(shows, ",")}, [2]string{PropResult, sp.Result})
+	result := sp.Result
+	if result == SpecPassed && len(ids) > 0 && len(shows) == 0 {
+		result = SupportedOnly
+	}
+	p = append(p, [2]string{PropEvidence, ev}, [2]string{PropShows, strings.Join(shows, ",")}, [2]string{PropResult, result})
 	return p
 }
 

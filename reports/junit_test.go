@@ -31,6 +31,9 @@ type junitFile struct {
 			Failure    *struct {
 				Message string `xml:"message,attr"`
 			} `xml:"failure"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
@@ -100,7 +103,21 @@ func TestWriteJUnitAddsCaseAndRunProperties(t *testing.T) {
 	check("passes", PropShows, "NET-07")
 	check("web linux twin", PropEvidence, "linux")
 	check("web linux twin", PropShows, "")
-	check("web linux twin", PropResult, "passed")
+	check("web linux twin", PropResult, SupportedOnly)
+	check("lim-09 echo", PropResult, SupportedOnly)
+	check("passes", PropResult, SpecPassed)
+	// A Linux twin and an API echo of a claim on Windows are no passes:
+	// their test cases are skipped, saying what they supported.
+	for _, c := range f.Suites[0].Cases {
+		for _, name := range []string{"web linux twin", "lim-09 echo", "cfg-04 linux twin"} {
+			if strings.HasPrefix(c.Name, "[It] [networking] pod to pod "+name) && (c.Skipped == nil || !strings.Contains(c.Skipped.Message, "supported only")) {
+				t.Errorf("%s: skipped %+v, want a skipped case saying it only supported its claim", name, c.Skipped)
+			}
+		}
+		if strings.HasPrefix(c.Name, "[It] [networking] pod to pod passes") && c.Skipped != nil {
+			t.Errorf("a spec that showed its claim is no pass: %+v", c.Skipped)
+		}
+	}
 	check("sch-05", PropEvidence, "scheduler")
 	check("skips", PropEvidence, "none")
 	check("skips", PropResult, "skipped")

@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -25,14 +23,7 @@ type LedgerEntry struct {
 func Ledger(r types.Report) ([]LedgerEntry, error) {
 	var out []LedgerEntry
 	for _, sr := range r.SpecReports {
-		var recorded Spec
-		for _, e := range sr.ReportEntries {
-			if e.Name == evidence.EntryName {
-				if rec, err := evidence.Parse(e.StringRepresentation()); err == nil {
-					recorded.Evidence = append(recorded.Evidence, rec)
-				}
-			}
-		}
+		recorded := Spec{Evidence: evidence.FromEntries(sr.ReportEntries)}
 		for _, e := range sr.ReportEntries {
 			if e.Name != ledger.EntryName {
 				continue
@@ -125,18 +116,4 @@ func WriteLedger(dir string, stamp version.Stamp, entries []LedgerEntry) error {
 		entries = []LedgerEntry{}
 	}
 	return WriteFiles(dir, "limitations.json", "limitations.md", LedgerFile{Stamp: stamp, Entries: entries}, LedgerMarkdown(entries))
-}
-
-// DecodeLedger reads limitations.json: the stamped object this winconform
-// writes, or the bare list of entries of a winconform before run stamps
-// (its stamp is then empty), so that an older baseline's ledger still
-// compares.
-func DecodeLedger(data []byte) (LedgerFile, error) {
-	var f LedgerFile
-	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
-		err := json.Unmarshal(trimmed, &f.Entries)
-		return f, err
-	}
-	err := json.Unmarshal(data, &f)
-	return f, err
 }

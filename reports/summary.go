@@ -11,11 +11,7 @@
 package reports
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -28,13 +24,15 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/version"
 )
 
-// Format names the layout of summary.json; readers refuse another.
-const Format = "winconform.summary/v3"
+// Format names the layout of summary.json, which the suite writes for
+// people and other tools (the harness reads the run's record instead).
+const Format = "winconform.summary/v4"
 
 // Outcomes of a claim in a run, strongest first: a claim takes the first
 // that applies.
@@ -93,18 +91,7 @@ type Spec struct {
 
 // Shows returns the records by which the spec shows claim c: those at a
 // level that shows c. A spec with a partial record shows nothing.
-func (s Spec) Shows(c claims.Claim) []evidence.Record {
-	var out []evidence.Record
-	for _, r := range s.Evidence {
-		if r.Partial != "" {
-			return nil
-		}
-		if c.Level.Shows(r.Level) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (s Spec) Shows(c claims.Claim) []evidence.Record { return evidence.Showing(s.Evidence, c) }
 
 // Level is the strongest evidence of the spec that shows claim c, else the
 // best below it, and whether it shows c. A partial record shows nothing.
@@ -177,6 +164,40 @@ func (c Claim) ShownAt(ok func(claims.Level) bool) bool {
 	return false
 }
 
+// ShownBy says what the run observed that shows the claim: the levels of
+// the specs that showed it, with the Windows builds they ran on ("windows-node
+// on 10.0.20348"), or "not shown". The catalogue's level (Level) is what
+// the claim needs; this is what it got.
+func (c Claim) ShownBy() string {
+	if c.Outcome != Shown {
+		return "not shown"
+	}
+	var out []string
+	for _, l := range claims.Levels {
+		var builds []string
+		seen := false
+		for _, s := range c.Shown {
+			if s.Level == l && s.Specs > 0 {
+				seen = true
+				if s.Build != "" && !slices.Contains(builds, s.Build) {
+					builds = append(builds, s.Build)
+				}
+			}
+		}
+		switch {
+		case !seen:
+		case len(builds) > 0:
+			out = append(out, string(l)+" on "+strings.Join(builds, ", "))
+		default:
+			out = append(out, string(l))
+		}
+	}
+	if len(out) == 0 {
+		return "not shown"
+	}
+	return strings.Join(out, "; ")
+}
+
 // ShownOnBuilds lists the Windows builds some spec showed the claim on at a
 // level that ok accepts.
 func (c Claim) ShownOnBuilds(ok func(claims.Level) bool) []string {
@@ -234,15 +255,14 @@ type Summary struct {
 	// Rerun names the report this run reran the failures of.
 	Rerun string `json:"rerunOf,omitempty"`
 	// Stamp is the run's ID (which labels its objects in the cluster:
-	// e2e-run, winconform.io/run) and the harness that ran it.
+	// e2e-run, winconform.io/run) and the harness that ran it, and
+	// Catalogue the version of the claim catalogue it was recorded under,
+	// as the run's record says (framework/record).
 	version.Stamp
-	Specs  []Spec  `json:"specs"`
-	Claims []Claim `json:"claims"`
+	Catalogue string  `json:"catalogue,omitempty"`
+	Specs     []Spec  `json:"specs"`
+	Claims    []Claim `json:"claims"`
 }
-
-// ClusterEntry is the report entry (of BeforeSuite) that carries the
-// cluster's facts to the summary.
-const ClusterEntry = "winconform.cluster"
 
 // ArtifactsEntry is the report entry that names a failed spec's artifacts
 // directory (framework/e2e.ArtifactsEntry).
@@ -258,14 +278,17 @@ func Summarize(r types.Report) Summary {
 			s.Interrupted = true
 		}
 	}
+	if run, fs, ok, err := record.Read(r); err == nil {
+		if ok {
+			s.Stamp, s.Catalogue, s.Rerun = run.Stamp, run.Catalogue, run.RerunOf
+		}
+		if fs != nil {
+			s.Cluster = clusterView(fs)
+		}
+	}
 	selected := selector(r.SuiteDescription, r.SuiteConfig)
 	setupFailed := ""
 	for _, sr := range r.SpecReports {
-		for _, e := range sr.ReportEntries {
-			if e.Name == ClusterEntry {
-				s.Cluster = clusterView(e.StringRepresentation())
-			}
-		}
 		if sr.LeafNodeType.Is(types.NodeTypeBeforeSuite|types.NodeTypeSynchronizedBeforeSuite) && sr.State.Is(types.SpecStateFailureStates) {
 			setupFailed = fmt.Sprintf("%s failed: %s", sr.LeafNodeType, text.FirstLine(sr.Failure.Message))
 		}
@@ -322,11 +345,7 @@ func Summarize(r types.Report) Summary {
 	return s
 }
 
-func clusterView(data string) ClusterView {
-	var f facts.Facts
-	if err := json.Unmarshal([]byte(data), &f); err != nil {
-		return ClusterView{}
-	}
+func clusterView(f *facts.Facts) ClusterView {
 	v := ClusterView{Known: true, ServerVersion: f.ServerVersion, CNI: f.CNI, Cgroup: f.Cgroup()}
 	for _, n := range f.Nodes {
 		switch {
@@ -660,7 +679,8 @@ func (s Summary) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("## Claims\n\n| claim | kind | shown by | outcome | why | passing specs by evidence | specs |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Claims\n\n\"needs\" is the level the catalogue asks of the claim; \"shown by\" what the run observed that shows it.\n\n" +
+		"| claim | kind | needs | shown by | outcome | why | passing specs by evidence | specs |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range s.Claims {
 		var ev []string
 		for _, l := range claims.Levels {
@@ -672,7 +692,7 @@ func (s Summary) Markdown() string {
 		for _, k := range sortedKeys(c.Specs) {
 			sp = append(sp, fmt.Sprintf("%s %d", k, c.Specs[k]))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.ID, c.Kind, c.Level, c.Outcome, cell(c.Why), strings.Join(ev, ", "), strings.Join(sp, ", "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.ID, c.Kind, c.Level, c.ShownBy(), c.Outcome, cell(c.Why), strings.Join(ev, ", "), strings.Join(sp, ", "))
 	}
 	var failed []Spec
 	for _, sp := range s.Specs {
@@ -714,39 +734,4 @@ func sortedKeys[V any](m map[string]V) []string {
 // Write puts summary.json and summary.md into dir.
 func (s Summary) Write(dir string) error {
 	return WriteFiles(dir, "summary.json", "summary.md", s, s.Markdown())
-}
-
-// ErrOldFormat is returned for a summary.json an older winconform wrote.
-var ErrOldFormat = errors.New("older report format")
-
-// ReadSummary reads dir/summary.json, refusing one of another format with an
-// error that names the file and the fix.
-func ReadSummary(dir string) (Summary, error) {
-	path := filepath.Join(dir, "summary.json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Summary{}, fmt.Errorf("%s: no summary.json: is %s the report directory of a finished (or interrupted) run? (`make e2e` writes _output/report)", path, dir)
-		}
-		return Summary{}, fmt.Errorf("%s: %w", path, err)
-	}
-	var head struct {
-		Format *string `json:"format"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return Summary{}, fmt.Errorf("%s is not a summary (half written?): %v", path, err)
-	}
-	switch {
-	case head.Format == nil:
-		return Summary{}, fmt.Errorf("%s: %w: it has no \"format\" field and no evidence per result (written by a winconform before %s): rerun the suites with this version", path, ErrOldFormat, Format)
-	case *head.Format != Format:
-		return Summary{}, fmt.Errorf("%s: %w %q, this winconform reads %q: rerun the suites with this version", path, ErrOldFormat, *head.Format, Format)
-	}
-	var s Summary
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return Summary{}, fmt.Errorf("%s: %v", path, err)
-	}
-	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/progress"
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/reports"
 
 	_ "github.com/winconform/winconform/suites/config"
@@ -109,6 +111,7 @@ func TestE2E(t *testing.T) {
 // The cluster's facts are discovered once per run, before any spec, by the
 // first process, kept with the reports, and shared with every parallel process.
 var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
+	record.Add(record.New(string(framework.RunID), e2e.Options.RerunOf))
 	cs, err := framework.LoadClientset()
 	framework.ExpectNoError(err, "connecting to the cluster in %s", framework.TestContext.KubeConfig)
 	fs, err := facts.Get(ctx, cs)
@@ -116,8 +119,7 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	framework.Logf("cluster: %s", fs.Summary())
 	data, err := json.Marshal(fs)
 	framework.ExpectNoError(err)
-	ginkgo.AddReportEntry(reports.ClusterEntry, string(data), ginkgo.ReportEntryVisibilityNever)
-	framework.ExpectNoError(e2e.WriteCluster(fs), "keeping the cluster's facts")
+	record.AddCluster(fs)
 	return data
 }, func(data []byte) {
 	var fs facts.Facts
@@ -125,16 +127,17 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	facts.Use(&fs)
 })
 
-// writeReports writes the harness's reports (e2e.WriteReports) after
-// every run, also a failed or interrupted one. A passing spec that recorded
-// no evidence fails the run: it would show nothing, silently.
+// writeReports writes the run's reports from its record (reports.Write)
+// after every run, also a failed or interrupted one. A passing spec that
+// recorded no evidence fails the run: it would show nothing, silently.
 func writeReports(r ginkgo.Report) {
-	if r.SuiteConfig.DryRun || framework.TestContext.ReportDir == "" {
+	dir := framework.TestContext.ReportDir
+	if r.SuiteConfig.DryRun || dir == "" {
 		return
 	}
-	s, err := e2e.WriteReports(r)
+	s, err := reports.Write(dir, r, filepath.Join(dir, "junit_"+framework.TestContext.ReportPrefix+"01.xml"))
 	framework.ExpectNoError(err, "writing the reports")
-	fmt.Printf("\nwinconform run %s: %s\n%s\nreports in %s\n", s.RunID, s.Status, s.Headline, framework.TestContext.ReportDir)
+	fmt.Printf("\nwinconform run %s: %s\n%s\nreports in %s\n", s.RunID, s.Status, s.Headline, dir)
 	if len(s.Unrecorded) > 0 {
 		framework.Failf("%d passing spec(s) recorded no evidence, so they show nothing (see framework/evidence): %v", len(s.Unrecorded), s.Unrecorded)
 	}

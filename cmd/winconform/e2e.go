@@ -250,10 +250,11 @@ func (r *runFlags) rerunFocus() error {
 	if r.rerun == "" {
 		return nil
 	}
-	s, err := reports.ReadSummary(r.rerun)
+	run, err := rundir.Load(r.rerun)
 	if err != nil {
 		return fmt.Errorf("--rerun-failed: %w", err)
 	}
+	s := run.Summary
 	for _, sp := range s.Specs {
 		switch sp.Result {
 		case reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan:
@@ -469,28 +470,36 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if err := html.WriteHTML(rf.reportDir); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform: report.html:", err)
 	}
-	fmt.Fprintln(os.Stderr, closingLine(rf.runID, rf.reportDir, runErr))
+	line, readable := closingLine(rf.runID, rf.reportDir, runErr)
+	fmt.Fprintln(os.Stderr, line)
 	var exit suiterun.ExitError
-	if errors.As(runErr, &exit) {
+	switch {
+	case errors.As(runErr, &exit):
 		return exitCode(exit.Code)
+	case runErr != nil:
+		return runErr
+	case !readable:
+		// Ginkgo said the suite passed, but the run's record cannot be
+		// read: nothing it showed can be checked, so the run fails.
+		return exitCode(exitFailed)
 	}
-	return runErr
+	return nil
 }
 
-// closingLine is a run's last line: how it ended, as its summary says, and
-// where its reports are.
-func closingLine(runID, dir string, runErr error) string {
-	s, err := reports.ReadSummary(dir)
+// closingLine is a run's last line: how it ended, as its record says, and
+// where its reports are; readable is false when the record cannot be read.
+func closingLine(runID, dir string, runErr error) (line string, readable bool) {
+	run, err := rundir.Load(dir)
 	var exit suiterun.ExitError
 	switch {
 	case err == nil:
-		return fmt.Sprintf("winconform e2e: run %s %s; reports in %s (summary.md, report.html; winconform results %s)", runID, s.Status, dir, dir)
+		return fmt.Sprintf("winconform e2e: run %s %s; reports in %s (summary.md, report.html; winconform results %s)", runID, run.Summary.Status, dir, dir), true
 	case errors.As(runErr, &exit):
-		return fmt.Sprintf("winconform e2e: run %s failed (the suite exited with status %d) before it wrote its summary: see its output above and %s", runID, exit.Code, dir)
+		return fmt.Sprintf("winconform e2e: run %s failed (the suite exited with status %d) before it wrote its record: see its output above and %s", runID, exit.Code, dir), false
 	case runErr != nil:
-		return fmt.Sprintf("winconform e2e: run %s did not finish: %v", runID, runErr)
+		return fmt.Sprintf("winconform e2e: run %s did not finish: %v", runID, runErr), false
 	}
-	return fmt.Sprintf("winconform e2e: run %s ended, but its summary cannot be read: %v", runID, err)
+	return fmt.Sprintf("winconform e2e: run %s ended, but its record cannot be read, so it shows nothing: %v", runID, err), false
 }
 
 // checkProcs reads --procs and checks it against what the cluster can hold:

@@ -12,7 +12,6 @@ import (
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/policy"
-	"github.com/winconform/winconform/reports/rundir"
 )
 
 // unusable is refused input (a usage error, or an input the gate cannot
@@ -89,43 +88,12 @@ diff.md and diff.json. It reads local files only.`,
 type gateOptions struct {
 	report, policy, baseline, now, out string
 	builds                             []string
+	clock                              func() time.Time // time.Now when nil
 }
 
 // runGate decides and writes the gate's files; an error means an input is unusable.
 func runGate(o gateOptions, w io.Writer) (gate.Result, error) {
-	if o.report == "" || o.policy == "" {
-		return gate.Result{}, errors.New("gate needs --report DIR (a run's report directory) and --policy FILE (policies/ has examples)")
-	}
-	day := time.Now().UTC()
-	if o.now != "" {
-		d, err := time.Parse(policy.DateLayout, o.now)
-		if err != nil {
-			return gate.Result{}, fmt.Errorf("--now %q is not a date YYYY-MM-DD: write the day to read known issues' expiry against, e.g. 2026-03-31", o.now)
-		}
-		day = d
-	}
-	p, err := policy.Load(o.policy)
-	if err != nil {
-		return gate.Result{}, err
-	}
-	for _, b := range o.builds {
-		if !policy.ValidBuild(b) {
-			return gate.Result{}, fmt.Errorf("--windows-build %q is not a Windows build: write it as the node label node.kubernetes.io/windows-build has it, e.g. 10.0.20348", b)
-		}
-	}
-	run, err := rundir.Load(o.report)
-	if err != nil {
-		return gate.Result{}, fmt.Errorf("--report: %w", err)
-	}
-	in := gate.Input{Policy: p, PolicyFile: o.policy, Run: run, Now: day, WindowsBuilds: o.builds}
-	if o.baseline != "" {
-		base, err := rundir.Load(o.baseline)
-		if err != nil {
-			return gate.Result{}, fmt.Errorf("--baseline: %w", err)
-		}
-		in.Baseline = base
-	}
-	res, err := gate.Decide(in)
+	res, err := gate.Evaluate(gate.Options{Report: o.report, Policy: o.policy, Baseline: o.baseline, Now: o.now, WindowsBuilds: o.builds, Clock: o.clock})
 	if err != nil {
 		return res, err
 	}

@@ -9,25 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/reporttest"
 )
 
 // defaultRun is what the default kind cluster shows.
-func defaultRun(t *testing.T) string {
-	m := map[string]reporttest.Claim{"WEB-01": reporttest.Twin()}
-	for _, id := range []string{"INF-01", "LIM-07", "NET-07", "NET-08", "NET-15", "NET-16"} {
-		m[id] = reporttest.Shown(claims.Linux)
-	}
-	for _, id := range []string{"LIM-01", "LIM-02", "SCH-11"} {
-		m[id] = reporttest.Shown(claims.API)
-	}
-	for _, id := range []string{"LIM-08", "SCH-01", "SCH-03", "SCH-04", "SCH-06", "SCH-07", "SCH-08"} {
-		m[id] = reporttest.Shown(claims.Scheduler)
-	}
-	return reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, m)})
-}
+func defaultRun(t *testing.T) string { return reporttest.Linux().Write(t) }
 
 // status runs the command with args and returns its exit status and output.
 func status(t *testing.T, args ...string) (int, string) {
@@ -63,7 +50,7 @@ func TestGateExitStatus(t *testing.T) {
 	code, out = status(t, "gate", "--report", run, "--policy", "../../policies/windows-node-build.yaml")
 	// The findings come grouped by cause: no Windows node, once, with the claims it blocks.
 	if code != exitBlocked || !regexp.MustCompile(`(?m)^  - no Windows node: the cluster had no real Windows node.*\(\d+\): cluster, .*WEB-01`).MatchString(out) ||
-		strings.Count(out, "no Windows node") != 1 {
+		strings.Count(out, "  - no Windows node") != 1 {
 		t.Errorf("windows-node-build on the default run: exit %d\n%s", code, out)
 	}
 	if code != exitBlocked {
@@ -95,13 +82,15 @@ func TestGateUnusableInputs(t *testing.T) {
 		return p
 	}
 	bad := write("bad.yaml", "name: x\nrequired:\n- claims: [NET-99]\n")
-	noExpiry := write("noexpiry.yaml", "name: x\nknownIssues:\n- claim: NET-21\n  reason: r\n  link: https://example.com/1\n")
-	refuse := write("refuse.yaml", "name: x\nbaseline:\n  otherShape: refuse\n")
-	half := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
-	os.WriteFile(filepath.Join(half, "summary.json"), []byte(`{"format": "winconform.summary/v2", "claims": [`), 0o644)
+	noExpiry := write("noexpiry.yaml", "name: x\nrequired:\n- claims: [NET-07]\nknownIssues:\n- claim: NET-21\n  reason: r\n  link: https://example.com/1\n")
+	refuse := write("refuse.yaml", "name: x\nrequired:\n- claims: [NET-07]\nbaseline:\n  otherShape: refuse\n")
+	half := defaultRun(t)
+	os.WriteFile(filepath.Join(half, reports.GinkgoFile), []byte(`[{"SuiteDescription": "winconform", "SpecReports": [`), 0o644)
 	old := t.TempDir()
 	os.WriteFile(filepath.Join(old, "summary.json"), []byte(`{"suite": "winconform", "claims": []}`), 0o644)
-	hybrid := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.HybridCluster, nil)})
+	hybrid := reporttest.IdealHybrid().Write(t)
+	empty := write("empty.yaml", "name: x\nrequired: []\n")
+	none := write("none.yaml", "name: x\nrequired:\n- labels: [\"os:windows\", \"!os:windows\"]\n")
 	cases := []struct {
 		name  string
 		args  []string
@@ -109,9 +98,13 @@ func TestGateUnusableInputs(t *testing.T) {
 	}{
 		{"unknown claim", []string{"--report", run, "--policy", bad}, []string{bad, "required[0].claims[0]", "NET-99", "winconform list"}},
 		{"known issue without expiry", []string{"--report", run, "--policy", noExpiry}, []string{noExpiry, "knownIssues[0].expires", "YYYY-MM-DD"}},
-		{"empty report directory", []string{"--report", t.TempDir(), "--policy", "../../policies/linux-only.yaml"}, []string{"summary.json", "make e2e"}},
-		{"half-written summary", []string{"--report", half, "--policy", "../../policies/linux-only.yaml"}, []string{filepath.Join(half, "summary.json"), "half written", "rerun"}},
-		{"baseline of an older format", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--baseline", old}, []string{"--baseline", filepath.Join(old, "summary.json"), reports.ErrOldFormat.Error(), "rerun the suites"}},
+		{"empty report directory", []string{"--report", t.TempDir(), "--policy", "../../policies/linux-only.yaml"}, []string{reports.GinkgoFile, "make e2e"}},
+		{"half-written record", []string{"--report", half, "--policy", "../../policies/linux-only.yaml"}, []string{filepath.Join(half, reports.GinkgoFile), "half written", "rerun"}},
+		{"baseline of an older winconform", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--baseline", old}, []string{"--baseline", reports.GinkgoFile, "rerun the suites"}},
+		{"a policy that requires nothing", []string{"--report", run, "--policy", empty}, []string{empty, "requires no claim"}},
+		{"--check of a policy that requires nothing", []string{"--check", "--policy", empty}, []string{empty, "requires no claim"}},
+		{"--check of a policy whose selection is empty", []string{"--check", "--policy", none}, []string{none, "required[0]", "selects no claim"}},
+		{"--now before the run", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--now", "2020-01-01"}, []string{"before run", "started (2026-03-01)"}},
 		{"baseline of another shape", []string{"--report", run, "--policy", refuse, "--baseline", hybrid}, []string{hybrid, "Windows nodes 2 -> 0", "baseline.otherShape"}},
 		{"bad --now", []string{"--report", run, "--policy", bad, "--now", "tomorrow"}, []string{"--now", "YYYY-MM-DD"}},
 		{"bad --windows-build", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--windows-build", "2022"}, []string{"--windows-build", "10.0.20348"}},

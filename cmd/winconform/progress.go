@@ -19,7 +19,8 @@ import (
 
 // progressServer receives the suite's progress (framework/progress, posted
 // to --progress-report-url by every process of the run) on the loopback
-// address and prints one line per spec: "12 of 146  passed  <spec>  3.2s".
+// address and prints one line per spec: "12 of 146  passed  <spec>  3.2s" (or "supported only": it passed
+// below its claims' level).
 // It counts the run itself, whichever process ran a spec, and posts the
 // run's progress, in the same form, to the user's own
 // --progress-report-url when the suite flags had one.
@@ -77,9 +78,13 @@ func (p *progressServer) take(u progress.Update) (progress.Update, bool) {
 	case progress.Begin:
 		return p.tally.Begin(u.Spec), true
 	case progress.End:
-		run := p.tally.End(u.Spec, u.State)
+		result := u.Result
+		if result == "" {
+			result = progress.StateResult(u.State)
+		}
+		run := p.tally.End(u.Spec, u.State, result)
 		took := time.Duration(u.Seconds * float64(time.Second)).Round(100 * time.Millisecond)
-		fmt.Fprintf(p.out, "%d of %d  %-8s %s  %s\n", p.tally.Done(), p.tally.Selected, u.State, u.Spec, took)
+		fmt.Fprintf(p.out, "%d of %d  %-8s %s  %s\n", p.tally.Done(), p.tally.Selected, result, u.Spec, took)
 		return run, true
 	case progress.Finish:
 		return u, true // the first process's, from every process's report

@@ -10,19 +10,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/framework/claims"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 
-// reportingSuite is a suite binary that writes a report (the summary given in
-// $FAKE_SUMMARY) into its --report-dir and keeps its arguments in $FAKE_ARGS.
+// reportingSuite is a suite binary that writes a report (the directory
+// $FAKE_REPORT, its run's ID replaced by the one it is given) into its
+// --report-dir and keeps its arguments in $FAKE_ARGS.
 const reportingSuite = `#!/bin/sh
 printf '%s\n' "$@" > "$FAKE_ARGS"
-for a; do case "$a" in --report-dir=*) d="${a#--report-dir=}";; esac; done
-cp "$FAKE_SUMMARY" "$d/summary.json"
+for a; do case "$a" in --report-dir=*) d="${a#--report-dir=}";; --run-id=*) id="${a#--run-id=}";; esac; done
+cp -r "$FAKE_REPORT"/. "$d/"
+sed -i "s/wc-fake-run-id/$id/g" "$d/ginkgo/report.json"
 `
 
 // unreachable is a kubeconfig of a cluster nothing answers for.
@@ -35,15 +37,24 @@ current-context: c
 `
 
 // failedRun is a report directory whose run had a failed spec.
-func failedRun(t *testing.T, dir string) reports.Summary {
+func failedRun(t *testing.T, dir string) *reporttest.Run {
 	t.Helper()
-	s := reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-07": {Outcome: reports.Failed}},
-		reports.Spec{Name: "networking NET-07 pod to pod", Labels: []string{"claim:NET-07"}, Result: reports.SpecFailed, Message: "timeout"})
+	r := reporttest.Linux()
+	r.Set("NET-07", reporttest.Spec{Name: "networking NET-07 pod to pod", State: types.SpecStateFailed, Message: "timeout", Evidence: []reporttest.Ev{reporttest.OnLinux()}})
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	reporttest.WriteTo(t, dir, reporttest.Dir{Summary: s})
-	return s
+	r.WriteTo(t, dir)
+	return r
+}
+
+// summaryOf is the run in dir, as its record says.
+func summaryOf(dir string) (reports.Summary, error) {
+	run, err := rundir.Load(dir)
+	if err != nil {
+		return reports.Summary{}, err
+	}
+	return run.Summary, nil
 }
 
 // `make e2e RERUN=_output/report` (the README's example) reads the report
@@ -52,14 +63,13 @@ func failedRun(t *testing.T, dir string) reports.Summary {
 func TestRerunKeepsItsInput(t *testing.T) {
 	t.Chdir(t.TempDir())
 	old := failedRun(t, "_output/report")
-	bin, args, next := filepath.Join(t.TempDir(), "e2e.test"), filepath.Join(t.TempDir(), "args"), filepath.Join(t.TempDir(), "summary.json")
+	bin, args, next := filepath.Join(t.TempDir(), "e2e.test"), filepath.Join(t.TempDir(), "args"), t.TempDir()
 	os.WriteFile(bin, []byte(reportingSuite), 0o755)
-	newer := reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-07": reporttest.Shown(claims.Linux)})
-	if err := newer.Write(filepath.Dir(next)); err != nil {
-		t.Fatal(err)
-	}
+	newer := reporttest.Linux()
+	newer.ID, newer.NoRunFile = "wc-fake-run-id", true
+	newer.WriteTo(t, next)
 	t.Setenv("FAKE_ARGS", args)
-	t.Setenv("FAKE_SUMMARY", next)
+	t.Setenv("FAKE_REPORT", next)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(kc, []byte(unreachable), 0o600)
 
@@ -70,9 +80,9 @@ func TestRerunKeepsItsInput(t *testing.T) {
 	if err := runSuite(context.Background(), rf, kc, nil, nil); err != nil {
 		t.Fatalf("runSuite: %v", err)
 	}
-	aside := "_output/report." + old.RunID
-	kept, err := reports.ReadSummary(aside)
-	if err != nil || kept.RunID != old.RunID {
+	aside := "_output/report." + old.ID
+	kept, err := summaryOf(aside)
+	if err != nil || kept.RunID != old.ID {
 		t.Fatalf("the rerun's input report is gone (%v): it must be kept, moved aside to %s", err, aside)
 	}
 	got, _ := os.ReadFile(args)
@@ -80,8 +90,8 @@ func TestRerunKeepsItsInput(t *testing.T) {
 	if !strings.Contains(string(got), "--rerun-of="+abs+"\n") {
 		t.Errorf("the rerun names its input %s? its arguments:\n%s", abs, got)
 	}
-	if s, err := reports.ReadSummary("_output/report"); err != nil || s.RunID != newer.RunID {
-		t.Errorf("the new report: %v %q", err, s.RunID)
+	if s, err := summaryOf("_output/report"); err != nil || s.RunID == old.ID || !strings.HasPrefix(s.RunID, "wc-") {
+		t.Errorf("the new report: %v %q, want this run's", err, s.RunID)
 	}
 }
 
@@ -99,7 +109,7 @@ func TestUpFailureWritesAJUnit(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `failures="1"`) || !strings.Contains(string(data), "the control plane did not come up") {
 		t.Errorf("the JUnit of a failed up: %v\n%s", err, data)
 	}
-	if _, err := reports.ReadSummary("_output/report." + old.RunID); err != nil {
+	if _, err := summaryOf("_output/report." + old.ID); err != nil {
 		t.Errorf("the previous report: %v", err)
 	}
 }
@@ -109,6 +119,7 @@ func TestUpFailureWritesAJUnit(t *testing.T) {
 func TestRefusedInputWritesNoJUnit(t *testing.T) {
 	t.Chdir(t.TempDir())
 	old := failedRun(t, "_output/report")
+	junit, _ := os.ReadFile(filepath.Join("_output/report", reports.JUnitFile))
 	refused := usage(errors.New("cluster \"kind\" was made from another shape: winconform down --name kind"))
 	rf := runFlags{reportDir: "_output/report"}
 	if err := rf.stepFailed("up", refused); !errors.Is(err, refused) {
@@ -117,11 +128,11 @@ func TestRefusedInputWritesNoJUnit(t *testing.T) {
 	if err := stepFailedIn(io.Discard, "_output/report", "join", refused); !errors.Is(err, refused) {
 		t.Errorf("stepFailedIn returned %v", err)
 	}
-	if s, err := reports.ReadSummary("_output/report"); err != nil || s.RunID != old.RunID {
+	if s, err := summaryOf("_output/report"); err != nil || s.RunID != old.ID {
 		t.Errorf("the previous report was moved for refused input: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join("_output/report", reports.JUnitFile)); err == nil {
-		t.Error("refused input left a JUnit of a failed step")
+	if now, _ := os.ReadFile(filepath.Join("_output/report", reports.JUnitFile)); string(now) != string(junit) {
+		t.Error("refused input left a JUnit of a failed step in place of the run's")
 	}
 }
 

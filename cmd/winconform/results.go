@@ -25,7 +25,7 @@ func resultsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "results DIR [--outcome OUTCOME]",
 		Short: "Show a run's report directory in the terminal: its status, the claims and the specs that did not pass",
-		Long: `results reads a run's report directory (summary.json) and prints the run's
+		Long: `results reads a run's record (its report directory) and prints the run's
 status and headline, every claim with its outcome and why, and the specs that
 failed, were blocked, interrupted or never ran. --outcome keeps only the
 claims with that outcome and the specs with that result (failed, blocked,
@@ -44,14 +44,11 @@ covered; passed, never ran).`,
 					return usage(fmt.Errorf("--outcome %q: %sthe outcomes are %s", outcome, fix, strings.Join(slices.Compact(known), ", ")))
 				}
 			}
-			if err := rundir.CheckFinished(args[0]); err != nil {
+			run, err := rundir.Load(args[0])
+			if err != nil {
 				return unfinished(cmd.OutOrStdout(), err)
 			}
-			s, err := reports.ReadSummary(args[0])
-			if err != nil {
-				return usage(err)
-			}
-			return writeResults(cmd.OutOrStdout(), args[0], s, outcome)
+			return writeResults(cmd.OutOrStdout(), args[0], run.Summary, outcome)
 		},
 	}
 	cmd.Flags().StringVar(&outcome, "outcome", "", "only the claims with this outcome and the specs with this result, e.g. failed")
@@ -87,10 +84,10 @@ func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) 
 			continue
 		}
 		if claims == 0 {
-			fmt.Fprintln(w, "\nCLAIM\tOUTCOME\tSHOWN BY\tWHY")
+			fmt.Fprintln(w, "\nCLAIM\tOUTCOME\tNEEDS\tSHOWN BY\tWHY")
 		}
 		claims++
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.ID, c.Outcome, c.Level, reports.Cell(text.FirstLine(c.Why), 100))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Outcome, c.Level, c.ShownBy(), reports.Cell(text.FirstLine(c.Why), 100))
 	}
 	specs := 0
 	for _, sp := range s.Specs {

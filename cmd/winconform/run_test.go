@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/progress"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/internal/suiterun"
@@ -87,29 +89,36 @@ func TestProgressLines(t *testing.T) {
 	}
 	defer p.Close()
 	first, second := progress.New(p.URL, &out), progress.New(p.URL, &out)
-	first.SuiteWillBegin(types.Report{PreRunStats: types.PreRunStats{TotalSpecs: 9, SpecsThatWillRun: 3}})
+	first.SuiteWillBegin(types.Report{PreRunStats: types.PreRunStats{TotalSpecs: 9, SpecsThatWillRun: 4}})
 	spec := func(text string, state types.SpecState, attempts, process int) types.SpecReport {
 		return types.SpecReport{ContainerHierarchyTexts: []string{"[networking]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: text,
 			State: state, NumAttempts: attempts, ParallelProcess: process, RunTime: 1500 * time.Millisecond}
 	}
+	// A Linux twin of a Windows claim passes: it supports the claim, it
+	// shows nothing on Windows, and no count takes it for a pass.
+	twin := spec("WEB-01 on a Linux twin", types.SpecStatePassed, 1, 2)
+	twin.LeafNodeLabels = []string{"claim:WEB-01", "os:linux"}
+	twin.ReportEntries = types.ReportEntries{{Name: evidence.EntryName, Value: types.WrapEntryValue(`{"level":"linux","nodes":["lin-w"]}`)}}
 	first.SpecDidEnd(spec("pods reach pods", types.SpecStatePassed, 1, 1))
 	second.SpecDidEnd(spec("a filtered spec", types.SpecStateSkipped, 0, 2))
 	second.SpecDidEnd(spec("a Windows pod reaches a Service", types.SpecStateFailed, 1, 2))
+	second.SpecDidEnd(twin)
 	first.SpecDidEnd(spec("needs a Windows node", types.SpecStateSkipped, 1, 1))
-	want := "1 of 3  passed   [networking] pods reach pods  1.5s\n" +
-		"2 of 3  failed   [networking] a Windows pod reaches a Service  1.5s\n" +
-		"3 of 3  skipped  [networking] needs a Windows node  1.5s\n"
+	want := "1 of 4  passed   [networking] pods reach pods  1.5s\n" +
+		"2 of 4  failed   [networking] a Windows pod reaches a Service  1.5s\n" +
+		"3 of 4  supported only [networking] WEB-01 on a Linux twin  1.5s\n" +
+		"4 of 4  skipped  [networking] needs a Windows node  1.5s\n"
 	if out.String() != want {
 		t.Errorf("lines:\n%s\nwant:\n%s", out.String(), want)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(forwarded) != 4 || forwarded[0].Event != progress.Start || forwarded[0].Total != 3 {
+	if len(forwarded) != 5 || forwarded[0].Event != progress.Start || forwarded[0].Total != 4 {
 		t.Fatalf("forwarded %+v", forwarded)
 	}
-	last := forwarded[3]
-	if last.Total != 2 || last.Completed != 1 || len(last.Failures) != 1 || last.Msg != "3 of 3 specs done (1 passed, 1 failed, 1 skipped); last: skipped [networking] needs a Windows node" {
-		t.Errorf("the run's last update %+v: want the run's counts (total 2, completed 1, one failure), not a process's", last)
+	last := forwarded[4]
+	if last.Total != 2 || last.Completed != 1 || len(last.Failures) != 1 || last.Msg != "4 of 4 specs done (1 passed, 1 supported only, 1 failed, 1 skipped); last: skipped [networking] needs a Windows node" {
+		t.Errorf("the run's last update %+v: want the run's counts (total 2: a skip and a twin leave it, completed 1, one failure), not a process's", last)
 	}
 }
 
@@ -138,19 +147,24 @@ func TestColorWanted(t *testing.T) {
 	}
 }
 
-// A run's last line says how it ended, from its summary, and where the
-// reports are; never "exit status 1".
+// A run's last line says how it ended, from its record, and where the
+// reports are; never "exit status 1". A run whose record cannot be read
+// shows nothing, whatever the suite's exit status said.
 func TestClosingLine(t *testing.T) {
 	run := reporttest.IdealHybrid()
 	run.Set("NET-01", reporttest.Spec{State: types.SpecStateFailed, Message: "no route"})
 	dir := run.Write(t)
-	line := closingLine("wc-1", dir, suiterun.ExitError{Code: 1})
-	if !strings.HasPrefix(line, "winconform e2e: run wc-1 failed") || !strings.Contains(line, dir) || strings.Contains(line, "exit status") {
-		t.Errorf("%q", line)
+	line, readable := closingLine(run.ID, dir, suiterun.ExitError{Code: 1})
+	if !readable || !strings.HasPrefix(line, "winconform e2e: run "+run.ID+" failed") || !strings.Contains(line, dir) || strings.Contains(line, "exit status") {
+		t.Errorf("%v %q", readable, line)
 	}
-	line = closingLine("wc-2", t.TempDir(), suiterun.ExitError{Code: 1})
-	if !strings.Contains(line, "before it wrote its summary") {
-		t.Errorf("%q", line)
+	line, readable = closingLine("wc-2", t.TempDir(), suiterun.ExitError{Code: 1})
+	if readable || !strings.Contains(line, "before it wrote its record") {
+		t.Errorf("%v %q", readable, line)
+	}
+	line, readable = closingLine("wc-3", t.TempDir(), nil)
+	if readable || !strings.Contains(line, "its record cannot be read, so it shows nothing") {
+		t.Errorf("a suite that passed without a record: %v %q", readable, line)
 	}
 }
 
@@ -187,8 +201,18 @@ func TestResultsCommand(t *testing.T) {
 		t.Errorf("--outcome faild: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = runCLI(t, "results", t.TempDir())
-	if code != exitUsage || !strings.Contains(stderr, "no summary.json") {
+	if code != exitUsage || !strings.Contains(stderr, "no ginkgo/report.json") {
 		t.Errorf("an empty directory: exit %d: %s", code, stderr)
+	}
+	// What a claim needs, and what showed it: a twin shows nothing on Windows.
+	twin := reporttest.Linux().Write(t)
+	code, out, _ = runCLI(t, "results", twin, "--outcome", "supported")
+	if code != 0 || !regexp.MustCompile(`WEB-01\s+supported\s+windows-node\s+not shown`).MatchString(out) || !strings.Contains(out, "NEEDS") {
+		t.Errorf("a claim supported by a Linux twin: exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "results", twin, "--outcome", "shown")
+	if code != 0 || !regexp.MustCompile(`NET-07\s+shown\s+linux\s+linux`).MatchString(out) || !regexp.MustCompile(`SCH-01\s+shown\s+scheduler\s+scheduler`).MatchString(out) {
+		t.Errorf("claims shown at their levels: exit %d:\n%s", code, out)
 	}
 }
 

@@ -97,8 +97,10 @@ func TestRunRecord(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage-329", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
 	runmark.Run{ID: dead, Started: now.Add(-time.Hour)}.Mark(ns)
 	cs := fake.NewSimpleClientset(ns)
-	dir := reporttest.IdealHybrid().Write(t)
-	rf := runFlags{reportDir: dir, runID: "wc-20261125t180000-00000001", started: now.Truncate(time.Second), deadAfter: time.Minute}
+	r := reporttest.IdealHybrid()
+	r.NoRunFile = true
+	dir := r.Write(t)
+	rf := runFlags{reportDir: dir, runID: r.ID, started: now.Truncate(time.Second), deadAfter: time.Minute}
 	var log bytes.Buffer
 	rec := startRun(context.Background(), cs, &rf, &log)
 	defer rec.stopHeartbeat()

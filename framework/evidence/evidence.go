@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/skips"
@@ -40,6 +41,12 @@ type Record struct {
 	// obtained on; empty when the spec did not say. A release gate for a
 	// build counts only the results obtained on that build.
 	Build string `json:"build,omitempty"`
+	// Nodes name the cluster's nodes the result was obtained on, Machines
+	// the machines of the inventory (reached over WinRM). A record on a
+	// Windows node names its nodes, which the gate holds against the run's
+	// cluster facts: real Windows nodes of that build.
+	Nodes    []string `json:"nodes,omitempty"`
+	Machines []string `json:"machines,omitempty"`
 }
 
 // Add records that the current spec's result comes from level, on what detail says.
@@ -143,4 +150,46 @@ func Parse(value string) (Record, error) {
 // passed, failed and skipped.
 func Inconclusive(why string) {
 	skips.Skip(skips.Inconclusive, why)
+}
+
+// Showing returns the records of a spec by which it shows claim c: those
+// at a level that shows c. A spec with a partial record shows nothing.
+func Showing(recs []Record, c claims.Claim) []Record {
+	var out []Record
+	for _, r := range recs {
+		if r.Partial != "" {
+			return nil
+		}
+		if c.Level.Shows(r.Level) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ShowsAny says whether a spec that passed with records recs, labelled
+// with claims ids, showed any of them: else it only supported them (a
+// Linux twin, simulated nodes, the API alone, a partial look), and no
+// count of passes may take it for one.
+func ShowsAny(recs []Record, ids []string) bool {
+	for _, id := range ids {
+		if c, ok := claims.Get(id); ok && len(Showing(recs, c)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// FromEntries reads the records among a spec's report entries (those it
+// cannot read are left out: reports say what recorded nothing).
+func FromEntries(entries types.ReportEntries) []Record {
+	var out []Record
+	for _, e := range entries {
+		if e.Name == EntryName {
+			if r, err := Parse(e.StringRepresentation()); err == nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -45,29 +46,31 @@ func TestBuildTravelsWithTheRecord(t *testing.T) {
 // result off Windows is one record without build.
 func TestRecordsOnePerBuild(t *testing.T) {
 	got := Records(claims.WindowsNode, "real windows node(s)", "", []On{
-		{"win-a", "10.0.20348"}, {"win-b", "10.0.17763"}, {"win-c", "10.0.20348"}, {"win-d", "ltsc2022"},
+		{Name: "win-a", Build: "10.0.20348"}, {Name: "win-b", Build: "10.0.17763"}, {Name: "win-c", Build: "10.0.20348"}, {Name: "win-d", Build: "ltsc2022"},
+		{Name: "m-1", Build: "10.0.20348.2700", Machine: true, Note: "Windows Server 2022"},
 	})
 	want := []Record{
-		{Level: claims.WindowsNode, Detail: "real windows node(s) win-a, win-c", Build: "10.0.20348"},
-		{Level: claims.WindowsNode, Detail: "real windows node(s) win-b", Build: "10.0.17763"},
-		{Level: claims.WindowsNode, Detail: "real windows node(s) win-d"},
+		{Level: claims.WindowsNode, Detail: "real windows node(s) win-a, win-c", Build: "10.0.20348", Nodes: []string{"win-a", "win-c"}},
+		{Level: claims.WindowsNode, Detail: "real windows node(s) win-b", Build: "10.0.17763", Nodes: []string{"win-b"}},
+		{Level: claims.WindowsNode, Detail: "real windows node(s) win-d", Nodes: []string{"win-d"}},
+		{Level: claims.WindowsNode, Detail: "real windows node(s) m-1 (Windows Server 2022)", Build: "10.0.20348.2700", Machines: []string{"m-1"}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Records = %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("record %d = %+v, want %+v", i, got[i], want[i])
 		}
 		if err := got[i].Check(); err != nil {
 			t.Errorf("record %d: %v", i, err)
 		}
 	}
-	lin := Records(claims.Linux, "real linux node(s)", "", []On{{"lin-a", ""}, {"lin-b", ""}})
-	if len(lin) != 1 || lin[0].Build != "" || lin[0].Detail != "real linux node(s) lin-a, lin-b" {
+	lin := Records(claims.Linux, "real linux node(s)", "", []On{{Name: "lin-a"}, {Name: "lin-b"}})
+	if len(lin) != 1 || lin[0].Build != "" || lin[0].Detail != "real linux node(s) lin-a, lin-b" || !reflect.DeepEqual(lin[0].Nodes, []string{"lin-a", "lin-b"}) {
 		t.Errorf("Linux records = %+v", lin)
 	}
-	part := Records(claims.WindowsNode, "nodes", "enforcement", []On{{"win-a", "10.0.20348"}})
+	part := Records(claims.WindowsNode, "nodes", "enforcement", []On{{Name: "win-a", Build: "10.0.20348"}})
 	if len(part) != 1 || part[0].Partial != "enforcement" || part[0].Build != "10.0.20348" {
 		t.Errorf("partial records = %+v", part)
 	}

@@ -8,10 +8,14 @@ import (
 
 // On is a node or machine a result was obtained on: its name and, for a
 // Windows one, its build (the node's node.kubernetes.io/windows-build
-// label, or the build the machine reported).
+// label, or the build the machine reported). Machine marks a machine of
+// the inventory (not a node name); Note is said after the name in the
+// record's detail (a machine's caption).
 type On struct {
-	Name  string
-	Build string
+	Name    string
+	Build   string
+	Machine bool
+	Note    string
 }
 
 // Records are the records of a result obtained at level on nodes, detail
@@ -22,22 +26,31 @@ type On struct {
 // another level there is one record, without a build. partial, when set,
 // makes every record partial: it names what the spec could not see.
 func Records(level claims.Level, detail, partial string, nodes []On) []Record {
-	record := func(build string, names []string) Record {
-		d := detail
-		if len(names) > 0 {
-			d += " " + strings.Join(names, ", ")
+	record := func(build string, ons []On) Record {
+		r := Record{Level: level, Detail: detail, Partial: partial, Build: build}
+		var names []string
+		for _, n := range ons {
+			name := n.Name
+			if n.Note != "" {
+				name += " (" + n.Note + ")"
+			}
+			names = append(names, name)
+			if n.Machine {
+				r.Machines = append(r.Machines, n.Name)
+			} else {
+				r.Nodes = append(r.Nodes, n.Name)
+			}
 		}
-		return Record{Level: level, Detail: d, Partial: partial, Build: build}
-	}
-	var all []string
-	for _, n := range nodes {
-		all = append(all, n.Name)
+		if len(names) > 0 {
+			r.Detail += " " + strings.Join(names, ", ")
+		}
+		return r
 	}
 	if !level.OnWindows() || len(nodes) == 0 {
-		return []Record{record("", all)}
+		return []Record{record("", nodes)}
 	}
 	var builds []string
-	byBuild := map[string][]string{}
+	byBuild := map[string][]On{}
 	for _, n := range nodes {
 		b := n.Build
 		if !buildPattern.MatchString(b) {
@@ -46,7 +59,7 @@ func Records(level claims.Level, detail, partial string, nodes []On) []Record {
 		if _, seen := byBuild[b]; !seen {
 			builds = append(builds, b)
 		}
-		byBuild[b] = append(byBuild[b], n.Name)
+		byBuild[b] = append(byBuild[b], n)
 	}
 	out := make([]Record, 0, len(builds))
 	for _, b := range builds {

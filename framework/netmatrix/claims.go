@@ -2,6 +2,7 @@ package netmatrix
 
 import (
 	"slices"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -159,47 +160,71 @@ func (m *Matrix) Uncatalogued() []*Cell {
 }
 
 // Evidence is what a claim's decided cells were obtained on: a level and,
-// on Windows, the build of the Windows node the path crossed.
+// on Windows, the build of the Windows nodes the paths crossed, and those
+// nodes.
 type Evidence struct {
 	Level claims.Level
 	Build string // "" off Windows, or when the node's build is not known
 	Cells int
+	Nodes []string // on Windows, the Windows nodes of that build the cells crossed
 }
 
 // Evidence counts the decided cells (Cell.Decided: a flaky, unobserved or
 // broken cell is no evidence) by level and Windows build, for the claim's
-// spec to record (evidence.OnBuild for a level on Windows, evidence.Add
-// else). A cell that crossed Windows nodes of two builds counts for each.
+// spec to record (one record each, naming its nodes). A cell that crossed
+// Windows nodes of two builds counts for each.
 func (m *Matrix) Evidence(cells []*Cell) []Evidence {
 	builds := m.nodeBuilds()
-	count := map[Evidence]int{}
-	var order []Evidence
+	type key struct {
+		level claims.Level
+		build string
+	}
+	byKey := map[key]*Evidence{}
+	var order []key
+	count := func(k key, nodes []string) {
+		e := byKey[k]
+		if e == nil {
+			e = &Evidence{Level: k.level, Build: k.build}
+			byKey[k] = e
+			order = append(order, k)
+		}
+		e.Cells++
+		for _, n := range nodes {
+			if !slices.Contains(e.Nodes, n) {
+				e.Nodes = append(e.Nodes, n)
+			}
+		}
+	}
 	for _, c := range cells {
 		if !c.Decided() {
 			continue
 		}
 		level := m.Level(c)
-		keys := []Evidence{{Level: level}}
-		if level.OnWindows() {
-			keys = keys[:0]
-			for _, b := range m.buildsOf(c, builds) {
-				keys = append(keys, Evidence{Level: level, Build: b})
-			}
-			if len(keys) == 0 {
-				keys = append(keys, Evidence{Level: level})
-			}
+		if !level.OnWindows() {
+			count(key{level: level}, nil)
+			continue
 		}
-		for _, k := range keys {
-			if count[k] == 0 {
-				order = append(order, k)
+		byBuild := map[string][]string{}
+		var order []string
+		for _, n := range m.windowsNodesOf(c) {
+			b := builds[n]
+			if _, ok := byBuild[b]; !ok {
+				order = append(order, b)
 			}
-			count[k]++
+			byBuild[b] = append(byBuild[b], n)
+		}
+		if len(order) == 0 {
+			count(key{level: level}, nil)
+		}
+		for _, b := range order {
+			count(key{level: level, build: b}, byBuild[b])
 		}
 	}
 	out := make([]Evidence, 0, len(order))
 	for _, k := range order {
-		k.Cells = count[k]
-		out = append(out, k)
+		e := *byKey[k]
+		sort.Strings(e.Nodes)
+		out = append(out, e)
 	}
 	return out
 }
@@ -222,10 +247,10 @@ func (m *Matrix) nodeBuilds() map[string]string {
 	return out
 }
 
-// buildsOf lists the builds of the Windows nodes cell c crossed: its
+// windowsNodesOf lists the Windows nodes cell c crossed, each once: its
 // source's, its target's (a Service's backends'), the node a NodePort went
 // through.
-func (m *Matrix) buildsOf(c *Cell, builds map[string]string) []string {
+func (m *Matrix) windowsNodesOf(c *Cell) []string {
 	src, t := m.Peers(c)
 	var nodes []string
 	w := string(corev1.Windows)
@@ -241,8 +266,8 @@ func (m *Matrix) buildsOf(c *Cell, builds map[string]string) []string {
 	}
 	var out []string
 	for _, n := range nodes {
-		if b := builds[n]; b != "" && !slices.Contains(out, b) {
-			out = append(out, b)
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
 		}
 	}
 	return out

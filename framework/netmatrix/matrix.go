@@ -235,8 +235,10 @@ type Matrix struct {
 	cells map[string]map[string]*Cell // source -> target -> cell
 }
 
-// Run probes every applicable cell, probes mismatching cells once more, and
-// prints each source's row of the truth table to out as it completes.
+// Run probes every applicable cell, probes mismatching cells and documented
+// limitations once more (a limitation whose first probe broke, a third
+// time: it holds only on two real probes), and prints each source's row of
+// the truth table to out as it completes.
 func (m *Matrix) Run(ctx context.Context, out io.Writer) {
 	m.cells = map[string]map[string]*Cell{}
 	for _, s := range m.Sources {
@@ -269,6 +271,9 @@ func (m *Matrix) Run(ctx context.Context, out io.Writer) {
 			return c.Verdict == Regression || c.Verdict == Drift || c.Verdict == Broken || c.Verdict == Wrong ||
 				(c.Verdict == OK && !c.Expect.Reachable)
 		})
+		// A limitation seen blocked once, after a probe error, gets its
+		// second real probe.
+		m.probeRow(ctx, s, func(c *Cell) bool { return c.Verdict == Unobserved && c.Observed == Blocked })
 		m.confirmLimitations(s)
 		// Rows go out whole, one worker at a time.
 		m.mu.Lock()
@@ -354,6 +359,12 @@ func (m *Matrix) probeRow(ctx context.Context, s Source, want func(*Cell) bool) 
 		case (first == Blocked && c.Observed == Reachable) || (first == Reachable && c.Observed == Blocked):
 			c.Verdict = Flaky
 			c.Why = fmt.Sprintf("%s on the first probe, %s on the second", first, c.Observed)
+		case !c.Expect.Reachable && c.Verdict == OK && first != NotProbed && first != Blocked:
+			// A probe error observed nothing: this is the first real probe
+			// that saw the path blocked, and a limitation holds only on two
+			// (Run probes it once more).
+			c.Verdict = Unobserved
+			c.Why = fmt.Sprintf("blocked on one real probe, after a %s: a documented limitation holds only when two real probes see its path blocked", first)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package netmatrix
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -91,6 +92,39 @@ func TestLimitationCellBlockedThenReachableIsFlaky(t *testing.T) {
 	}
 }
 
+// A probe error is no observation: a limitation cell whose first probe
+// broke and whose second saw the path blocked has seen it blocked once. It
+// holds only after two real probes (a third is made) beside a reachable
+// control; a third that breaks again decides nothing.
+func TestLimitationCellAfterAProbeErrorNeedsTwoRealProbes(t *testing.T) {
+	ts := []Target{podTargets(peerWinB)[0], serviceTargets(peerSvcLinux)[0]}
+	run := func(answers ...probeclient.Result) (*Cell, *fakeSource) {
+		f := &fakeSource{peer: nodeWin1, probe: per(func(call int, url string) probeclient.Result {
+			if url == ts[0].URL {
+				return okResult(ipWinB) // the control: reachable
+			}
+			return answers[min(call, len(answers)-1)]
+		})}
+		m := &Matrix{Sources: []Source{f}, Targets: ts, Profile: documented("v1.34.4", "flannel/vxlan"), Claims: ClaimsFor, Applies: Applicable, Workers: 1}
+		m.Run(context.Background(), nil)
+		return cellOf(t, m, win1, ts[1].ID()), f
+	}
+	broken, blocked := failResult("probe-error", "exec: no such container"), failResult("timeout", "i/o timeout")
+	c, f := run(broken, blocked, blocked)
+	if c.Verdict != OK || !c.Decided() || len(f.Batches()) != 3 {
+		t.Errorf("probe error, blocked, blocked: verdict %s decided %v after %d batches, want a limitation that holds after a third probe", c.Verdict, c.Decided(), len(f.Batches()))
+	}
+	c, _ = run(broken, blocked, broken)
+	if c.Verdict == OK || c.Decided() {
+		t.Errorf("probe error, blocked, probe error: verdict %s decided %v, want a cell that decides nothing (one real probe)", c.Verdict, c.Decided())
+	}
+	// Two real probes from the start: two batches, as before.
+	c, f = run(blocked)
+	if c.Verdict != OK || len(f.Batches()) != 2 {
+		t.Errorf("blocked, blocked: verdict %s after %d batches", c.Verdict, len(f.Batches()))
+	}
+}
+
 // A wrong answer (an HTTP 404 from a Service IP, a reply from a pod that is
 // not the target's) says something answered that should not have; a right
 // answer on the second probe does not make the path right.
@@ -168,8 +202,8 @@ func TestEvidenceByLevelAndBuild(t *testing.T) {
 	m := &Matrix{Sources: []Source{f}, Targets: ts, Applies: Applicable, Workers: 1}
 	m.Run(context.Background(), nil)
 	got := m.Evidence(m.Cells())
-	want := []Evidence{{Level: claims.WindowsNode, Build: "10.0.20348", Cells: 1}, {Level: claims.Linux, Cells: 1}}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	want := []Evidence{{Level: claims.WindowsNode, Build: "10.0.20348", Cells: 1, Nodes: []string{winA.Node}}, {Level: claims.Linux, Cells: 1}}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("evidence %+v, want %+v (the flaky cell to 10.0.26100 counts for nothing)", got, want)
 	}
 }

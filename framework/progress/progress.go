@@ -13,9 +13,11 @@
 // the last non-appending update whole (CombineUpdates), and `sonobuoy
 // status` shows "Passed: completed, Failed: len(failures), Remaining:
 // total - completed - len(failures)" (FormatPluginProgress). So Completed
-// counts the specs that passed, Failures names those that failed, and a
-// spec that skipped leaves the total: Remaining is the specs still to run,
-// and Passed never counts a skip. Fields Sonobuoy does not know (event,
+// counts the specs that passed and showed a claim, Failures names those
+// that failed, and a spec that skipped, or passed below its claims' level
+// (a Linux twin, simulated nodes, the API alone: it supports them, it
+// shows none), leaves the total: Remaining is the specs still to run, and
+// Passed never counts a skip or a spec that only supported its claims. Fields Sonobuoy does not know (event,
 // spec, state, seconds, process) say which spec began or ended, for the CLI.
 //
 // Each process of a parallel run posts its own counts; the CLI, which
@@ -40,6 +42,9 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/winconform/winconform/framework/evidence"
+	"github.com/winconform/winconform/framework/labels"
 )
 
 // Update is one progress update.
@@ -51,11 +56,14 @@ type Update struct {
 	Failures  []string `json:"failures,omitempty"`
 	// Event says what happened; Spec, State, Seconds and Process which spec
 	// began or ended, how, in how long, on which parallel process.
-	Event   Event           `json:"event,omitempty"`
-	Spec    string          `json:"spec,omitempty"`
-	State   types.SpecState `json:"state,omitempty"`
-	Seconds float64         `json:"seconds,omitempty"`
-	Process int             `json:"process,omitempty"`
+	Event Event           `json:"event,omitempty"`
+	Spec  string          `json:"spec,omitempty"`
+	State types.SpecState `json:"state,omitempty"`
+	// Result is how the run counts the spec's end (Passed, Supported,
+	// Failed, Skipped).
+	Result  string  `json:"result,omitempty"`
+	Seconds float64 `json:"seconds,omitempty"`
+	Process int     `json:"process,omitempty"`
 }
 
 // Event is what an update reports.
@@ -75,9 +83,38 @@ const (
 type Tally struct {
 	// Selected is the number of specs the run selected (M); 0 where it is
 	// not known (the processes of a parallel run but the first).
-	Selected              int
-	done, passed, skipped int
-	failures              []string
+	Selected                         int
+	done, passed, supported, skipped int
+	failures                         []string
+}
+
+// How the run counts a spec's end.
+const (
+	Passed    = "passed"         // passed, and showed a claim (or has none)
+	Supported = "supported only" // passed below its claims' level: it shows none
+	Failed    = "failed"
+	Skipped   = "skipped"
+)
+
+// ResultOf is how the run counts spec sr's end: a spec that passed showed
+// a claim only when its evidence records show one (evidence.ShowsAny).
+func ResultOf(sr types.SpecReport) string {
+	if ids := labels.Claims(sr.Labels()); sr.State == types.SpecStatePassed && len(ids) > 0 && !evidence.ShowsAny(evidence.FromEntries(sr.ReportEntries), ids) {
+		return Supported
+	}
+	return StateResult(sr.State)
+}
+
+// StateResult is how the run counts a spec that ended in state, its
+// evidence unknown.
+func StateResult(state types.SpecState) string {
+	switch {
+	case state == types.SpecStatePassed:
+		return Passed
+	case state.Is(types.SpecStateFailureStates):
+		return Failed
+	}
+	return Skipped
 }
 
 // FromReport is the tally of a finished run: every process's specs.
@@ -85,7 +122,7 @@ func FromReport(r types.Report) Tally {
 	t := Tally{Selected: r.PreRunStats.SpecsThatWillRun}
 	for _, sr := range r.SpecReports {
 		if Selected(sr) {
-			t.add(sr.State, sr.FullText())
+			t.add(ResultOf(sr), sr.FullText())
 		}
 	}
 	return t
@@ -100,12 +137,14 @@ func Selected(sr types.SpecReport) bool {
 		!(sr.State == types.SpecStateSkipped && sr.NumAttempts == 0 && sr.Failure.Message == "")
 }
 
-func (t *Tally) add(state types.SpecState, name string) {
+func (t *Tally) add(result, name string) {
 	t.done++
-	switch {
-	case state == types.SpecStatePassed:
+	switch result {
+	case Passed:
 		t.passed++
-	case state.Is(types.SpecStateFailureStates):
+	case Supported:
+		t.supported++
+	case Failed:
 		t.failures = append(t.failures, name)
 	default:
 		t.skipped++
@@ -128,11 +167,11 @@ func (t *Tally) Begin(name string) Update {
 	return u
 }
 
-// End is the end of spec name, in state.
-func (t *Tally) End(name string, state types.SpecState) Update {
-	t.add(state, name)
-	u := t.update(End, fmt.Sprintf("%s; last: %s %s", t.counts(), state, name))
-	u.Spec, u.State = name, state
+// End is the end of spec name, in state, counted as result (ResultOf).
+func (t *Tally) End(name string, state types.SpecState, result string) Update {
+	t.add(result, name)
+	u := t.update(End, fmt.Sprintf("%s; last: %s %s", t.counts(), result, name))
+	u.Spec, u.State, u.Result = name, state, result
 	return u
 }
 
@@ -145,7 +184,8 @@ func (t *Tally) Finish(succeeded bool) Update {
 	return t.update(Finish, how+": "+t.counts())
 }
 
-// counts says where the run is: "3 of 5 specs done (1 passed, 1 failed, 1 skipped)".
+// counts says where the run is: "4 of 5 specs done (1 passed, 1 supported
+// only, 1 failed, 1 skipped)".
 func (t *Tally) counts() string {
 	of := ""
 	if t.Selected > 0 {
@@ -153,15 +193,20 @@ func (t *Tally) counts() string {
 	}
 	s := fmt.Sprintf("%d%s specs done", t.done, of)
 	if t.done > 0 {
-		s += fmt.Sprintf(" (%d passed, %d failed, %d skipped)", t.passed, len(t.failures), t.skipped)
+		supported := ""
+		if t.supported > 0 {
+			supported = fmt.Sprintf(", %d supported only", t.supported)
+		}
+		s += fmt.Sprintf(" (%d passed%s, %d failed, %d skipped)", t.passed, supported, len(t.failures), t.skipped)
 	}
 	return s
 }
 
 // update is the update of event with msg and the tally's counts, as
-// Sonobuoy reads them: a skip leaves the total.
+// Sonobuoy reads them: a skip, and a spec that only supported its claims,
+// leave the total.
 func (t *Tally) update(event Event, msg string) Update {
-	total := t.Selected - t.skipped
+	total := t.Selected - t.skipped - t.supported
 	if done := t.passed + len(t.failures); total < done {
 		total = done
 	}
@@ -296,7 +341,7 @@ func (r *Reporter) SpecDidEnd(sr types.SpecReport) {
 	if r == nil || !Selected(sr) {
 		return
 	}
-	u := r.tally.End(sr.FullText(), sr.State)
+	u := r.tally.End(sr.FullText(), sr.State, ResultOf(sr))
 	u.Seconds, u.Process = sr.RunTime.Seconds(), sr.ParallelProcess
 	r.poster.Post(u)
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/winconform/winconform/framework/evidence"
 )
 
 // sink is a stand-in for Sonobuoy's worker progress endpoint: it keeps
@@ -144,10 +146,17 @@ func TestTallyFromReport(t *testing.T) {
 		it("e", types.SpecStateTimedout, 1, 2, "timed out"),
 		{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStatePassed, NumAttempts: 1},
 	}}
+	// An API echo of a claim on Windows (LIM-09's level is windows-node):
+	// it supports the claim, and counts as no pass.
+	echo := it("lim-09 echo", types.SpecStatePassed, 1, 1, "")
+	echo.LeafNodeLabels = []string{"claim:LIM-09"}
+	echo.ReportEntries = types.ReportEntries{{Name: evidence.EntryName, Value: types.WrapEntryValue(`{"level":"api","detail":"dry-run create"}`)}}
+	r.SpecReports = append(r.SpecReports, echo)
+	r.PreRunStats.SpecsThatWillRun = 6
 	tally := FromReport(r)
 	u := tally.Finish(r.SuiteSucceeded)
-	if tally.Done() != 5 || u.Total != 3 || u.Completed != 1 || strings.Join(u.Failures, ",") != "b,e" ||
-		u.Msg != "finished, failed: 5 of 5 specs done (1 passed, 2 failed, 2 skipped)" || u.Event != Finish {
+	if tally.Done() != 6 || u.Total != 3 || u.Completed != 1 || strings.Join(u.Failures, ",") != "b,e" ||
+		u.Msg != "finished, failed: 6 of 6 specs done (1 passed, 1 supported only, 2 failed, 2 skipped)" || u.Event != Finish {
 		t.Errorf("%d done, %+v", tally.Done(), u)
 	}
 }

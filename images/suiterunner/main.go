@@ -16,9 +16,11 @@
 // run left in the cluster (an interrupted cleanup) is removed, as the CLI
 // does after its runs.
 //
-// It exits 0 when the suite wrote its JUnit report (failed specs are results,
-// and Sonobuoy reads them from the report), and non-zero when the suite could
-// not run, so that Sonobuoy reports the plugin as failed.
+// It exits 0 when the suite wrote its JUnit report and its record (Ginkgo's
+// report, which the suite writes at its end: failed specs are results, and
+// Sonobuoy reads them from the reports), and non-zero when the suite could
+// not run or left no whole record, so that Sonobuoy reports the plugin as
+// failed.
 //
 // The suite posts its progress, N of M specs, to the Sonobuoy worker's
 // progress endpoint (--progress-report-url=http://localhost:8099/progress),
@@ -33,6 +35,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +75,9 @@ const (
 	// JUnitFile is the suite's JUnit report, the file the plugin's
 	// result-files names.
 	JUnitFile = "junit_01.xml"
+	// RecordFile is the run's record, Ginkgo's report with the run's
+	// entries (reports.GinkgoFile), which the suite writes when it ends.
+	RecordFile = "ginkgo/report.json"
 	// LogFile holds the suite's output beside its reports.
 	LogFile = "e2e.log"
 )
@@ -211,6 +217,9 @@ func run(ctx context.Context, cfg config, inCluster func() (*rest.Config, error)
 	}
 	if _, err := os.Stat(filepath.Join(cfg.resultsDir, JUnitFile)); err != nil {
 		return fail(fmt.Errorf("the suite binary exited with status %d and wrote no %s: see the lines above", status, JUnitFile))
+	}
+	if data, err := os.ReadFile(filepath.Join(cfg.resultsDir, RecordFile)); err != nil || !json.Valid(data) {
+		return fail(fmt.Errorf("the suite binary exited with status %d and left no whole record (%s): nothing it ran can be read; see the lines above", status, RecordFile))
 	}
 	fmt.Fprintf(out, "suite-runner: the suite exited with status %d; its reports are in %s\n", status, cfg.resultsDir)
 	return 0

@@ -36,6 +36,8 @@ const (
 	fakeSuiteEnv  = "SUITE_RUNNER_FAKE_SUITE" // file to record the arguments in
 	fakeJUnitEnv  = "SUITE_RUNNER_FAKE_JUNIT" // "1": write junit_01.xml into --report-dir
 	fakeStatusEnv = "SUITE_RUNNER_FAKE_STATUS"
+	// "1": write the JUnit but no record (a suite cut short in its reports)
+	fakeNoRecordEnv = "SUITE_RUNNER_FAKE_NO_RECORD"
 )
 
 func TestMain(m *testing.M) {
@@ -54,6 +56,10 @@ func fakeSuite(record string) int {
 	if os.Getenv(fakeJUnitEnv) == "1" {
 		dir, _ := flagValue(args, "report-dir")
 		os.WriteFile(filepath.Join(dir, JUnitFile), []byte("<testsuites/>"), 0o644)
+		if os.Getenv(fakeNoRecordEnv) != "1" {
+			os.MkdirAll(filepath.Join(dir, "ginkgo"), 0o755)
+			os.WriteFile(filepath.Join(dir, RecordFile), []byte(`[{"SuiteDescription": "winconform"}]`), 0o644)
+		}
 		os.WriteFile(filepath.Join(dir, "summary.md"), []byte("# summary"), 0o644)
 	}
 	fmt.Println("fake suite ran")
@@ -321,6 +327,17 @@ func TestRunWithoutJUnitFails(t *testing.T) {
 	}
 	if !strings.Contains(r.log, "exited with status 2 and wrote no junit_01.xml") {
 		t.Errorf("e2e.log does not say why:\n%s", r.log)
+	}
+}
+
+// A suite that passed but left no record shows nothing: the plugin fails,
+// whatever the suite's exit status said.
+func TestRunWithoutARecordFails(t *testing.T) {
+	cfg := apiServer(t, false)
+	t.Setenv(fakeNoRecordEnv, "1")
+	r := runFake(t, true, 0, func() (*rest.Config, error) { return cfg, nil })
+	if r.code == 0 || !strings.Contains(r.log, "left no whole record (ginkgo/report.json)") {
+		t.Errorf("exit %d when the suite left no record:\n%s", r.code, r.log)
 	}
 }
 

@@ -138,8 +138,13 @@ type Diff struct {
 	LostShown []string `json:"lostShown"`
 	// NotRunNow lists claims this run did not select (a narrower run):
 	// they are not compared.
-	NotRunNow []string      `json:"notRunNow,omitempty"`
-	Claims    []ClaimChange `json:"claims"`
+	NotRunNow []string `json:"notRunNow,omitempty"`
+	// OnlyInReport and OnlyInBaseline list the claims of one side's
+	// catalogue that the other's lacks (a baseline recorded under an older
+	// catalogue): claims compare by ID, and these are not compared.
+	OnlyInReport   []string      `json:"onlyInReport,omitempty"`
+	OnlyInBaseline []string      `json:"onlyInBaseline,omitempty"`
+	Claims         []ClaimChange `json:"claims"`
 	// MatrixCompared and LedgerCompared say whether both runs had them.
 	MatrixCompared bool           `json:"matrixCompared"`
 	Cells          []CellChange   `json:"cells"`
@@ -173,7 +178,16 @@ func Compare(base, cur *rundir.Run) Diff {
 	if b, a := d.Baseline.ServerVersion, d.Report.ServerVersion; b != a {
 		d.VersionChange = fmt.Sprintf("Kubernetes %s -> %s", orUnknown(b), orUnknown(a))
 	}
-	d.compareClaims(base.Summary, cur.Summary)
+	d.compareClaims(base, cur)
+	if b, a := base.Record.Catalogue, cur.Record.Catalogue; b != a {
+		d.Notes = append(d.Notes, fmt.Sprintf("the baseline was recorded under claim catalogue %s, this run under %s: claims compare by ID", orUnknown(b), orUnknown(a)))
+	}
+	if n := len(d.OnlyInReport); n > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d claim(s) of this run's catalogue that the baseline's lacks are not compared: %s", n, strings.Join(d.OnlyInReport, ", ")))
+	}
+	if n := len(d.OnlyInBaseline); n > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d claim(s) of the baseline's catalogue that this run's lacks are not compared: %s", n, strings.Join(d.OnlyInBaseline, ", ")))
+	}
 	if n := len(d.NotRunNow); n > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d claim(s) this run did not select (not run) are not compared: %s", n, strings.Join(d.NotRunNow, ", ")))
 	}
@@ -185,16 +199,11 @@ func Compare(base, cur *rundir.Run) Diff {
 		d.Notes = append(d.Notes, "the baseline probed the network matrix and this run did not: no cell is compared")
 	case cur.Matrix != nil:
 		d.Notes = append(d.Notes, "this run probed the network matrix and the baseline did not: no cell is compared")
-	}
-	switch {
-	case base.Ledger != nil && cur.Ledger != nil:
-		d.LedgerCompared = true
-		d.compareLedger(base.Ledger, cur.Ledger)
-	case base.Ledger == nil:
-		d.Notes = append(d.Notes, "the baseline has no limitations.json: no ledger verdict is compared")
 	default:
-		d.Notes = append(d.Notes, "this run has no limitations.json: no ledger verdict is compared")
+		d.Notes = append(d.Notes, "neither run probed the network matrix: no cell is compared")
 	}
+	d.LedgerCompared = true
+	d.compareLedger(base.Ledger, cur.Ledger)
 	return d
 }
 
@@ -230,12 +239,22 @@ func shape(b, a Side) []string {
 	return out
 }
 
-func (d *Diff) compareClaims(base, cur reports.Summary) {
+// compareClaims compares the claims both runs' catalogues have, by ID.
+func (d *Diff) compareClaims(base, cur *rundir.Run) {
 	before := map[string]reports.Claim{}
-	for _, c := range base.Claims {
+	for _, c := range base.Summary.Claims {
 		before[c.ID] = c
 	}
-	for _, c := range cur.Claims {
+	for _, id := range base.Record.Claims {
+		if !slices.Contains(cur.Record.Claims, id) {
+			d.OnlyInBaseline = append(d.OnlyInBaseline, id)
+		}
+	}
+	for _, c := range cur.Summary.Claims {
+		if base.Recorded && !slices.Contains(base.Record.Claims, c.ID) {
+			d.OnlyInReport = append(d.OnlyInReport, c.ID)
+			continue
+		}
 		b, ok := before[c.ID]
 		if !ok {
 			b = reports.Claim{ID: c.ID, Outcome: "absent"}

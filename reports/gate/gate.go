@@ -2,8 +2,24 @@
 // (reports/policy): every claim the policy requires must be shown, on the
 // evidence it asks for; failures elsewhere, drift, flakes, and what changed
 // since a baseline run do what the policy says; accepted known issues waive
-// a finding until they expire. Every decision is listed with its reason in
-// gate.md and gate.json. Nothing here follows a link or fetches anything.
+// an observed failure of what they name until they expire. Every decision
+// is listed with its reason in gate.md and gate.json. Nothing here follows
+// a link or fetches anything.
+//
+// The gate cannot be talked into SHIP by its inputs, by construction:
+//   - it decides from the run's record alone (rundir: Ginkgo's report with
+//     each spec's evidence, the run's entry, the cluster's facts; the
+//     network matrix; run.json), recomputing the summary, never reading a
+//     file derived from the record;
+//   - the claims it requires are the catalogue's that the policy selects,
+//     and a run recorded under another catalogue is refused;
+//   - a policy that selects nothing, at the level it asks, is refused;
+//   - a known issue waives one observed failure of what it names: never a
+//     skip, a twin, a setup that blocked a spec, or a flake another claim
+//     shares; and its expiry is read on the run's day or later;
+//   - a run that never reached its end, was interrupted, or holds a record
+//     its cluster cannot have made (a Windows node it did not have, of a
+//     build it did not run) never ships (CheckRecord).
 package gate
 
 import (
@@ -61,6 +77,7 @@ const (
 	KindCluster  = "cluster"  // what the policy asks of the cluster
 	KindBaseline = "baseline" // a change since the baseline
 	KindIssue    = "known-issue"
+	KindRun      = "run" // the run itself: interrupted
 )
 
 // Item is one decision.
@@ -79,14 +96,18 @@ type Item struct {
 	Cause string `json:"cause,omitempty"`
 	// KnownIssue is the known issue applied (waiving, or expired).
 	KnownIssue *policy.KnownIssue `json:"knownIssue,omitempty"`
-	// specs are the claim's failing specs, for known issues by spec.
-	specs []string
+	// specs are the failing specs the item is about, for known issues by
+	// spec; owners the claims whose failure it is (a matrix cell or a spec
+	// may be several claims'), for known issues by claim.
+	specs  []string
+	owners []string
 	// outcome is the claim's outcome, for ordering.
 	outcome string
-	// waivable marks a failure (a claim or spec that failed, was blocked by
-	// a failing setup, flaked or drifted): what a known issue may waive.
-	// What was not shown (a skip, a Linux twin, a level or build below the
-	// policy's, an unknown cluster) is no failure, and no known issue waives it.
+	// waivable marks an observed failure: a spec that ran and failed at a
+	// level that shows what it is about, a flake, a drift. What was not
+	// observed (a skip, a Linux twin, a level or build below the policy's,
+	// a setup that blocked the spec, an unknown cluster) is no failure
+	// anyone looked at, and no known issue waives it.
 	waivable bool
 }
 
@@ -94,7 +115,7 @@ type Item struct {
 // specs that failed, flakes, claims newly failing), then drift, then the rest.
 func (it Item) rank() int {
 	switch {
-	case it.Kind == KindCluster:
+	case it.Kind == KindCluster || it.Kind == KindRun:
 		return 0
 	case it.Kind == KindFailure || it.Kind == KindFlake || it.outcome == reports.Failed || it.outcome == reports.Blocked,
 		it.Kind == KindBaseline && strings.HasPrefix(it.Reason, "newly failing"):
@@ -131,7 +152,8 @@ type Result struct {
 	PolicyFile string `json:"policyFile"`
 	Report     string `json:"report"`
 	Baseline   string `json:"baseline,omitempty"`
-	// Now is the day known issues' expiry dates were read against.
+	// Now is the day known issues' expiry dates were read against: the day
+	// asked for, or today, never before the run's start.
 	Now      string `json:"now"`
 	Status   string `json:"status"`   // the run's status line
 	Headline string `json:"headline"` // the run's headline
@@ -173,7 +195,8 @@ type Input struct {
 	Run        *rundir.Run
 	// Baseline is nil without --baseline.
 	Baseline *rundir.Run
-	// Now is the day known issues expire against (UTC).
+	// Now is the day known issues expire against (UTC): on or after the
+	// day the run started.
 	Now time.Time
 	// WindowsBuilds are builds the cluster must have had, beside the
 	// policy's (the build a release gate is for).
@@ -195,10 +218,25 @@ func causeBuild(b string) string {
 // ErrUnusable marks an input the gate cannot decide on (exit status 2).
 var ErrUnusable = errors.New("unusable input")
 
-// Decide decides. An error means an input is unusable: a baseline of
-// another cluster shape when the policy refuses one.
+// Decide decides. An error (ErrUnusable) means an input is unusable: a
+// policy that selects nothing, a run whose record the gate cannot decide
+// on (CheckRecord), a day before the run's start, a baseline of another
+// cluster shape when the policy refuses one.
 func Decide(in Input) (Result, error) {
-	p, s := in.Policy, in.Run.Summary
+	p := *in.Policy
+	p.Default()
+	if errs := p.Validate(); len(errs) > 0 {
+		return Result{}, fmt.Errorf("%w: policy %s: %v", ErrUnusable, in.PolicyFile, errs.ToAggregate())
+	}
+	in.Policy = &p
+	if err := CheckRecord(in.Run); err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrUnusable, err)
+	}
+	if start := day(in.Run.Started); day(in.Now).Before(start) {
+		return Result{}, fmt.Errorf("%w: known issues cannot be read as of %s, before run %s started (%s): the decision's day is the run's or later (--now %s, or leave --now out)",
+			ErrUnusable, in.Now.UTC().Format(policy.DateLayout), in.Run.Summary.RunID, start.Format(policy.DateLayout), start.Format(policy.DateLayout))
+	}
+	s := in.Run.Summary
 	res := Result{Format: Format, Stamp: version.For(s.RunID), Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(policy.DateLayout),
 		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{}}
 	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
@@ -216,6 +254,7 @@ func Decide(in Input) (Result, error) {
 				ErrUnusable, in.Baseline.Dir, strings.Join(d.ShapeChanges, "; "), in.PolicyFile)
 		}
 	}
+	g.run()
 	g.cluster()
 	g.claims()
 	g.specs()
@@ -273,6 +312,23 @@ func cellsByClaim(m *netmatrix.Report) map[string][]*netmatrix.Cell {
 }
 
 func (g *gater) add(it Item) { g.res.Items = append(g.res.Items, it) }
+
+// day is t's day, UTC.
+func day(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// run blocks a run that did not run to its end: an interrupt or the
+// suite's time limit cut it short, so what it did not reach is unseen,
+// whatever the claims it reached say.
+func (g *gater) run() {
+	if g.in.Run.Summary.Interrupted {
+		g.add(Item{Kind: KindRun, Required: "a run that ran to its end", Got: "interrupted (a partial report)", Decision: Block,
+			Cause:  "the run was interrupted: an incomplete run never ships",
+			Reason: "the run was interrupted (by a signal or the suite's time limit) before its end: an incomplete run never ships; rerun the suites"})
+	}
+}
 
 func (g *gater) noWindows() bool {
 	c := g.in.Run.Summary.Cluster
@@ -486,7 +542,8 @@ func decision(a policy.Action) Decision {
 	return Block
 }
 
-// claims decides every claim of the run.
+// claims decides every claim of the catalogue: the required set is the
+// catalogue's claims that the policy selects, whatever the record lists.
 func (g *gater) claims() {
 	// Drift is an unexpected lift (one this server version does not
 	// explain), seen at the claim's level (reports.Ledger makes a Linux
@@ -497,19 +554,25 @@ func (g *gater) claims() {
 			drift[e.Claim] = true
 		}
 	}
+	recorded := map[string]reports.Claim{}
 	for _, c := range g.in.Run.Summary.Claims {
-		cat, known := claims.Get(c.ID)
-		if !known {
-			continue // a claim this winconform no longer knows: the policy cannot name it
-		}
+		recorded[c.ID] = c
+	}
+	for _, cat := range claims.All() {
 		req, required := g.requirements(cat)
+		c, ok := recorded[cat.ID]
+		if !ok {
+			// Summarize reads the whole catalogue, so this is a record of
+			// another catalogue that CheckRecord let through: unmet.
+			c = reports.Claim{ID: cat.ID, Outcome: reports.NotCovered, Why: "not in the run's record"}
+		}
 		got := diff.Describe(c)
 		// A failure's gist goes in the reason; other outcomes say why here.
 		if c.Why != "" && c.Outcome != reports.Supported && c.Outcome != reports.Shown && !diff.Failing(c.Outcome) {
 			got += ": " + short(c.Why)
 		}
-		failure := c.Outcome == reports.Failed || c.Outcome == reports.Blocked || c.Outcome == reports.Drift
-		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(cat.Level, req), Got: got, specs: g.failingSpecs(c.ID), outcome: c.Outcome, waivable: failure}
+		it := Item{Kind: KindRequired, Claim: c.ID, Required: levelsText(cat.Level, req), Got: got, specs: g.failingSpecs(c.ID), owners: []string{c.ID},
+			outcome: c.Outcome, waivable: g.observedFailure(c, cat, req)}
 		if !required {
 			it.Kind, it.Required = KindFailure, ""
 			switch {
@@ -530,11 +593,12 @@ func (g *gater) claims() {
 		}
 		g.res.Required++
 		noWin := ""
-		if g.noWindows() && (cat.Level.OnWindows() || slices.ContainsFunc(req, claims.Level.OnWindows)) {
+		if g.noWindows() && onWindows(cat, req) {
 			noWin = "no Windows node: "
 		}
 		// A required claim passes only when it is met; anything else
-		// blocks (a known issue naming the claim may waive a failure).
+		// blocks (a known issue naming the claim may waive an observed
+		// failure).
 		builds := g.builds()
 		switch c.Outcome {
 		case reports.Shown:
@@ -589,9 +653,51 @@ func (g *gater) claims() {
 		g.add(it)
 		if drift[c.ID] && c.Outcome != reports.Drift {
 			g.add(Item{Kind: KindDrift, Claim: c.ID, Got: "the ledger has the limitation lifted, unexpectedly for this server version", Decision: decision(g.in.Policy.Drift), Cause: causeDrift,
-				Reason: "the documented limitation no longer holds, and this server version does not explain it (drift: " + string(g.in.Policy.Drift) + ")", waivable: true})
+				Reason: "the documented limitation no longer holds, and this server version does not explain it (drift: " + string(g.in.Policy.Drift) + ")", owners: []string{c.ID}, waivable: true})
 		}
 	}
+}
+
+// observedFailure says whether claim c's outcome is a failure someone
+// observed where the claim is decided: it drifted (seen by specs that show
+// it), or a spec of it ran and failed with a whole record at a level that
+// shows the claim at every level of req. A failure seen only on a Linux
+// twin of a Windows claim, or before the spec recorded where it ran, and a
+// spec a failed setup kept from running, are not.
+func (g *gater) observedFailure(c reports.Claim, cat claims.Claim, req []claims.Level) bool {
+	switch c.Outcome {
+	case reports.Drift:
+		return true
+	case reports.Failed:
+	default:
+		return false
+	}
+	ok := func(l claims.Level) bool {
+		if !cat.Level.Shows(l) {
+			return false
+		}
+		for _, r := range req {
+			if !r.Shows(l) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, sp := range g.in.Run.Summary.Specs {
+		if sp.Result != reports.SpecFailed || !slices.Contains(sp.Labels, "claim:"+c.ID) {
+			continue
+		}
+		whole := len(sp.Evidence) > 0
+		seen := false
+		for _, r := range sp.Evidence {
+			whole = whole && r.Partial == ""
+			seen = seen || ok(r.Level)
+		}
+		if whole && seen {
+			return true
+		}
+	}
+	return false
 }
 
 func shownLevels(c reports.Claim) string {
@@ -668,7 +774,8 @@ func (g *gater) specs() {
 			continue
 		}
 		g.add(Item{Kind: KindFailure, Spec: sp.Name, Got: sp.Result, Decision: decision(g.in.Policy.OtherFailures),
-			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name}, waivable: true})
+			Reason: "a spec of no claim " + sp.Result + ": " + Gist(sp.Message) + " (otherFailures: " + string(g.in.Policy.OtherFailures) + ")", specs: []string{sp.Name},
+			waivable: sp.Result == reports.SpecFailed})
 	}
 	for _, name := range g.in.Run.Summary.Unrecorded {
 		g.add(Item{Kind: KindFailure, Spec: name, Got: "passed, recorded no evidence", Decision: decision(g.in.Policy.OtherFailures), Cause: "passing specs that recorded no evidence (they show nothing)",
@@ -701,11 +808,13 @@ func (g *gater) flakeItems() {
 	tol := g.in.Policy.Flakes.Tolerated
 	verdict := fmt.Sprintf("%d flaky (spec passed on a retry, cell whose probes disagreed); the policy tolerates %d", g.flakes, tol)
 	for _, name := range g.in.Run.Retried {
-		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict, specs: []string{name}, waivable: true})
+		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict,
+			specs: []string{name}, owners: g.claimsOf(name), waivable: true})
 	}
 	for _, c := range g.cellsByClaim[""] {
 		if c.Verdict == netmatrix.Flaky {
-			it := Item{Kind: KindFlake, Cell: c.Source + " -> " + c.Target, Got: "flaky: " + c.Describe(), Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict, waivable: true}
+			it := Item{Kind: KindFlake, Cell: c.Source + " -> " + c.Target, Got: "flaky: " + c.Describe(), Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict,
+				owners: c.Claims, waivable: true}
 			if len(c.Claims) > 0 {
 				it.Claim = strings.Join(c.Claims, ",")
 			}
@@ -734,9 +843,16 @@ func (g *gater) baseline() {
 	for _, c := range d.Claims {
 		change[c.Claim] = c
 	}
+	outcome := map[string]reports.Claim{}
+	for _, c := range g.in.Run.Summary.Claims {
+		outcome[c.ID] = c
+	}
 	for _, id := range d.NewlyFailing {
+		cat, _ := claims.Get(id)
+		req, _ := g.requirements(cat)
 		g.add(Item{Kind: KindBaseline, Claim: id, Got: change[id].Change, Decision: decision(p.NewlyFailing), Cause: "newly failing since the baseline",
-			Reason: "newly failing since the baseline (baseline.newlyFailing: " + string(p.NewlyFailing) + ")", specs: g.failingSpecs(id), waivable: true})
+			Reason: "newly failing since the baseline (baseline.newlyFailing: " + string(p.NewlyFailing) + ")", specs: g.failingSpecs(id), owners: []string{id},
+			waivable: g.observedFailure(outcome[id], cat, req)})
 	}
 	for _, id := range d.LostShown {
 		if slices.Contains(d.NewlyFailing, id) {
@@ -750,11 +866,13 @@ func (g *gater) baseline() {
 	}
 }
 
-// knownIssues applies the policy's known issues to blocking failures, and
-// lists those that waived nothing. A known issue waives a failure of its
-// claim (or its spec's failure), never a claim left unshown (a skip, a
-// Linux twin, a level or build below the policy's); a claim the policy
-// requires only by a known issue that names the claim.
+// knownIssues applies the policy's known issues to blocking findings, and
+// lists those that waived nothing. A known issue waives an observed
+// failure of the one thing it names (Item.waivable, applies), never a
+// claim left unshown (a skip, a Linux twin, a level or build below the
+// policy's, a setup that blocked its specs), nor a flake that another
+// claim shares; a claim the policy requires only by a known issue that
+// names the claim.
 func (g *gater) knownIssues() {
 	used := make([]bool, len(g.in.Policy.KnownIssues))
 	for i := range g.res.Items {
@@ -763,11 +881,11 @@ func (g *gater) knownIssues() {
 			continue
 		}
 		for k, ki := range g.in.Policy.KnownIssues {
-			if !g.applies(ki, *it) {
+			if !g.names(ki, *it) {
 				continue
 			}
-			if !it.waivable {
-				it.Reason += fmt.Sprintf("; the known issue naming %s (%s) does not apply: a known issue waives a failure, not a claim left %s", ki.Subject(), ki.Link, notShownWord(*it))
+			if why := g.refuses(ki, *it); why != "" {
+				it.Reason += fmt.Sprintf("; the known issue naming %s (%s) does not apply: %s", ki.Subject(), ki.Link, why)
 				continue
 			}
 			used[k] = true
@@ -800,27 +918,14 @@ func (g *gater) knownIssues() {
 	}
 }
 
-func notShownWord(it Item) string {
-	switch {
-	case it.Kind == KindCluster:
-		return "unshown because of the cluster"
-	case it.outcome != "" && it.outcome != reports.Shown:
-		return it.outcome
-	}
-	return "shown below what the policy requires"
-}
-
-// applies says whether known issue ki covers item it: by claim, the same
-// claim; by spec, an item that is not a claim the policy requires, every
-// one of whose failing specs is the one spec ki names (specMatches).
-func (g *gater) applies(ki policy.KnownIssue, it Item) bool {
+// names says whether known issue ki is about item it: by claim, an item
+// that is (among others) that claim's; by spec, an item whose failing
+// specs are the one spec ki names (specMatches).
+func (g *gater) names(ki policy.KnownIssue, it Item) bool {
 	if ki.Claim != "" {
-		return slices.Contains(strings.Split(it.Claim, ","), ki.Claim)
+		return slices.Contains(it.owners, ki.Claim)
 	}
-	if it.Kind == KindRequired || len(it.specs) == 0 {
-		return false
-	}
-	if len(g.specsMatching(ki.Spec)) != 1 {
+	if len(it.specs) == 0 || len(g.specsMatching(ki.Spec)) != 1 {
 		return false // names no spec, or several
 	}
 	for _, s := range it.specs {
@@ -829,6 +934,52 @@ func (g *gater) applies(ki policy.KnownIssue, it Item) bool {
 		}
 	}
 	return true
+}
+
+// refuses says why known issue ki, which names item it, cannot waive it
+// ("" when it can): it waives one observed failure of the one thing it
+// names.
+func (g *gater) refuses(ki policy.KnownIssue, it Item) string {
+	switch {
+	case !it.waivable:
+		return "a known issue waives an observed failure, not a claim left " + notShownWord(it)
+	case ki.Claim != "" && len(it.owners) > 1:
+		return fmt.Sprintf("the finding is shared with %s, and a known issue waives the failure of the one claim it names",
+			strings.Join(slices.DeleteFunc(slices.Clone(it.owners), func(id string) bool { return id == ki.Claim }), ", "))
+	case ki.Spec != "" && it.Kind == KindRequired:
+		return "a claim the policy requires is waived only by a known issue naming the claim"
+	case ki.Spec != "" && it.Claim != "":
+		for _, s := range it.specs {
+			if other := slices.DeleteFunc(g.claimsOf(s), func(id string) bool { return id == it.Claim }); len(other) > 0 {
+				return fmt.Sprintf("its spec is also %s's, and a known issue by spec waives the failure of that spec alone", strings.Join(other, ", "))
+			}
+		}
+	}
+	return ""
+}
+
+func notShownWord(it Item) string {
+	switch {
+	case it.Kind == KindCluster:
+		return "unshown because of the cluster"
+	case it.outcome == reports.Blocked:
+		return "blocked (a setup failed before its specs ran: nobody saw them fail)"
+	case it.outcome == reports.Failed:
+		return "failed where the policy does not look (a Linux twin, or before the spec recorded where it ran)"
+	case it.outcome != "" && it.outcome != reports.Shown:
+		return it.outcome
+	}
+	return "shown below what the policy requires"
+}
+
+// claimsOf lists the claims of the run's spec name.
+func (g *gater) claimsOf(name string) []string {
+	for _, sp := range g.in.Run.Summary.Specs {
+		if sp.Name == name {
+			return reportsClaims(sp.Labels)
+		}
+	}
+	return nil
 }
 
 // specMatches says whether a known issue's spec: names spec name: the full

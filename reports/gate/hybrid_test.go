@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,9 +112,7 @@ func flakyMatrix(id string) *netmatrix.Report {
 }
 
 func TestHybridFaultsBlockForTheirReason(t *testing.T) {
-	windows := func(id string) reporttest.Ev {
-		return reporttest.Ev{Level: claims.WindowsNode, Detail: "real Windows node win-1", Build: reporttest.Build}
-	}
+	windows := func(id string) reporttest.Ev { return reporttest.OnWindows() }
 	cases := []struct {
 		name   string
 		break_ func(r *reporttest.Run)
@@ -131,8 +131,17 @@ func TestHybridFaultsBlockForTheirReason(t *testing.T) {
 			item:   "WEB-01",
 		},
 		{
-			name:   "evidence without a build (item 3)",
-			break_: func(r *reporttest.Run) { r.One("WEB-01").Evidence[0].Build = "" },
+			name: "evidence on a node without a build label (item 3)",
+			break_: func(r *reporttest.Run) {
+				r.Facts.Nodes[2].WindowsBuild = ""
+				for i := range r.Specs {
+					for j := range r.Specs[i].Evidence {
+						if slices.Contains(r.Specs[i].Evidence[j].Nodes, "win-1") {
+							r.Specs[i].Evidence[j].Build = ""
+						}
+					}
+				}
+			},
 			builds: []string{reporttest.Build},
 			want:   []string{"WEB-01 not shown on Windows build 10.0.20348 (shown on a node of unrecorded build)"},
 			item:   "WEB-01",
@@ -150,7 +159,7 @@ func TestHybridFaultsBlockForTheirReason(t *testing.T) {
 		{
 			name: "a flaky cell let pass by --allow-flaky is partial evidence (item 4)",
 			break_: func(r *reporttest.Run) {
-				r.One("NET-02").Evidence = append(r.One("NET-02").Evidence, reporttest.Ev{Level: claims.WindowsNode, Partial: "no cell probed same node (its only cell was flaky)"})
+				r.One("NET-02").Evidence = append(r.One("NET-02").Evidence, reporttest.Ev{Level: claims.WindowsNode, Partial: "no cell probed same node (its only cell was flaky)", Build: reporttest.Build, Nodes: []string{"win-1"}})
 				r.Matrix = flakyMatrix("NET-02")
 			},
 			policy: "flakes:\n  tolerated: 5\n",
@@ -170,7 +179,7 @@ func TestHybridFaultsBlockForTheirReason(t *testing.T) {
 			name: "a wrong answer, then a right one (item 7)",
 			break_: func(r *reporttest.Run) {
 				r.Set("NET-08", reporttest.Spec{State: types.SpecStateFailed, Message: "1 of 3 cells of NET-08 failed:\nwrong: linux-a -> svc-linux/service-dns: wrong-answer on the first probe (http-status: 404 Not Found), reachable on the second",
-					Evidence: []reporttest.Ev{{Level: claims.Linux}}})
+					Evidence: []reporttest.Ev{reporttest.OnLinux()}})
 				r.Matrix = &netmatrix.Report{Cells: []*netmatrix.Cell{reporttest.Cell("linux-a", "svc-linux/service-dns", netmatrix.Wrong, netmatrix.WrongAnswer, "NET-08")}}
 			},
 			want: []string{"NET-08 failed: 1 of 3 cells of NET-08 failed: wrong: linux-a -> svc-linux/service-dns"},
@@ -180,8 +189,8 @@ func TestHybridFaultsBlockForTheirReason(t *testing.T) {
 			name: "a partial Windows record beside a showing scheduler spec (item 8)",
 			break_: func(r *reporttest.Run) {
 				r.Set("SCH-01",
-					reporttest.Spec{Name: "SCH-01 on simulated nodes", Evidence: []reporttest.Ev{{Level: claims.Scheduler, Detail: "simulated by kwok"}}},
-					reporttest.Spec{Name: "SCH-01 on a Windows node", Evidence: []reporttest.Ev{{Level: claims.WindowsNode, Partial: "no pod started", Build: reporttest.Build}}})
+					reporttest.Spec{Name: "SCH-01 on simulated nodes", Evidence: []reporttest.Ev{reporttest.Simulated()}},
+					reporttest.Spec{Name: "SCH-01 on a Windows node", Evidence: []reporttest.Ev{{Level: claims.WindowsNode, Partial: "no pod started", Build: reporttest.Build, Nodes: []string{"win-1"}}}})
 			},
 			want: []string{"SCH-01 shown only at scheduler"},
 			item: "SCH-01",
@@ -200,7 +209,7 @@ func TestHybridFaultsBlockForTheirReason(t *testing.T) {
 			c.break_(r)
 			p := examplePolicy(t, "windows-node-build.yaml")
 			if c.policy != "" {
-				extra := loadPolicy(t, "name: x\n"+c.policy)
+				extra := loadPolicy(t, requires("NET-07")+c.policy)
 				p.Flakes = extra.Flakes
 			}
 			res := gateHybrid(t, r, p, c.builds...)
@@ -228,7 +237,7 @@ func TestHybridDriftOnlyFromTheClaimsLevel(t *testing.T) {
 	e := ledger.New("LIM-10", ledger.Cluster{Server: reporttest.Server, CNI: reporttest.CNI})
 	e.Observed = ledger.Works
 	r.Specs = append(r.Specs, reporttest.Spec{Name: "LIM-10 Linux twin", Labels: []string{"claim:LIM-10", "twin"},
-		Evidence: []reporttest.Ev{{Level: claims.Linux}}, Ledger: []ledger.Entry{e}})
+		Evidence: []reporttest.Ev{reporttest.OnLinux()}, Ledger: []ledger.Entry{e}})
 	res := gateHybrid(t, r, examplePolicy(t, "windows-node-build.yaml"))
 	if res.Blocked() {
 		t.Errorf("a Linux twin's lift of a Windows limitation blocks:\n%s", reasons(res))
@@ -238,7 +247,7 @@ func TestHybridDriftOnlyFromTheClaimsLevel(t *testing.T) {
 func TestHostilePoliciesNeverShipUnmetClaims(t *testing.T) {
 	broken := func() *reporttest.Run {
 		r := reporttest.IdealHybrid()
-		r.Set("WEB-01", reporttest.Spec{Name: "WEB-01 Linux twin", Labels: []string{"twin"}, Evidence: []reporttest.Ev{{Level: claims.Linux}}})
+		r.Set("WEB-01", reporttest.Spec{Name: "WEB-01 Linux twin", Labels: []string{"twin"}, Evidence: []reporttest.Ev{reporttest.OnLinux()}})
 		r.Set("NET-03", reporttest.Spec{State: types.SpecStateSkipped, Message: "no Windows node", SkipReason: "no-windows-node"})
 		return r
 	}
@@ -264,10 +273,17 @@ func TestHostilePoliciesNeverShipUnmetClaims(t *testing.T) {
 		{name: "a known issue that tries to waive a twin-only support",
 			policy: "name: x\nrequired:\n- claims: [WEB-01]\n" + issue("claim: WEB-01"), run: broken, want: "WEB-01 only supported (linux twin)"},
 		{name: "a known issue by spec on a required claim",
-			policy: "name: x\nrequired:\n- claims: [NET-03]\n" + issue(`spec: "[synthetic] NET-03 on the hybrid cluster"`), run: broken, want: "NET-03 skipped"},
+			policy: "name: x\nrequired:\n- claims: [NET-03]\n" + issue(`spec: "[synthetic] NET-03 on the cluster"`), run: broken, want: "NET-03 skipped"},
 		{name: "an unknown cluster",
 			policy: "name: x\nrequired:\n- claims: [NET-07]\n",
-			run:    func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Facts = nil; return r }, want: "the cluster is unknown"},
+			run: func() *reporttest.Run {
+				r := reporttest.Linux()
+				r.Facts = nil
+				for i := range r.Specs {
+					r.Specs[i] = reporttest.Spec{Name: r.Specs[i].Name, Labels: r.Specs[i].Labels, State: types.SpecStateSkipped, Message: "Spec skipped because a BeforeAll node failed"}
+				}
+				return r
+			}, want: "the cluster is unknown"},
 		{name: "outcomes that report a required claim's skip",
 			policy: "name: x\nrequired:\n- claims: [NET-03]\noutcomes:\n  skipped: report\n", run: broken, refused: "outcomes.skipped"},
 		{name: "a flake tolerance over a required claim that failed on flaky cells",
@@ -307,17 +323,22 @@ func TestHostilePoliciesNeverShipUnmetClaims(t *testing.T) {
 }
 
 // A policy that slipped past validation (built in Go, or by an older
-// winconform) still cannot waive with a blank or one-letter spec: a spec
-// known issue names one spec, by its full name or a clear prefix.
+// winconform) is validated again by the gate: it cannot waive with a blank
+// or one-letter spec, it is refused; a spec known issue names one spec, by
+// its full name or a clear prefix.
 func TestKnownIssueBySpecNamesOneSpec(t *testing.T) {
 	r := reporttest.IdealHybrid()
 	r.Specs = append(r.Specs, reporttest.Spec{Name: "uncatalogued paths", Labels: []string{"uncatalogued"}, State: types.SpecStateFailed, Message: "blocked"})
+	run, err := rundir.Load(r.Write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, spec := range []string{"", " ", "W", "u", "[synthetic] unc"} {
 		p := loadPolicy(t, "name: x\nrequired:\n- claims: [NET-07]\n")
 		p.KnownIssues = []policy.KnownIssue{{Spec: spec, Reason: "r", Link: "https://example.com/1", Expires: "2026-12-31"}}
-		res := gateHybrid(t, r, p)
-		if !res.Blocked() || !hasReason(res, "spec [synthetic] uncatalogued paths: a spec of no claim failed") {
-			t.Errorf("spec %q waives the failure of a spec it does not name: %s\n%s", spec, res.Decision, reasons(res))
+		res, err := Decide(Input{Policy: p, PolicyFile: "policy.yaml", Run: run, Now: today})
+		if !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "knownIssues[0]") {
+			t.Errorf("spec %q: %v (decision %s), want the policy refused naming knownIssues[0]", spec, err, res.Decision)
 		}
 	}
 	p := loadPolicy(t, "name: x\nrequired:\n- claims: [NET-07]\nknownIssues:\n- spec: \"[synthetic] uncatalogued paths\"\n  reason: r\n  link: https://example.com/1\n  expires: 2026-12-31\n")

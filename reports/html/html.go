@@ -51,8 +51,8 @@ var page = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap
 }).ParseFS(templates, "report.html.tmpl"))
 
 // WriteHTML renders the report directory dir into dir/report.html. It
-// reads summary.json (which must be there) and, when present, cluster.json,
-// network-matrix.json, limitations.json, gate.json and diff.json. A
+// reads the run's record (rundir.Load: which must be there) and, when
+// present, gate.json and diff.json. A
 // screenshot of the page (report.png) there is taken again, so that it
 // never shows an older page; where it cannot be, it is removed, and the
 // error says so (report.html is written all the same).

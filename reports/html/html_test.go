@@ -12,11 +12,10 @@ import (
 
 	xhtml "golang.org/x/net/html"
 
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/winconform/winconform/framework/artifacts"
-	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
@@ -38,26 +37,23 @@ const (
 // nastyName (by its slug) and the blocked spec (named in the summary).
 func reportDir(t *testing.T) string {
 	t.Helper()
-	specs := []reports.Spec{
-		{Name: nastyName, Labels: []string{"claim:NET-07"}, Result: reports.SpecFailed, Message: nastyMessage, Location: "suites/networking/matrix.go:42"},
-		{Name: plainName, Labels: []string{"claim:WEB-02"}, Result: reports.SpecBlocked, Message: "BeforeAll failed", Artifacts: "artifacts/named-by-the-summary"},
-		{Name: "scheduling SCH-01 interrupted", Labels: []string{"claim:SCH-01"}, Result: reports.SpecInterrupted, Artifacts: "artifacts/never-written"},
-	}
-	m := map[string]reporttest.Claim{"NET-07": {Outcome: reports.Failed, Why: nastyMessage}, "NET-08": reporttest.Shown(claims.Linux), "WEB-01": reporttest.Twin(),
-		"WEB-02": {Outcome: reports.Blocked, Why: "BeforeAll failed"}, "SCH-02": {Outcome: reports.Drift, Why: "lifted"}}
+	r := reporttest.Linux()
+	r.Set("NET-07", reporttest.Spec{Name: nastyName, State: types.SpecStateFailed, Message: nastyMessage, Evidence: []reporttest.Ev{reporttest.OnLinux()}})
+	r.Set("WEB-02", reporttest.Spec{Name: plainName, State: types.SpecStateFailed, FailedIn: types.NodeTypeBeforeAll, Message: "BeforeAll failed", Artifacts: "artifacts/named-by-the-summary"})
+	r.Set("SCH-01", reporttest.Spec{Name: "scheduling SCH-01 interrupted", State: types.SpecStateInterrupted, Artifacts: "artifacts/never-written"})
+	r.One("LIM-07").Ledger[0].Limitation, r.One("LIM-07").Ledger[0].Observed = "legacy <label>", ledger.Works
 	cell := reporttest.Cell("linux-a", "linux-b/pod-ip", netmatrix.Regression, netmatrix.Blocked, "NET-07")
 	cell.Repro = nastyRepro
 	documented := reporttest.Cell("linux-a", "svc/cluster-ip", netmatrix.OK, netmatrix.Blocked)
 	documented.Expect = netmatrix.Expectation{Reason: "a <documented> limitation", Doc: "seed 001"}
-	matrix := &netmatrix.Report{ServerVersion: "v1.37.2", CNI: "flannel/vxlan",
+	r.Matrix = &netmatrix.Report{ServerVersion: "v1.37.2", CNI: "flannel/vxlan",
 		Sources: []netmatrix.Peer{{Name: "linux-a", Kind: netmatrix.Pod, OS: "linux", Node: "w1"}, {Name: "outside", Kind: netmatrix.External}},
 		Targets: []netmatrix.Target{{Peer: netmatrix.Peer{Name: "linux-b", Kind: netmatrix.Pod}, Mode: netmatrix.PodIP, URL: "http://10.0.0.2:8080/json"},
 			{Peer: netmatrix.Peer{Name: "svc", Kind: netmatrix.Service}, Mode: netmatrix.ClusterIP, URL: "http://10.96.0.9/json"}},
 		Cells: []*netmatrix.Cell{cell, documented, reporttest.Cell("outside", "svc/cluster-ip", netmatrix.Flaky, netmatrix.Reachable)},
 	}
-	led := []reports.LedgerEntry{{Spec: "scheduling SCH-02", Entry: ledger.Entry{Claim: "SCH-02", Limitation: "legacy <label>", Verdict: ledger.Lifted, Observed: ledger.Works, Expected: ledger.Limited}}}
-	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, m, specs...), Matrix: matrix, Ledger: led})
-	for _, d := range []string{filepath.Join(artifacts.Dir, artifacts.Slug(nastyName)), "artifacts/named-by-the-summary", "artifacts/nodes"} {
+	dir := r.Write(t)
+	for _, d := range []string{filepath.Join(artifacts.Dir, artifacts.Slug(synthetic(nastyName))), "artifacts/named-by-the-summary", "artifacts/nodes"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -70,8 +66,7 @@ func reportDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-07": reporttest.Shown(claims.Linux)})})
-	baseRun, err := rundir.Load(base)
+	baseRun, err := rundir.Load(reporttest.Linux().Write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +85,9 @@ func reportDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// synthetic is a spec's full name in a reporttest run.
+func synthetic(name string) string { return "[synthetic] " + name }
 
 func parse(t *testing.T, dir string) *xhtml.Node {
 	t.Helper()
@@ -214,6 +212,15 @@ func TestOrderAndSections(t *testing.T) {
 		}
 		last = i
 	}
+	// Under "shown by", what the run observed: a Linux twin shows nothing of
+	// WEB-01 (it needs windows-node); NET-08 was shown on Linux.
+	for id, want := range map[string]string{"WEB-01": "<td>windows-node</td><td>not shown</td>", "NET-08": "<td>linux</td><td>linux</td>", "SCH-04": "<td>scheduler</td><td>scheduler</td>"} {
+		row := page[strings.Index(page, `id="claim-`+id+`"`):]
+		row = row[:strings.Index(row, "</tr>")]
+		if !strings.Contains(row, want) {
+			t.Errorf("%s's row does not say %s: %s", id, want, row)
+		}
+	}
 	for _, w := range []string{"BLOCKED", "no Windows node: WEB-01 only supported (linux twin)", "Newly failing: <b>NET-07, WEB-02</b>", "k-regression", "k-flaky", "exp-blocked"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("the page lacks %q", w)
@@ -231,7 +238,7 @@ func TestArtifactLinks(t *testing.T) {
 			}
 		}
 	})
-	want := []string{"artifacts/nodes/", artifacts.Dir + "/" + artifacts.Slug(nastyName) + "/", "artifacts/named-by-the-summary/"}
+	want := []string{"artifacts/nodes/", artifacts.Dir + "/" + artifacts.Slug(synthetic(nastyName)) + "/", "artifacts/named-by-the-summary/"}
 	if strings.Join(links, " ") != strings.Join(want, " ") {
 		t.Errorf("links %q, want %q (the interrupted spec's artifacts do not exist)", links, want)
 	}
@@ -239,10 +246,10 @@ func TestArtifactLinks(t *testing.T) {
 
 func TestBadReportDirectory(t *testing.T) {
 	dir := t.TempDir()
-	if err := html.WriteHTML(dir); err == nil || !strings.Contains(err.Error(), "summary.json") {
+	if err := html.WriteHTML(dir); err == nil || !strings.Contains(err.Error(), "ginkgo/report.json") {
 		t.Errorf("an empty directory: %v", err)
 	}
-	dir = reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	dir = reporttest.Linux().Write(t)
 	os.WriteFile(filepath.Join(dir, gate.JSONFile), []byte(`{"format": "winconform.gate/v1", "items": [`), 0o644)
 	if err := html.WriteHTML(dir); err == nil || !strings.Contains(err.Error(), "gate.json") {
 		t.Errorf("a half-written gate.json: %v", err)
@@ -250,8 +257,12 @@ func TestBadReportDirectory(t *testing.T) {
 }
 
 func TestMinimalRun(t *testing.T) {
-	// A run that wrote only its summary (no matrix, no ledger, no gate).
-	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	// A run that probed no matrix, checked no limitation, and was not gated.
+	r := reporttest.Linux()
+	for i := range r.Specs {
+		r.Specs[i].Ledger = nil
+	}
+	dir := r.Write(t)
 	if err := html.WriteHTML(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +337,13 @@ func TestScreenshot(t *testing.T) {
 // The cluster line says what the Linux kubelets ran on (the summary's
 // cgroup, from the cluster's facts).
 func TestClusterLineSaysTheCgroup(t *testing.T) {
-	c := reporttest.LinuxCluster
-	c.ServerVersion, c.Cgroup = "v1.35.4", "cgroup v1, failCgroupV1 off"
-	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(c, nil)})
+	r := reporttest.Linux()
+	r.Facts.ServerVersion = "v1.35.4"
+	off := false
+	for i := range r.Facts.Nodes {
+		r.Facts.Nodes[i].CgroupVersion, r.Facts.Nodes[i].FailCgroupV1 = 1, &off
+	}
+	dir := r.Write(t)
 	if err := html.WriteHTML(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +351,7 @@ func TestClusterLineSaysTheCgroup(t *testing.T) {
 	if want := "Cluster: Kubernetes v1.35.4, CNI flannel/vxlan, 2 Linux node(s), 0 Windows node(s); Linux kubelets on cgroup v1, failCgroupV1 off."; !strings.Contains(string(data), want) {
 		t.Errorf("report.html lacks %q", want)
 	}
-	dir = reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	dir = reporttest.Linux().Write(t)
 	html.WriteHTML(dir)
 	data, _ = os.ReadFile(filepath.Join(dir, html.File))
 	if strings.Contains(string(data), "Linux kubelets on") {
@@ -352,7 +367,7 @@ func TestGateOfAnotherRunIsNotShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	earlier := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-08": reporttest.Shown(claims.Linux)})})
+	earlier := reporttest.Linux().Write(t)
 	run, err := rundir.Load(earlier)
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +377,9 @@ func TestGateOfAnotherRunIsNotShown(t *testing.T) {
 		t.Fatalf("the earlier run's gate: %v %v", err, res.Reasons)
 	}
 	// This run: NET-08 failed; the directory still holds the earlier run's SHIP.
-	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, map[string]reporttest.Claim{"NET-08": {Outcome: reports.Failed, Why: "dns"}})})
+	now := reporttest.Linux()
+	now.Fail("NET-08", "dns")
+	dir := now.Write(t)
 	if err := res.Write(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +399,7 @@ func TestGateOfAnotherRunIsNotShown(t *testing.T) {
 // Above a blocked gate, the page never says the run succeeded: the
 // verdict comes first, the suites' status after it.
 func TestBlockedGateComesBeforeSucceeded(t *testing.T) {
-	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	dir := reporttest.Linux().Write(t)
 	run, err := rundir.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +433,7 @@ func TestBlockedGateComesBeforeSucceeded(t *testing.T) {
 // where there is one, so that report.png never shows an older page; where
 // Chromium cannot be found, the stale screenshot is removed, and said.
 func TestRewritingThePageRefreshesItsScreenshot(t *testing.T) {
-	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	dir := reporttest.Linux().Write(t)
 	stale := []byte("an older page's screenshot")
 	if err := os.WriteFile(filepath.Join(dir, html.ScreenshotFile), stale, 0o644); err != nil {
 		t.Fatal(err)

@@ -131,7 +131,7 @@ type Baseline struct {
 const MinSpecPrefix = 16
 
 // KnownIssue accepts a claim's or a spec's failure until Expires. Spec is
-// a spec's full name as summary.json has it, or a prefix of it of at least
+// a spec's full name as the report has it, or a prefix of it of at least
 // MinSpecPrefix characters ending at a word's end, that names one spec.
 type KnownIssue struct {
 	Claim  string `yaml:"claim,omitempty" json:"claim,omitempty"`
@@ -215,8 +215,13 @@ func usable(path string, lines []string) error {
 		path, len(lines), noun, strings.Join(lines, "\n  "))
 }
 
-// Default fills what the policy leaves out.
+// Default fills what the policy leaves out: block for the actions that
+// block by default, report for the others, and cluster.windowsNodes, when
+// unset, from the claims the policy requires on Windows (WindowsNodes).
 func (p *Policy) Default() {
+	if p.Cluster.WindowsNodes == 0 {
+		p.Cluster.WindowsNodes, _ = p.WindowsNodes()
+	}
 	for _, a := range []*Action{&p.Outcomes.Inconclusive, &p.Outcomes.Blocked, &p.Outcomes.Interrupted,
 		&p.Outcomes.NotRun, &p.Outcomes.Skipped, &p.Outcomes.NotCovered, &p.OtherFailures, &p.Baseline.NewlyFailing} {
 		if *a == "" {
@@ -239,15 +244,24 @@ var (
 // node.kubernetes.io/windows-build has it (10.0.20348).
 func ValidBuild(b string) bool { return buildPattern.MatchString(b) }
 
-// Validate lists every problem of a defaulted policy.
+// Validate lists every problem of a defaulted policy. A policy that
+// requires nothing cannot gate: it must require at least one claim, and
+// each requirement must select at least one claim of the catalogue.
 func (p *Policy) Validate() field.ErrorList {
 	var errs field.ErrorList
 	if strings.TrimSpace(p.Name) == "" {
 		errs = append(errs, field.Required(field.NewPath("name"), "name the policy, e.g. name: windows-node-build"))
 	}
+	if len(p.Required) == 0 {
+		errs = append(errs, field.Required(field.NewPath("required"),
+			"a policy that requires no claim cannot gate (it would ship a run that showed nothing): list what the run must show, e.g. - labels: [\"os:linux\"] (policies/ has examples)"))
+	}
 	cp := field.NewPath("cluster")
 	if p.Cluster.WindowsNodes < 0 {
 		errs = append(errs, field.Invalid(cp.Child("windowsNodes"), p.Cluster.WindowsNodes, "must be 0 or more"))
+	} else if need, who := p.WindowsNodes(); p.Cluster.WindowsNodes < need {
+		errs = append(errs, field.Invalid(cp.Child("windowsNodes"), p.Cluster.WindowsNodes,
+			fmt.Sprintf("%s needs %d real Windows nodes to be shown on Windows: set at least %d, or leave the field out (it then takes what the required claims need), or drop %s from required: (except:)", who, need, need, who)))
 	}
 	for i, b := range p.Cluster.WindowsBuilds {
 		if !buildPattern.MatchString(b) {
@@ -323,6 +337,10 @@ func (r Requirement) validate(path *field.Path) field.ErrorList {
 	}
 	if len(errs) > 0 {
 		return errs
+	}
+	if len(r.selected()) == 0 {
+		return field.ErrorList{field.Invalid(path, r.describe(),
+			"selects no claim of the catalogue (its selectors contradict each other, or except: removes every claim they select): a requirement that requires nothing cannot gate; fix its selectors (`winconform list` shows the claims and their labels) or drop it")}
 	}
 	// A claim that no evidence could show at Level makes the requirement
 	// impossible to meet: say which.
@@ -421,6 +439,50 @@ func checkLabel(l string) string {
 	return ""
 }
 
+// selected lists the catalogue's claims the requirement selects.
+func (r Requirement) selected() []claims.Claim {
+	var out []claims.Claim
+	for _, c := range claims.All() {
+		if r.Selects(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// describe is the requirement's selectors in a line, for its problems.
+func (r Requirement) describe() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    []string
+	}{{"claims", r.Claims}, {"areas", r.Areas}, {"labels", r.Labels}, {"except", r.Except}} {
+		if len(f.v) > 0 {
+			parts = append(parts, f.name+": ["+strings.Join(f.v, ", ")+"]")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WindowsNodes is how many real Windows nodes the policy's required claims
+// need to be shown on Windows (a claim required on Windows needs one, a
+// path between Windows pods on two nodes two: claims.Claim.WindowsNodes),
+// and the first claim that needs that many ("" when none needs any).
+func (p *Policy) WindowsNodes() (int, string) {
+	need, who := 0, ""
+	for _, c := range claims.All() {
+		onWindows := c.Level.OnWindows()
+		for _, r := range p.Required {
+			if r.Selects(c) && (onWindows || r.Level.OnWindows()) {
+				if n := c.WindowsNodes(); n > need {
+					need, who = n, c.ID
+				}
+			}
+		}
+	}
+	return need, who
+}
+
 // Selects says whether the requirement selects claim c.
 func (r Requirement) Selects(c claims.Claim) bool {
 	if slices.Contains(r.Except, c.ID) {
@@ -449,15 +511,15 @@ func (k KnownIssue) validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case k.Claim == "" && k.Spec == "":
-		errs = append(errs, field.Required(path.Child("claim"), "name the claim (claim: NET-21) or the spec (spec: <its full name, as summary.json has it>) the issue is about"))
+		errs = append(errs, field.Required(path.Child("claim"), "name the claim (claim: NET-21) or the spec (spec: <its full name, as the report has it>) the issue is about"))
 	case k.Claim != "" && k.Spec != "":
 		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, "name the claim or the spec, not both: one known issue each"))
 	case k.Claim != "":
 		errs = append(errs, checkClaim(path.Child("claim"), k.Claim)...)
 	case len(strings.TrimSpace(k.Spec)) < MinSpecPrefix:
-		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, fmt.Sprintf("too short to name one spec: write the spec's full name, as summary.json has it (or a prefix of at least %d characters that names one spec), or name its claim: instead", MinSpecPrefix)))
+		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, fmt.Sprintf("too short to name one spec: write the spec's full name, as the report has it (or a prefix of at least %d characters that names one spec), or name its claim: instead", MinSpecPrefix)))
 	case strings.TrimSpace(k.Spec) != k.Spec:
-		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, "leading or trailing spaces: write the spec's name as summary.json has it"))
+		errs = append(errs, field.Invalid(path.Child("spec"), k.Spec, "leading or trailing spaces: write the spec's name as the report has it"))
 	}
 	if strings.TrimSpace(k.Reason) == "" {
 		errs = append(errs, field.Required(path.Child("reason"), "say why the failure is accepted"))

@@ -233,7 +233,7 @@ func TestREADMEPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README's policy: %v", err)
 	}
-	if len(p.Required) == 0 || len(p.KnownIssues) == 0 || p.Cluster.WindowsNodes != 1 {
+	if len(p.Required) == 0 || len(p.KnownIssues) == 0 || p.Cluster.WindowsNodes != 2 {
 		t.Errorf("the README's policy read as %+v", p)
 	}
 }

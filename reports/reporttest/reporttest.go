@@ -1,7 +1,15 @@
-// Package reporttest builds report directories for tests of the packages
-// that read them (gate, diff, html): a summary of the whole catalogue, with
-// the outcomes a test names, and optionally a network matrix, a ledger and
-// Ginkgo's report.
+// Package reporttest makes runs' records for the tests of the packages that
+// read them (rundir, gate, diff, html, the CLI): the Ginkgo report the
+// suites would leave (its specs with their evidence records and ledger
+// entries, the run's entry, the cluster's facts), turned into a report
+// directory by the harness's own writer (reports.Write), as the suite's
+// ReportAfterSuite does. There is no other way to make a report directory:
+// every test reads a run through the same record the real suites write.
+//
+// Two runs are made from the catalogue: IdealHybrid, on a cluster of two
+// Linux and two Windows nodes, in which every claim is shown as the
+// catalogue asks; and Linux, the default kind cluster, without Windows
+// nodes. Tests break one thing of a run and check what the reader decides.
 package reporttest
 
 import (
@@ -9,146 +17,393 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/evidence"
+	"github.com/winconform/winconform/framework/facts"
+	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/framework/record"
+	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
-// Claim is what a test sets of one claim's result.
-type Claim struct {
-	Outcome     string
-	Evidence    map[claims.Level]int
-	SupportedBy []string
-	Why         string
-	// Shown are the showing specs by level and build; when nil, a shown
-	// claim's are its Evidence at the levels that show it (on Windows, of
-	// an unrecorded build).
-	Shown []reports.Showing
+// The clusters' keys.
+const (
+	Server = "v1.37.2"
+	CNI    = "flannel/vxlan"
+	Build  = "10.0.20348" // Windows Server 2022, the build of both Windows nodes
+)
+
+// Started is when every synthetic run started; each ran for an hour. A
+// fixed start keeps the tests that read dates (known issues' expiry, the
+// gate's --now) from depending on the day they run.
+var Started = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// LinuxNodes and WindowsNodes are the nodes of the clusters.
+var (
+	LinuxNodes   = []string{"cp", "lin-w"}
+	WindowsNodes = []string{"win-1", "win-2"}
+)
+
+// HybridFacts are the facts of the hybrid cluster: a Linux control plane, a
+// Linux worker, and two Ready Windows nodes of Build.
+func HybridFacts() *facts.Facts {
+	fs := LinuxFacts()
+	fs.Nodes = append(fs.Nodes,
+		facts.Node{Name: "win-1", OS: "windows", Ready: true, WindowsBuild: Build},
+		facts.Node{Name: "win-2", OS: "windows", Ready: true, WindowsBuild: Build})
+	return fs
 }
 
-// Shown is a claim shown at level.
-func Shown(level claims.Level) Claim {
-	return Claim{Outcome: reports.Shown, Evidence: map[claims.Level]int{level: 1}}
+// LinuxFacts are the facts of the default kind cluster: a Linux control
+// plane and a Linux worker.
+func LinuxFacts() *facts.Facts {
+	return &facts.Facts{ServerVersion: Server, CNI: CNI, Nodes: []facts.Node{
+		{Name: "cp", OS: "linux", ControlPlane: true, Ready: true},
+		{Name: "lin-w", OS: "linux", Ready: true},
+	}}
 }
 
-// Twin is a claim only supported by a Linux twin.
-func Twin() Claim {
-	return Claim{Outcome: reports.Supported, Evidence: map[claims.Level]int{claims.Linux: 1}, SupportedBy: []string{"linux twin"}, Why: "linux twin"}
+// Ev is an evidence record as a spec writes it.
+type Ev = evidence.Record
+
+// Spec is one It of a synthetic run.
+type Spec struct {
+	Name   string
+	Labels []string // claim:<ID> for each claim, and any other
+	// State is Ginkgo's; a zero State is passed.
+	State   types.SpecState
+	Message string
+	// FailedIn is the node a failure happened in (zero: the It itself;
+	// types.NodeTypeBeforeAll: a setup that blocked the spec).
+	FailedIn   types.NodeType
+	SkipReason string // a skips.Reason key (skipped, inconclusive)
+	Evidence   []Ev
+	// Ledger entries are decided (ledger.Entry.Decide) as ledger.Record does.
+	Ledger   []ledger.Entry
+	Attempts int // more than 1: passed on a retry
+	// Artifacts names the directory of the spec's artifacts.
+	Artifacts string
 }
 
-// LinuxCluster is the default kind cluster: two Linux nodes, no Windows node.
-var LinuxCluster = reports.ClusterView{Known: true, ServerVersion: "v1.37.2", CNI: "flannel/vxlan", LinuxNodes: 2}
+// Run is a synthetic run.
+type Run struct {
+	// ID is the run's ID (NewRunID when empty).
+	ID string
+	// Catalogue is the catalogue version the run recorded (this one's when
+	// empty).
+	Catalogue string
+	// Unrecorded leaves the run's entry out of its record.
+	Unrecorded bool
+	// Facts are the cluster's; nil when the run never reached it.
+	Facts  *facts.Facts
+	Specs  []Spec
+	Matrix *netmatrix.Report
+	// LabelFilter is the run's selection: claims whose specs it leaves out
+	// are not run.
+	LabelFilter string
+	// Interrupted says the run was cut short (an interrupt, the suite's
+	// time limit).
+	Interrupted bool
+	// NoRunFile leaves run.json out (the suite run without the CLI).
+	NoRunFile bool
+}
 
-// HybridCluster has two Linux nodes and two Windows nodes of build 10.0.20348.
-var HybridCluster = reports.ClusterView{Known: true, ServerVersion: "v1.37.2", CNI: "flannel/vxlan", LinuxNodes: 2, WindowsNodes: 2, WindowsBuilds: []string{"10.0.20348"}}
+// windowsOn are the records of a result on the hybrid cluster's first
+// Windows node, at level.
+func windowsOn(level claims.Level) Ev {
+	r := Ev{Level: level, Detail: "real Windows node win-1", Build: Build, Nodes: []string{"win-1"}}
+	if level == claims.WindowsMachine {
+		r.Machines = []string{"win-1"}
+	}
+	return r
+}
 
-// Summary is a summary of every claim of the catalogue: each skipped
-// (no-windows-node) unless set names it.
-func Summary(cluster reports.ClusterView, set map[string]Claim, specs ...reports.Spec) reports.Summary {
-	s := reports.Summary{Format: reports.Format, Suite: "winconform", Succeeded: true, Cluster: cluster, Stamp: version.For(NewRunID()),
-		Status: "succeeded", Headline: "Shown: test headline", Outcomes: map[string]int{}, SupportedBy: map[string]int{}, SkipReasons: map[string]int{}, Specs: specs}
+// OnWindows is a record of a result on the hybrid cluster's first Windows node.
+func OnWindows() Ev { return windowsOn(claims.WindowsNode) }
+
+// OnLinux is a record of a result on the clusters' Linux nodes.
+func OnLinux() Ev {
+	return Ev{Level: claims.Linux, Detail: "real linux node(s) cp, lin-w", Nodes: LinuxNodes}
+}
+
+// Simulated is a record of a result on simulated Windows nodes.
+func Simulated() Ev {
+	return Ev{Level: claims.Scheduler, Detail: "simulated Windows nodes (kwok): wc-sched-1, wc-sched-2", Nodes: []string{"wc-sched-1", "wc-sched-2"}}
+}
+
+// API is a record of a result the API server alone decided.
+func API() Ev { return Ev{Level: claims.API, Detail: "dry-run create"} }
+
+// PlacementOnly are the claims whose specs, on any cluster, observe only
+// the control plane's placement (onto Linux nodes, or about Windows nodes
+// without their kubelets): scheduler, even with real Windows nodes.
+var PlacementOnly = []string{"SCH-03", "SCH-08", "LIM-08"}
+
+// IdealHybrid is a run on the hybrid cluster in which every claim of the
+// catalogue has one passing spec that shows it: on the real Windows node
+// win-1 (of Build) for claims about Windows nodes, the scheduler's
+// included (on a cluster with real Windows nodes the scheduling specs use
+// them), but PlacementOnly's; on the Windows machine or in the domain for
+// those levels; on the Linux nodes for Linux claims (and for the Linux
+// side of claims about both); by the API server for the API's. Every
+// documented limitation is observed as this server version is expected to
+// behave (it holds, or it was lifted as expected). NET-15's matrix spec
+// records Windows cells beside its Linux ones (on a hybrid cluster its
+// Service has Windows endpoints too).
+func IdealHybrid() *Run {
+	r := &Run{Facts: HybridFacts()}
+	cluster := ledger.Cluster{Server: Server, CNI: CNI}
 	for _, c := range claims.All() {
-		cl := Claim{Outcome: reports.Skipped, Why: "no-windows-node"}
-		if v, ok := set[c.ID]; ok {
-			cl = v
+		sp := Spec{Name: SpecName(c.ID), Labels: []string{"claim:" + c.ID}}
+		switch {
+		case c.Level == claims.Linux:
+			sp.Evidence = []Ev{OnLinux()}
+		case c.Level == claims.API:
+			sp.Evidence = []Ev{API()}
+		case slices.Contains(PlacementOnly, c.ID):
+			sp.Evidence = []Ev{{Level: claims.Scheduler, Detail: "the scheduler's placement onto Linux node lin-w", Nodes: []string{"lin-w"}}}
+		case c.Level == claims.Scheduler:
+			sp.Evidence = []Ev{OnWindows()}
+		default:
+			sp.Evidence = []Ev{windowsOn(c.Level)}
 		}
-		ev := cl.Evidence
-		if ev == nil {
-			ev = map[claims.Level]int{}
+		if c.Level.OnWindows() && c.About("linux") {
+			sp.Evidence = append(sp.Evidence, Ev{Level: claims.Linux, Detail: "linux side", Nodes: []string{"lin-w"}})
 		}
-		shown := cl.Shown
-		if shown == nil && cl.Outcome == reports.Shown {
-			for _, l := range claims.Levels {
-				if n := ev[l]; n > 0 && c.Level.Shows(l) {
-					sh := reports.Showing{Level: l, Specs: n}
-					if l.OnWindows() {
-						sh.Build = evidence.Unrecorded
-					}
-					shown = append(shown, sh)
-				}
-			}
+		if c.ID == "NET-15" {
+			sp.Evidence = append(sp.Evidence, Ev{Level: claims.WindowsNode, Detail: "2 matrix cell(s) probed", Build: Build, Nodes: []string{"win-1"}})
 		}
-		r := reports.Claim{ID: c.ID, Kind: string(c.Kind), Level: c.Level, Title: c.Title, Outcome: cl.Outcome, Why: cl.Why,
-			Evidence: ev, Specs: map[string]int{}, SupportedBy: cl.SupportedBy, Shown: shown}
-		if cl.Outcome == reports.Skipped {
-			r.SkipReasons = []string{"no-windows-node"}
+		if c.Limitation != nil {
+			e := ledger.New(c.ID, cluster)
+			e.Observed, e.Evidence = e.Expected, "observed as this version is expected to behave"
+			sp.Ledger = []ledger.Entry{e}
 		}
-		s.Claims = append(s.Claims, r)
-		s.Outcomes[cl.Outcome]++
-		if cl.Outcome == reports.Shown {
-			s.Shown++
+		r.Specs = append(r.Specs, sp)
+	}
+	return r
+}
+
+// Twins are the claims on Windows nodes whose Linux twins pass in Linux.
+var Twins = []string{"WEB-01", "NET-22"}
+
+// Linux is a run on the default kind cluster (no Windows node): the claims
+// about Linux nodes shown on them, the API server's at their level, the
+// scheduler's on simulated Windows nodes; every claim about Windows nodes
+// skipped for want of one, the Linux twins of Twins passing.
+func Linux() *Run {
+	r := &Run{Facts: LinuxFacts()}
+	cluster := ledger.Cluster{Server: Server, CNI: CNI}
+	for _, c := range claims.All() {
+		sp := Spec{Name: SpecName(c.ID), Labels: []string{"claim:" + c.ID}}
+		switch c.Level {
+		case claims.Linux:
+			sp.Evidence = []Ev{OnLinux()}
+		case claims.API:
+			sp.Evidence = []Ev{API()}
+		case claims.Scheduler:
+			sp.Evidence = []Ev{Simulated()}
+		default:
+			sp.State, sp.Message, sp.SkipReason = types.SpecStateSkipped, "no Windows node", skips.NoWindowsNode.Key
 		}
-		if cl.Outcome == reports.Failed || cl.Outcome == reports.Blocked {
-			s.Succeeded = false
-			s.Status = "failed"
+		if c.Limitation != nil && len(sp.Evidence) > 0 {
+			e := ledger.New(c.ID, cluster)
+			e.Observed, e.Evidence = e.Expected, "observed as this version is expected to behave"
+			sp.Ledger = []ledger.Entry{e}
+		}
+		r.Specs = append(r.Specs, sp)
+		if slices.Contains(Twins, c.ID) {
+			r.Specs = append(r.Specs, Spec{Name: TwinName(c.ID), Labels: []string{"claim:" + c.ID, "os:linux"}, Evidence: []Ev{OnLinux()}})
 		}
 	}
-	s.Total = len(s.Claims)
-	return s
+	return r
 }
 
-var runs atomic.Int64
+// SpecName is the name of claim id's spec in the runs.
+func SpecName(id string) string { return id + " on the cluster" }
 
-// NewRunID is a run ID of its own for each report directory a test makes,
-// shaped as the CLI's (wc-<time>-<random>).
-func NewRunID() string {
-	return fmt.Sprintf("wc-20260301t120000-%08x", runs.Add(1))
+// TwinName is the name of claim id's Linux twin in Linux.
+func TwinName(id string) string { return id + " Linux twin" }
+
+// Of returns the specs of claim id.
+func (r *Run) Of(id string) []*Spec {
+	var out []*Spec
+	for i := range r.Specs {
+		if slices.Contains(r.Specs[i].Labels, "claim:"+id) {
+			out = append(out, &r.Specs[i])
+		}
+	}
+	return out
 }
 
-// Dir is a report directory's contents.
-type Dir struct {
-	Summary reports.Summary
-	Matrix  *netmatrix.Report
-	Ledger  []reports.LedgerEntry
-	// Retried names specs that passed on their second attempt (Ginkgo's report).
-	Retried []string
-	// Specs go into Ginkgo's report as they are, after Retried's.
-	Specs []types.SpecReport
+// One returns the first spec of claim id; it panics when there is none.
+func (r *Run) One(id string) *Spec {
+	s := r.Of(id)
+	if len(s) == 0 {
+		panic("reporttest: no spec of " + id)
+	}
+	return s[0]
 }
 
-// Write writes d into a new temporary directory and returns it.
-func Write(t testing.TB, d Dir) string {
+// Set replaces the specs of claim id (none: the claim is not covered).
+func (r *Run) Set(id string, specs ...Spec) {
+	r.Specs = slices.DeleteFunc(r.Specs, func(s Spec) bool { return slices.Contains(s.Labels, "claim:"+id) })
+	for i := range specs {
+		if !slices.Contains(specs[i].Labels, "claim:"+id) {
+			specs[i].Labels = append(specs[i].Labels, "claim:"+id)
+		}
+		if specs[i].Name == "" {
+			specs[i].Name = SpecName(id)
+		}
+	}
+	r.Specs = append(r.Specs, specs...)
+}
+
+// Fail makes claim id's specs fail with message, keeping their evidence:
+// a failure observed where they ran.
+func (r *Run) Fail(id, message string) {
+	for _, s := range r.Of(id) {
+		s.State, s.Message = types.SpecStateFailed, message
+	}
+}
+
+// Skip makes claim id's specs skip for reason (a skips.Reason key).
+func (r *Run) Skip(id, reason string) {
+	r.Set(id, Spec{State: types.SpecStateSkipped, Message: reason, SkipReason: reason})
+}
+
+// Block makes claim id's specs blocked: a setup node failed before they ran.
+func (r *Run) Block(id, message string) {
+	r.Set(id, Spec{State: types.SpecStateFailed, FailedIn: types.NodeTypeBeforeAll, Message: message})
+}
+
+// Ginkgo is the run's Ginkgo report, its record as the suites leave it:
+// the run's entry and the cluster's facts on the SynchronizedBeforeSuite,
+// each spec's entries as the framework's packages add them.
+func (r *Run) Ginkgo() types.Report {
+	r.stamp()
+	rep := types.Report{SuiteDescription: "winconform", SuiteSucceeded: true, StartTime: Started, EndTime: Started.Add(time.Hour)}
+	rep.SuiteConfig.LabelFilter = r.LabelFilter
+	if r.Interrupted {
+		rep.SuiteSucceeded = false
+		rep.SpecialSuiteFailureReasons = []string{"Interrupted by User"}
+	}
+	setup := types.SpecReport{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStatePassed}
+	if !r.Unrecorded {
+		rec := record.New(r.ID, "")
+		if r.Catalogue != "" {
+			rec.Catalogue = r.Catalogue
+		}
+		setup.ReportEntries = append(setup.ReportEntries, entryOf(record.RunEntry, rec))
+	}
+	if r.Facts != nil {
+		setup.ReportEntries = append(setup.ReportEntries, entryOf(record.ClusterEntry, r.Facts))
+	}
+	rep.SpecReports = append(rep.SpecReports, setup)
+	selected := func([]string) bool { return true }
+	if r.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(r.LabelFilter)
+		if err != nil {
+			panic(err)
+		}
+		selected = f
+	}
+	for _, s := range r.Specs {
+		sr := types.SpecReport{ContainerHierarchyTexts: []string{"[synthetic]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: s.Name,
+			LeafNodeLabels: s.Labels, State: s.State, NumAttempts: max(s.Attempts, 1)}
+		if !selected(s.Labels) {
+			// Left out by the run's selection: Ginkgo reports it skipped,
+			// never attempted, without a word.
+			sr.State, sr.NumAttempts = types.SpecStateSkipped, 0
+			rep.SpecReports = append(rep.SpecReports, sr)
+			continue
+		}
+		if sr.State == 0 {
+			sr.State = types.SpecStatePassed
+		}
+		if sr.State != types.SpecStatePassed {
+			sr.Failure = types.Failure{Message: s.Message, FailureNodeType: s.FailedIn}
+			if sr.State.Is(types.SpecStateFailureStates) {
+				rep.SuiteSucceeded = false
+			}
+		}
+		if s.SkipReason != "" {
+			sr.ReportEntries = append(sr.ReportEntries, entry(skips.EntryName, s.SkipReason))
+			if s.SkipReason == skips.Inconclusive.Key && !strings.HasPrefix(s.Message, skips.Inconclusive.Text) {
+				sr.Failure.Message = skips.Inconclusive.Text + ": " + s.Message
+			}
+		}
+		for _, e := range s.Evidence {
+			sr.ReportEntries = append(sr.ReportEntries, entryOf(evidence.EntryName, e))
+		}
+		if s.Artifacts != "" {
+			sr.ReportEntries = append(sr.ReportEntries, entry(reports.ArtifactsEntry, s.Artifacts))
+		}
+		for _, e := range s.Ledger {
+			e.Decide()
+			sr.ReportEntries = append(sr.ReportEntries, entryOf(ledger.EntryName, e))
+		}
+		rep.SpecReports = append(rep.SpecReports, sr)
+	}
+	return rep
+}
+
+func (r *Run) stamp() {
+	if r.ID == "" {
+		r.ID = NewRunID()
+	}
+}
+
+func entryOf(name string, v any) types.ReportEntry {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return entry(name, string(data))
+}
+
+func entry(name, value string) types.ReportEntry {
+	return types.ReportEntry{Name: name, Value: types.WrapEntryValue(value), Visibility: types.ReportEntryVisibilityNever}
+}
+
+// Write writes the run's report directory into a new temporary directory:
+// what the suite's reports.Write makes of the record, the network matrix,
+// and run.json (started at Started, ended an hour later) unless NoRunFile.
+func (r *Run) Write(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	WriteTo(t, dir, d)
+	r.WriteTo(t, dir)
 	return dir
 }
 
-// WriteTo writes d into dir.
-func WriteTo(t testing.TB, dir string, d Dir) {
+// WriteTo is Write into dir.
+func (r *Run) WriteTo(t testing.TB, dir string) {
 	t.Helper()
-	if err := d.Summary.Write(dir); err != nil {
+	g := r.Ginkgo()
+	if _, err := reports.Write(dir, g, filepath.Join(dir, reports.JUnitFile)); err != nil {
 		t.Fatal(err)
 	}
-	if d.Matrix != nil {
-		m := *d.Matrix
+	stamp := version.For(r.ID)
+	if r.Matrix != nil {
+		m := *r.Matrix
 		if m.RunID == "" {
-			m.Stamp = d.Summary.Stamp
+			m.Stamp = stamp
 		}
-		writeJSON(t, filepath.Join(dir, "network-matrix.json"), &m)
+		writeJSON(t, filepath.Join(dir, reports.MatrixFile), &m)
 	}
-	if d.Ledger != nil {
-		if err := reports.WriteLedger(dir, d.Summary.Stamp, d.Ledger); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(d.Retried) > 0 || len(d.Specs) > 0 {
-		r := types.Report{SuiteDescription: "winconform"}
-		for _, name := range d.Retried {
-			r.SpecReports = append(r.SpecReports, types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: name, State: types.SpecStatePassed, NumAttempts: 2})
-		}
-		r.SpecReports = append(r.SpecReports, d.Specs...)
-		if err := os.MkdirAll(filepath.Join(dir, "ginkgo"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		writeJSON(t, filepath.Join(dir, "ginkgo", "report.json"), []types.Report{r})
+	if !r.NoRunFile {
+		ended := Started.Add(time.Hour)
+		writeJSON(t, filepath.Join(dir, rundir.RunFile), rundir.RunState{Format: rundir.RunFormat, Stamp: stamp, Started: Started, Ended: &ended, Outcome: "ended"})
 	}
 }
 
@@ -161,6 +416,14 @@ func writeJSON(t testing.TB, path string, v any) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+var runs atomic.Int64
+
+// NewRunID is a run ID of its own for each run a test makes, shaped as the
+// CLI's (wc-<time>-<random>).
+func NewRunID() string {
+	return fmt.Sprintf("wc-20260301t120000-%08x", runs.Add(1))
 }
 
 // Cell is a matrix cell.

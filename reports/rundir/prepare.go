@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/reports"
 )
 
 // Entries a run leaves in its report directory (the suites, the CLI, the
@@ -17,8 +19,8 @@ import (
 // Sonobuoy's plugin, make test's underlay fault test): a directory that
 // holds nothing else is a report.
 var reportEntries = map[string]bool{
-	SummaryFile: true, "summary.md": true, ClusterFile: true, MatrixFile: true, "network-matrix.md": true,
-	LedgerFile: true, "limitations.md": true, "ginkgo": true, "artifacts": true, "report.html": true, "report.png": true,
+	reports.SummaryFile: true, "summary.md": true, reports.ClusterFile: true, reports.MatrixFile: true, "network-matrix.md": true,
+	reports.LimitationsFile: true, "limitations.md": true, "ginkgo": true, "artifacts": true, "report.html": true, "report.png": true,
 	"gate.json": true, "gate.md": true, "diff.json": true, "diff.md": true, "e2e.log": true, "done": true,
 	UnderlayFile: true, "underlay-fault.log": true, RunFile: true, SweptFile: true,
 }
@@ -100,7 +102,7 @@ func asideName(dir string) string {
 	clean := filepath.Clean(dir)
 	tag := ""
 	// The summary's run, else (a run killed before it wrote one) the run file's.
-	for _, f := range []string{SummaryFile, RunFile} {
+	for _, f := range []string{reports.SummaryFile, RunFile} {
 		if data, err := os.ReadFile(filepath.Join(clean, f)); err == nil && tag == "" {
 			var head struct {
 				RunID string `json:"runID"`

@@ -17,8 +17,8 @@ import (
 func TestPrepareMovesAReportAside(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "report")
-	s := reporttest.Summary(reporttest.LinuxCluster, nil)
-	reporttest.WriteTo(t, mkdir(t, dir), reporttest.Dir{Summary: s})
+	s := reporttest.Linux()
+	s.WriteTo(t, mkdir(t, dir))
 	os.WriteFile(filepath.Join(dir, reports.JUnitFile), []byte("<testsuites/>"), 0o644)
 	// What winconform e2e and make test write beside the suites' files
 	// when machines joined through the underlay.
@@ -32,17 +32,17 @@ func TestPrepareMovesAReportAside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := dir + "." + s.RunID; aside != want {
+	if want := dir + "." + s.ID; aside != want {
 		t.Errorf("moved aside to %s, want %s", aside, want)
 	}
-	if back, err := reports.ReadSummary(aside); err != nil || back.RunID != s.RunID {
-		t.Errorf("the report moved aside: %v %q", err, back.RunID)
+	if back, err := rundir.Load(aside); err != nil || back.Summary.RunID != s.ID {
+		t.Errorf("the report moved aside: %v", err)
 	}
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("the report directory after Prepare: %v %v, want it empty", err, entries)
 	}
 	// The same run's report again (a second copy): a free name beside it.
-	reporttest.WriteTo(t, dir, reporttest.Dir{Summary: s})
+	s.WriteTo(t, dir)
 	again, err := rundir.Prepare(dir)
 	if err != nil || again == aside || !strings.HasPrefix(again, aside) {
 		t.Errorf("second Prepare: %v, moved to %s (first %s)", err, again, aside)
@@ -58,7 +58,7 @@ func TestPrepareMovesAReportAside(t *testing.T) {
 
 func TestPrepareRefusesWhatIsNotAReport(t *testing.T) {
 	dir := mkdir(t, filepath.Join(t.TempDir(), "home"))
-	reporttest.WriteTo(t, dir, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+	reporttest.Linux().WriteTo(t, dir)
 	os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("years of work"), 0o644)
 	mkdir(t, filepath.Join(dir, ".git"))
 	for _, f := range []func(string) error{rundir.Check, func(d string) error { _, err := rundir.Prepare(d); return err }} {

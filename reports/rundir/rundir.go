@@ -1,10 +1,15 @@
-// Package rundir reads a run's report directory back: the summary (which
-// must be there, of this winconform's format), and when the run wrote them
-// the cluster's facts, the network matrix, the limitation ledger and
-// Ginkgo's own report (for specs that passed only on a retry). The gate, the
-// baseline diff and the HTML report read a run through it, so that every one
-// of them refuses the same bad directories with the same errors: each names
-// the file and the fix.
+// Package rundir reads a run's report directory back from the run's record:
+// Ginkgo's report with the run's entries (ginkgo/report.json: each spec's
+// evidence records, the run's ID and catalogue, the cluster's facts), the
+// network matrix the suites wrote as they probed, and run.json where the CLI
+// ran the suites. The summary and the limitation ledger are derived from the
+// record here (reports.Summarize and reports.Ledger are deterministic over
+// it), exactly as the suite derived them for summary.json and
+// limitations.json, which are never read back: editing a derived file
+// changes no verdict. The gate, the baseline diff, the HTML report and
+// `winconform results` read a run through Load, so that every one of them
+// refuses the same bad directories with the same errors, each naming the
+// file and the fix.
 package rundir
 
 import (
@@ -21,37 +26,42 @@ import (
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/internal/version"
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/reports"
 )
 
-// Files of a report directory, as the suites write them.
-const (
-	SummaryFile = "summary.json"
-	ClusterFile = "cluster.json"
-	MatrixFile  = "network-matrix.json"
-	LedgerFile  = "limitations.json"
-	GinkgoFile  = "ginkgo/report.json"
-	// UnderlayFile is the underlay check's report, which winconform e2e
-	// writes beside them when machines joined through the underlay.
-	UnderlayFile = "underlay-check.json"
-)
+// UnderlayFile is the underlay check's report, which winconform e2e writes
+// beside the suites' files when machines joined through the underlay.
+const UnderlayFile = "underlay-check.json"
 
-// Run is one run's report directory, read.
+// Run is one run, read from its record.
 type Run struct {
-	Dir     string
+	Dir string
+	// Record is what the run recorded of itself (framework/record);
+	// Recorded is false when its report holds no run entry (a run that
+	// stopped before its first setup, or a report of another program).
+	Record   record.Run
+	Recorded bool
+	// Started and Ended are the suite's start and end, as Ginkgo's report
+	// has them (Ended is zero when the report never reached its end).
+	Started, Ended time.Time
+	// DryRun says the suite ran with --ginkgo.dry-run: nothing ran.
+	DryRun bool
+	// State is run.json (rundir.RunFile), nil where the suite ran without
+	// the CLI (the suite binary alone, Sonobuoy's plugin).
+	State *RunState
+	// Summary is derived from the record (reports.Summarize).
 	Summary reports.Summary
 	// Cluster is nil when the run never reached the cluster.
 	Cluster *facts.Facts
 	// Matrix is nil when the run did not probe the network matrix.
 	Matrix *netmatrix.Report
-	// Ledger is nil when the run wrote no limitations.json.
+	// Ledger is derived from the record (reports.Ledger).
 	Ledger []reports.LedgerEntry
 	// Retried lists the specs that passed only on a retry (Ginkgo's
 	// --flake-attempts): flaky specs.
 	Retried []string
-	// Specs are the run's It specs with their run times, slowest first
-	// (empty when the run wrote no Ginkgo report).
+	// Specs are the run's It specs with their run times, slowest first.
 	Specs []SpecTime
 }
 
@@ -64,10 +74,10 @@ type SpecTime struct {
 	Took  time.Duration `json:"took"`
 }
 
-// Load reads the report directory dir. Its run must have ended (a run
-// killed before its end is refused, CheckFinished), the summary must be
-// there and complete; the other files are read when present, and refused when half
-// written.
+// Load reads the report directory dir. Its run must have ended where the
+// CLI marked it (a run killed before its end is refused, CheckFinished),
+// and its record must be there and whole; the network matrix is read when
+// present, and refused when half written or of another run.
 func Load(dir string) (*Run, error) {
 	st, err := os.Stat(dir)
 	switch {
@@ -76,89 +86,76 @@ func Load(dir string) (*Run, error) {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %v", dir, err)
 	case !st.IsDir():
-		return nil, fmt.Errorf("%s is a file, not a report directory: pass the directory that holds summary.json", dir)
+		return nil, fmt.Errorf("%s is a file, not a report directory: pass the directory that holds %s", dir, reports.GinkgoFile)
 	}
 	if err := CheckFinished(dir); err != nil {
 		return nil, err
 	}
-	if err := checkComplete(filepath.Join(dir, SummaryFile)); err != nil {
+	r := &Run{Dir: dir}
+	if state, err := readState(dir); err == nil {
+		r.State = state
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	s, err := reports.ReadSummary(dir)
+	var rs []types.Report
+	ok, err := readJSON(dir, reports.GinkgoFile, &rs)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("%s: no %s, the run's record (Ginkgo's report, which the suite writes when it ends): is %s the report directory of a run that ended? (`make e2e` writes _output/report); a run killed before its end leaves none: rerun the suites",
+			filepath.Join(dir, reports.GinkgoFile), reports.GinkgoFile, dir)
+	case len(rs) != 1:
+		return nil, fmt.Errorf("%s holds %d suite reports, a run's record holds one: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), len(rs))
+	}
+	g := rs[0]
+	run, fs, recorded, err := record.Read(g)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %v: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), err)
 	}
-	r := &Run{Dir: dir, Summary: s}
-	var f struct {
-		version.Stamp
-		facts.Facts
+	r.Record, r.Recorded, r.Cluster = run, recorded, fs
+	r.Started, r.Ended, r.DryRun = g.StartTime, g.EndTime, g.SuiteConfig.DryRun
+	r.Summary = reports.Summarize(g)
+	if r.Ledger, err = reports.Ledger(g); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, reports.GinkgoFile), err)
 	}
-	if ok, err := readJSON(dir, ClusterFile, &f); err != nil {
-		return nil, err
-	} else if ok {
-		if err := sameRun(dir, ClusterFile, s.RunID, f.RunID); err != nil {
-			return nil, err
-		}
-		r.Cluster = &f.Facts
+	if r.Ledger == nil {
+		r.Ledger = []reports.LedgerEntry{}
 	}
+	r.Retried, r.Specs = retried(g), specTimes(g)
 	var m netmatrix.Report
-	if ok, err := readJSON(dir, MatrixFile, &m); err != nil {
+	if ok, err := readJSON(dir, reports.MatrixFile, &m); err != nil {
 		return nil, err
 	} else if ok {
-		if err := sameRun(dir, MatrixFile, s.RunID, m.RunID); err != nil {
+		if err := sameRun(dir, reports.MatrixFile, run.RunID, m.RunID); err != nil {
 			return nil, err
 		}
 		r.Matrix = &m
 	}
-	var ledger json.RawMessage
-	if ok, err := readJSON(dir, LedgerFile, &ledger); err != nil {
-		return nil, err
-	} else if ok {
-		lf, err := reports.DecodeLedger(ledger)
-		if err != nil {
-			return nil, fmt.Errorf("%s: not the layout this winconform writes (%v): rerun the suites with this version", filepath.Join(dir, LedgerFile), err)
-		}
-		if err := sameRun(dir, LedgerFile, s.RunID, lf.RunID); err != nil {
+	if r.State != nil {
+		if err := sameRun(dir, RunFile, run.RunID, r.State.RunID); err != nil {
 			return nil, err
 		}
-		if lf.Entries == nil {
-			lf.Entries = []reports.LedgerEntry{}
-		}
-		r.Ledger = lf.Entries
-	}
-	var ginkgo []types.Report
-	if ok, err := readJSON(dir, GinkgoFile, &ginkgo); err != nil {
-		return nil, err
-	} else if ok {
-		r.Retried = retried(ginkgo)
-		r.Specs = specTimes(ginkgo)
 	}
 	return r, nil
 }
 
-// checkComplete refuses a file that is there but empty or cut short, which
-// is what a run killed while writing its reports leaves.
-func checkComplete(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil // ReadSummary says what is missing
-	}
-	if len(bytes.TrimSpace(data)) == 0 || !json.Valid(data) {
-		return halfWritten(path)
-	}
-	return nil
-}
-
-// sameRun refuses a file of another run than the summary's: a directory
-// that mixes two runs' files would report one run's cluster or matrix
-// under the other's results. A file or summary written before run stamps
-// (no run ID) is taken as it is.
-func sameRun(dir, name, summaryRun, fileRun string) error {
-	if summaryRun == "" || fileRun == "" || summaryRun == fileRun {
+// sameRun refuses a file of another run than the record's: a directory
+// that mixes two runs' files would report one run's matrix under the
+// other's results.
+func sameRun(dir, name, recordRun, fileRun string) error {
+	if recordRun == fileRun {
 		return nil
 	}
-	return fmt.Errorf("%s belongs to run %s, but %s to run %s: the directory mixes two runs' reports; pass the directory one run wrote (each run writes its own)",
-		filepath.Join(dir, name), fileRun, SummaryFile, summaryRun)
+	return fmt.Errorf("%s belongs to run %s, but the record %s to run %s: the directory mixes two runs' reports; pass the directory one run wrote (each run writes its own)",
+		filepath.Join(dir, name), orNone(fileRun), reports.GinkgoFile, orNone(recordRun))
+}
+
+func orNone(id string) string {
+	if id == "" {
+		return "(none)"
+	}
+	return id
 }
 
 func halfWritten(path string) error {
@@ -186,13 +183,11 @@ func readJSON(dir, name string, v any) (bool, error) {
 }
 
 // retried lists the It specs that passed after more than one attempt.
-func retried(rs []types.Report) []string {
+func retried(r types.Report) []string {
 	var out []string
-	for _, r := range rs {
-		for _, sr := range r.SpecReports {
-			if sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStatePassed && sr.NumAttempts > 1 {
-				out = append(out, sr.FullText())
-			}
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStatePassed && sr.NumAttempts > 1 {
+			out = append(out, sr.FullText())
 		}
 	}
 	sort.Strings(out)
@@ -200,13 +195,11 @@ func retried(rs []types.Report) []string {
 }
 
 // specTimes lists the It specs, slowest first.
-func specTimes(rs []types.Report) []SpecTime {
+func specTimes(r types.Report) []SpecTime {
 	var out []SpecTime
-	for _, r := range rs {
-		for _, sr := range r.SpecReports {
-			if sr.LeafNodeType == types.NodeTypeIt {
-				out = append(out, SpecTime{Spec: sr.FullText(), State: sr.State.String(), Took: sr.RunTime})
-			}
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType == types.NodeTypeIt {
+			out = append(out, SpecTime{Spec: sr.FullText(), State: sr.State.String(), Took: sr.RunTime})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Took > out[j].Took })

@@ -1,7 +1,6 @@
 package rundir_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
@@ -32,55 +30,83 @@ func wantErr(t *testing.T, err error, wants ...string) {
 }
 
 func TestLoad(t *testing.T) {
-	dir := reporttest.Write(t, reporttest.Dir{
-		Summary: reporttest.Summary(reporttest.LinuxCluster, nil),
-		Matrix:  &netmatrix.Report{Cells: []*netmatrix.Cell{reporttest.Cell("a", "b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-07")}},
-		Ledger:  []reports.LedgerEntry{},
-		Retried: []string{"networking NET-07"},
-	})
-	r, err := rundir.Load(dir)
+	r := reporttest.Linux()
+	r.Matrix = &netmatrix.Report{Cells: []*netmatrix.Cell{reporttest.Cell("a", "b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-07")}}
+	r.One("NET-07").Attempts = 2
+	run, err := rundir.Load(r.Write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Matrix == nil || len(r.Matrix.Cells) != 1 || r.Ledger == nil || len(r.Retried) != 1 || r.Retried[0] != "networking NET-07" {
-		t.Errorf("read %+v", r)
+	if run.Matrix == nil || len(run.Matrix.Cells) != 1 || len(run.Ledger) == 0 || len(run.Retried) != 1 || run.Retried[0] != "[synthetic] "+reporttest.SpecName("NET-07") {
+		t.Errorf("read %+v", run)
 	}
-	if r.Cluster != nil {
-		t.Error("cluster.json read where there is none")
+	if !run.Recorded || run.Record.RunID != r.ID || run.Summary.RunID != r.ID || run.Cluster == nil || len(run.Cluster.Nodes) != 2 || run.State == nil {
+		t.Errorf("the record: recorded %v, run %q (summary %q), cluster %+v, run.json %+v", run.Recorded, run.Record.RunID, run.Summary.RunID, run.Cluster, run.State)
+	}
+	if !run.Started.Equal(reporttest.Started) || !run.Ended.After(run.Started) {
+		t.Errorf("started %s, ended %s", run.Started, run.Ended)
+	}
+}
+
+// Only the record counts: the files derived from it (summary.json,
+// limitations.json, cluster.json) are never read back, so that editing one
+// changes nothing read from the directory.
+func TestDerivedFilesAreNotRead(t *testing.T) {
+	r := reporttest.Linux()
+	r.Fail("NET-07", "it failed")
+	dir := r.Write(t)
+	for _, name := range []string{reports.SummaryFile, reports.LimitationsFile, reports.ClusterFile} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(`{"cells": [`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := rundir.Load(dir)
+	if err != nil {
+		t.Fatalf("a directory whose derived files were broken: %v", err)
+	}
+	for _, c := range run.Summary.Claims {
+		if c.ID == "NET-07" && c.Outcome != reports.Failed {
+			t.Errorf("NET-07 %s, want failed as the record says", c.Outcome)
+		}
+	}
+	if run.Cluster == nil || len(run.Ledger) == 0 {
+		t.Errorf("the cluster and the ledger come from the record: %+v %+v", run.Cluster, run.Ledger)
 	}
 }
 
 func TestSpecsSlowestFirst(t *testing.T) {
-	it := func(text string, took time.Duration, state types.SpecState) types.SpecReport {
-		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: state, RunTime: took}
-	}
-	dir := reporttest.Write(t, reporttest.Dir{
-		Summary: reporttest.Summary(reporttest.LinuxCluster, nil),
-		Specs: []types.SpecReport{
-			it("quick", time.Second, types.SpecStatePassed),
-			{LeafNodeType: types.NodeTypeBeforeSuite, LeafNodeText: "", State: types.SpecStatePassed, RunTime: time.Minute},
-			it("slow", 20*time.Second, types.SpecStateFailed),
-			it("skipped", 10*time.Millisecond, types.SpecStateSkipped),
-		},
+	r := reporttest.Linux()
+	r.Specs = []reporttest.Spec{{Name: "quick"}, {Name: "slow", State: types.SpecStateFailed}, {Name: "skipped", State: types.SpecStateSkipped}}
+	dir := r.Write(t)
+	took := map[string]time.Duration{"[synthetic] quick": time.Second, "[synthetic] slow": 20 * time.Second, "[synthetic] skipped": 10 * time.Millisecond}
+	editRecord(t, dir, func(g *types.Report) {
+		for i, sr := range g.SpecReports {
+			g.SpecReports[i].RunTime = took[sr.FullText()]
+			if sr.LeafNodeType != types.NodeTypeIt {
+				g.SpecReports[i].RunTime = time.Minute
+			}
+		}
 	})
-	r, err := rundir.Load(dir)
+	run, err := rundir.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []rundir.SpecTime{{Spec: "slow", State: "failed", Took: 20 * time.Second}, {Spec: "quick", State: "passed", Took: time.Second},
-		{Spec: "skipped", State: "skipped", Took: 10 * time.Millisecond}}
-	if !reflect.DeepEqual(r.Specs, want) {
-		t.Errorf("specs %+v, want %+v (It specs only, slowest first)", r.Specs, want)
+	want := []rundir.SpecTime{{Spec: "[synthetic] slow", State: "failed", Took: 20 * time.Second}, {Spec: "[synthetic] quick", State: "passed", Took: time.Second},
+		{Spec: "[synthetic] skipped", State: "skipped", Took: 10 * time.Millisecond}}
+	if !reflect.DeepEqual(run.Specs, want) {
+		t.Errorf("specs %+v, want %+v (It specs only, slowest first)", run.Specs, want)
 	}
 }
 
 func TestOptionalFilesAbsent(t *testing.T) {
-	r, err := rundir.Load(reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)}))
+	r := reporttest.Linux()
+	r.NoRunFile = true
+	run, err := rundir.Load(r.Write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Matrix != nil || r.Ledger != nil || r.Retried != nil {
-		t.Errorf("absent files read as present: %+v", r)
+	if run.Matrix != nil || run.State != nil || run.Retried != nil {
+		t.Errorf("absent files read as present: %+v", run)
 	}
 }
 
@@ -93,82 +119,69 @@ func TestBadDirectories(t *testing.T) {
 		f := filepath.Join(t.TempDir(), "f")
 		os.WriteFile(f, nil, 0o644)
 		_, err := rundir.Load(f)
-		wantErr(t, err, "is a file", "summary.json")
+		wantErr(t, err, "is a file", reports.GinkgoFile)
 	})
 	t.Run("empty", func(t *testing.T) {
 		dir := t.TempDir()
 		_, err := rundir.Load(dir)
-		wantErr(t, err, filepath.Join(dir, "summary.json"), "no summary.json", "make e2e")
+		wantErr(t, err, filepath.Join(dir, reports.GinkgoFile), "the run's record", "make e2e")
 	})
-	t.Run("summary truncated", func(t *testing.T) {
-		dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
-		path := filepath.Join(dir, "summary.json")
+	t.Run("only a summary", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, reports.SummaryFile), []byte(`{"format":"winconform.summary/v4","claims":[]}`), 0o644)
+		_, err := rundir.Load(dir)
+		wantErr(t, err, "no "+reports.GinkgoFile)
+	})
+	t.Run("two suites in one record", func(t *testing.T) {
+		dir := reporttest.Linux().Write(t)
+		path := filepath.Join(dir, reports.GinkgoFile)
 		data, _ := os.ReadFile(path)
-		os.WriteFile(path, data[:len(data)/2], 0o644)
+		one := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(data)), "["), "]")
+		os.WriteFile(path, []byte("["+one+","+one+"]"), 0o644)
 		_, err := rundir.Load(dir)
-		wantErr(t, err, path, "half written", "rerun the suites")
+		wantErr(t, err, "holds 2 suite reports")
 	})
-	t.Run("summary empty", func(t *testing.T) {
-		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, "summary.json"), nil, 0o644)
-		_, err := rundir.Load(dir)
-		wantErr(t, err, "summary.json", "half written")
-	})
-	t.Run("older format", func(t *testing.T) {
-		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"suite":"winconform","claims":[{"id":"NET-01","status":"passed"}]}`), 0o644)
-		_, err := rundir.Load(dir)
-		if !errors.Is(err, reports.ErrOldFormat) {
-			t.Fatalf("got %v, want ErrOldFormat", err)
-		}
-		wantErr(t, err, "summary.json", "rerun the suites")
-	})
-	for _, name := range []string{"network-matrix.json", "limitations.json", "cluster.json", "ginkgo/report.json"} {
+	for _, name := range []string{reports.MatrixFile, reports.GinkgoFile, rundir.RunFile} {
 		t.Run(name+" truncated", func(t *testing.T) {
-			dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
+			dir := reporttest.Linux().Write(t)
 			path := filepath.Join(dir, name)
-			os.MkdirAll(filepath.Dir(path), 0o755)
 			os.WriteFile(path, []byte(`{"cells": [`), 0o644)
 			_, err := rundir.Load(dir)
+			if name == rundir.RunFile {
+				wantErr(t, err, path, "not a run file")
+				return
+			}
 			wantErr(t, err, path, "half written")
 		})
 	}
 	t.Run("matrix of another layout", func(t *testing.T) {
-		dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
-		os.WriteFile(filepath.Join(dir, "network-matrix.json"), []byte(`{"cells": "none"}`), 0o644)
+		dir := reporttest.Linux().Write(t)
+		os.WriteFile(filepath.Join(dir, reports.MatrixFile), []byte(`{"cells": "none"}`), 0o644)
 		_, err := rundir.Load(dir)
-		wantErr(t, err, "network-matrix.json", "rerun the suites")
+		wantErr(t, err, reports.MatrixFile, "rerun the suites")
 	})
 }
 
-// Each file of a report directory carries its run's ID: a directory that
-// mixes two runs' files (a cluster.json or a network matrix of an earlier
-// run beside this run's summary) is refused, naming both runs; files of a
-// winconform before run IDs are read as they are.
+// A network matrix or run.json of another run beside the record is
+// refused, naming both runs.
 func TestLoadRefusesFilesOfAnotherRun(t *testing.T) {
-	s := reporttest.Summary(reporttest.LinuxCluster, nil)
-	dir := reporttest.Write(t, reporttest.Dir{Summary: s})
-	other := version.For("wc-20250101t000000-deadbeef")
-	if err := reports.WriteCluster(dir, other, &facts.Facts{ServerVersion: "v1.37.2"}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := rundir.Load(dir)
-	wantErr(t, err, "cluster.json belongs to run wc-20250101t000000-deadbeef", "summary.json to run "+s.RunID, "mixes two runs")
+	r := reporttest.Linux()
+	r.Matrix = &netmatrix.Report{Stamp: version.For("wc-20250101t000000-deadbeef")}
+	_, err := rundir.Load(r.Write(t))
+	wantErr(t, err, "network-matrix.json belongs to run wc-20250101t000000-deadbeef", "to run "+r.ID, "mixes two runs")
+}
 
-	dir = reporttest.Write(t, reporttest.Dir{Summary: s})
-	if err := reports.WriteLedger(dir, other, nil); err != nil {
+func editRecord(t *testing.T, dir string, edit func(*types.Report)) {
+	t.Helper()
+	rep, err := reports.ReadReport(filepath.Join(dir, reports.GinkgoFile))
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = rundir.Load(dir)
-	wantErr(t, err, "limitations.json belongs to run wc-20250101t000000-deadbeef")
-
-	dir = reporttest.Write(t, reporttest.Dir{Summary: s})
-	if err := reports.WriteCluster(dir, s.Stamp, &facts.Facts{ServerVersion: "v1.37.2"}); err != nil {
+	edit(&rep)
+	if err := os.Remove(filepath.Join(dir, reports.GinkgoFile)); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "limitations.json"), []byte("[]"), 0o644) // an older winconform's ledger
-	r, err := rundir.Load(dir)
-	if err != nil || r.Cluster == nil || r.Cluster.ServerVersion != "v1.37.2" || r.Ledger == nil {
-		t.Errorf("the run's own files: %v %+v", err, r)
+	if _, err := reports.Write(dir, rep, filepath.Join(dir, reports.JUnitFile)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -16,8 +16,9 @@ import (
 // (the gate, the diff, the HTML) refuses it as killed, never reads a
 // verdict from it; a run that ended is read as before.
 func TestKilledRunIsNoVerdict(t *testing.T) {
-	dir := reporttest.Write(t, reporttest.Dir{Summary: reporttest.Summary(reporttest.LinuxCluster, nil)})
-	if err := rundir.MarkStarted(dir, "wc-20261125t180000-0a1b2c3d", time.Now()); err != nil {
+	r := reporttest.Linux()
+	dir := r.Write(t)
+	if err := rundir.MarkStarted(dir, r.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// This process is alive: the run is still going.
@@ -32,7 +33,7 @@ func TestKilledRunIsNoVerdict(t *testing.T) {
 	st.PID = 1 << 30
 	writeRunFile(t, dir, st)
 	_, err = rundir.Load(dir)
-	wantErr(t, err, "killed before the end", "run wc-20261125t180000-0a1b2c3d started", "no verdict")
+	wantErr(t, err, "killed before the end", "run "+r.ID+" started", "no verdict")
 	// Of another host: said so.
 	st.Host = "ci-runner-7"
 	writeRunFile(t, dir, st)
@@ -44,7 +45,7 @@ func TestKilledRunIsNoVerdict(t *testing.T) {
 	if _, err := rundir.Load(dir); err != nil {
 		t.Errorf("a run that ended: %v", err)
 	}
-	if st := readRunFile(t, dir); st.Ended == nil || st.Outcome != "ended" || st.RunID != "wc-20261125t180000-0a1b2c3d" {
+	if st := readRunFile(t, dir); st.Ended == nil || st.Outcome != "ended" || st.RunID != r.ID {
 		t.Errorf("run file %+v", st)
 	}
 	// A directory without a run file (the suite binary alone, Sonobuoy) is not judged.

@@ -66,7 +66,7 @@ func machines(ctx context.Context) (*inventory.Inventory, map[string]*remote.Win
 		id, err := windows.Identify(ctx, conns[m.Name])
 		framework.ExpectNoError(err, "machine %s did not say what it is over WinRM", m.Name)
 		ids[m.Name] = id
-		on = append(on, evidence.On{Name: fmt.Sprintf("%s (%s, %s)", m.Name, id.Caption, id.Build), Build: id.Build})
+		on = append(on, evidence.On{Name: m.Name, Build: id.Build, Machine: true, Note: id.Caption + ", " + id.Build})
 	}
 	evidence.AddOn(claims.WindowsMachine, "Windows machine(s) that answered over WinRM:", on...)
 	return inv, conns, ids

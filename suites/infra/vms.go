@@ -91,7 +91,7 @@ var _ = ginkgo.Describe("provisioning VMs", labels.Suite("infra"), func() {
 			made := fmt.Sprintf("made by %s for run %s", st.Provider, st.RunID)
 			var on []evidence.On
 			for _, s := range real {
-				on = append(on, evidence.On{Name: s.Name, Build: s.Build})
+				on = append(on, evidence.On{Name: s.Name, Build: s.Build, Machine: true})
 			}
 			if len(on) > 0 {
 				evidence.AddOn(claims.WindowsMachine, "Windows machine(s) "+made+", answering WinRM and joined:", on...)

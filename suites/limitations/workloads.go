@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
-	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/kwok/kwokspec"
 	"github.com/winconform/winconform/framework/labels"
@@ -77,7 +76,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	})
 
 	ginkgo.It("runs a StatefulSet on Windows nodes", labels.ForSimulated("LIM-05"), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		cs, ns := f.ClientSet, f.Namespace.Name
 		_, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -110,6 +109,11 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		}
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		framework.ExpectNoError(err)
+		var observed []*corev1.Pod
+		for i := range pods.Items {
+			observed = append(observed, &pods.Items[i])
+		}
+		win.Observe(observed...)
 		for _, p := range pods.Items {
 			if p.Spec.NodeName != "" {
 				gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "StatefulSet pod %s is on %s, not a Windows node", p.Name, p.Spec.NodeName)
@@ -123,9 +127,18 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	})
 
 	ginkgo.It("accepts a HorizontalPodAutoscaler for Windows pods and reports its conditions", labels.ForSimulated("LIM-06"), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		cs, ns := f.ClientSet, f.Namespace.Name
 		record := func(o verdicts.Observation) {
+			// What the spec saw: the Windows Deployment's pods, where they
+			// ran (a real Windows kubelet serves their metrics).
+			var observed []*corev1.Pod
+			if pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=hpa-" + windows}); err == nil {
+				for i := range pods.Items {
+					observed = append(observed, &pods.Items[i])
+				}
+			}
+			win.Observe(observed...)
 			e := e2e.Limitation(ctx, f, "LIM-06")
 			o.Apply(&e)
 			e.Simulated = win.Simulated
@@ -217,7 +230,10 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 	})
 
 	ginkgo.It("keeps Linux-only DaemonSets (kube-proxy, the CNI agent) off Windows nodes, with none of their pods Pending there", labels.ForClaim("LIM-08"), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
+		// What the DaemonSet controller and the scheduler decided about the
+		// Windows nodes: no Windows kubelet takes part.
+		win.ObserveControlPlane("the DaemonSet controller's and the scheduler's placement of Linux-only DaemonSets")
 		cs := f.ClientSet
 		list, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)

@@ -126,10 +126,10 @@ func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
 	if byLevel[claims.WindowsNode] > 0 {
 		level = claims.WindowsNode
 	}
-	var builds []string
+	var seen []netmatrix.Evidence
 	for _, ev := range dep.Matrix.Evidence(cells) {
-		if ev.Level == level && ev.Build != "" {
-			builds = append(builds, ev.Build)
+		if ev.Level == level && level.OnWindows() {
+			seen = append(seen, ev)
 		}
 	}
 	for _, p := range netmatrix.PartsOf(c.ID) {
@@ -137,11 +137,11 @@ func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
 			continue
 		}
 		why := fmt.Sprintf("no cell probed %s", p.Part)
-		if len(builds) == 0 {
+		if len(seen) == 0 {
 			evidence.Partial(level, why)
 		}
-		for _, b := range builds {
-			evidence.AddRecords(checked(evidence.Record{Level: level, Partial: why, Build: b}))
+		for _, ev := range seen {
+			evidence.AddRecords(checked(evidence.Record{Level: level, Partial: why, Build: ev.Build, Nodes: ev.Nodes}))
 		}
 	}
 }
@@ -193,7 +193,7 @@ func assertCells(dep *netmatrix.Deployment, cells []*netmatrix.Cell, what string
 	// What the decided cells were obtained on: a level and, on Windows,
 	// the build of each Windows node the paths crossed.
 	for _, ev := range dep.Matrix.Evidence(cells) {
-		evidence.AddRecords(checked(evidence.Record{Level: ev.Level, Detail: fmt.Sprintf("%d matrix cell(s) probed", ev.Cells), Build: ev.Build}))
+		evidence.AddRecords(checked(evidence.Record{Level: ev.Level, Detail: fmt.Sprintf("%d matrix cell(s) probed", ev.Cells), Build: ev.Build, Nodes: ev.Nodes}))
 	}
 	framework.Logf("%s: %d cells as expected", what, len(cells))
 	return byLevel

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -57,8 +56,8 @@ func machine(ctx context.Context, f *framework.Framework, claim string) (facts.N
 		// Only a machine that said what it is over WinRM counts.
 		id, err := winmachine.Identify(ctx, m)
 		framework.ExpectNoError(err, "machine %s did not say what it is over WinRM", m.Name())
-		evidence.AddOn(claims.WindowsMachine, fmt.Sprintf("its node %s; Windows machine that answered over WinRM:", n.Name),
-			evidence.On{Name: fmt.Sprintf("%s (%s, %s)", m.Name(), id.Caption, id.Build), Build: id.Build})
+		evidence.AddOn(claims.WindowsMachine, "Windows node and its machine, which answered over WinRM:",
+			append(e2e.On(n), evidence.On{Name: m.Name(), Build: id.Build, Machine: true, Note: id.Caption + ", " + id.Build})...)
 		return n, m
 	}
 	for name := range machines {

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
-	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/kwok/kwokspec"
@@ -48,25 +47,28 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("places pods with nodeSelector kubernetes.io/os=windows on Windows nodes only", labels.For("SCH-01", corev1.Windows), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		// The pods tolerate every taint (Windows and control plane), so
 		// that only the node selector keeps them off Linux nodes.
 		var pods []*corev1.Pod
 		for i := range 4 {
 			pods = append(pods, ospod.Probe(fmt.Sprintf("win-%d", i), windows, win.Tolerate(), tolerateControlPlane()))
 		}
-		for _, p := range e2e.StartPods(ctx, f, pods...) {
+		started := e2e.StartPods(ctx, f, pods...)
+		for _, p := range started {
 			gomega.Expect(win.Has(p.Spec.NodeName)).To(gomega.BeTrue(), "pod %s was placed on %s, not on a Windows node (%v)", p.Name, p.Spec.NodeName, win.Names())
 			gomega.Expect(nodeOS(ctx, f.ClientSet, p.Spec.NodeName)).To(gomega.Equal(windows))
 			framework.Logf("pod %s: node %s, %s, IP %s", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.PodIP)
 		}
+		win.Observe(started...)
 		win.Mark(simPlacement)
 	})
 
 	ginkgo.DescribeTable("the legacy label beta.kubernetes.io/os of old manifests", func(ctx context.Context, os string) {
 		var nodes []corev1.Node
 		if os == windows {
-			win.RequireReal(claims.WindowsNode, "beta.kubernetes.io/os is set by the kubelet, and a simulated node carries only the labels the harness gave it")
+			win.RequireReal("beta.kubernetes.io/os is set by the kubelet, and a simulated node carries only the labels the harness gave it")
+			win.ObserveNodes()
 			nodes = win.Nodes
 		} else {
 			nodes = realNodes(ctx, f, os)
@@ -110,7 +112,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	)
 
 	ginkgo.It("may place a Windows-image pod without a node selector on a Linux node", labels.ForClaim("SCH-03"), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		// An old-style manifest: a Windows image, no node selector, no
 		// spec.os. It tolerates only the simulator's isolation taint, so
 		// that the Windows nodes are open to it but for what the documents
@@ -135,11 +137,14 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		now, err := f.ClientSet.CoreV1().Pods(f.Namespace.Name).Get(ctx, p.Name, metav1.GetOptions{})
 		framework.ExpectNoError(err)
 		framework.Logf("Windows-image pod %s was placed on Linux node %s; its container: %s", p.Name, got.Spec.NodeName, containerState(now))
+		// What the spec saw is the scheduler's placement onto a Linux
+		// node: scheduler, whatever the Windows nodes it passed over are.
+		win.Observe(now)
 		win.Mark("the scheduler is real and placed the pod on a real Linux node; the Windows nodes it passed over are simulated")
 	})
 
 	ginkgo.It("keeps other pods off Windows nodes with the taint os=windows:NoSchedule, and lets tolerating, selecting pods on", labels.For("SCH-04", corev1.Windows), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		for _, n := range win.Nodes {
 			if hasTaint(n, ospod.WindowsTaint) {
 				continue
@@ -172,12 +177,14 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		ginkgo.By("a pod with the toleration and the node selector runs on a Windows node")
 		ok := e2e.StartPods(ctx, f, ospod.Probe("tolerated", windows, win.Tolerate()))[0]
 		gomega.Expect(win.Has(ok.Spec.NodeName)).To(gomega.BeTrue(), "pod %s was placed on %s", ok.Name, ok.Spec.NodeName)
+		win.Observe(ok)
 		win.Mark(simPlacement)
 	})
 
 	ginkgo.It("labels Windows nodes with node.kubernetes.io/windows-build, equal to the host's build", labels.For("SCH-05", corev1.Windows), func(ctx context.Context) {
-		win.RequireReal(claims.WindowsNode, "the label and the kernel version of a simulated node are what the harness gave it; only a real Windows kubelet shows that the label equals the host's build")
+		win.RequireReal("the label and the kernel version of a simulated node are what the harness gave it; only a real Windows kubelet shows that the label equals the host's build")
 		win.Refresh(ctx, f.ClientSet)
+		win.ObserveNodes()
 		buildRe := regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 		for _, n := range win.Nodes {
 			build, ok := n.Labels[facts.LabelWindowsBuild]
@@ -191,7 +198,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	})
 
 	ginkgo.It("keeps a pod that selects a Windows build no node has Pending", labels.For("SCH-06", corev1.Windows), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		p := ospod.Probe("no-such-build", windows, win.Tolerate())
 		p.Spec.NodeSelector[facts.LabelWindowsBuild] = "10.0.99999"
 		createPod(ctx, f, p)
@@ -205,12 +212,13 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 			q.Spec.NodeSelector[facts.LabelWindowsBuild] = b
 			got := e2e.StartPods(ctx, f, q)[0]
 			gomega.Expect(builds[got.Spec.NodeName]).To(gomega.Equal(b), "pod selecting build %s landed on %s", b, got.Spec.NodeName)
+			win.Observe(got)
 		}
 		win.Mark(simPlacement)
 	})
 
 	ginkgo.It("places the pods that name a RuntimeClass by its scheduling section", labels.For("SCH-07", corev1.Windows), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		build := win.Nodes[0].Labels[facts.LabelWindowsBuild]
 		gomega.Expect(build).NotTo(gomega.BeEmpty(), "node %s has no build label", win.Nodes[0].Name)
 		tolerations := append([]corev1.Toleration{{Key: ospod.WindowsTaint.Key, Operator: corev1.TolerationOpEqual, Value: ospod.WindowsTaint.Value, Effect: ospod.WindowsTaint.Effect}}, win.Tolerations()...)
@@ -235,11 +243,12 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		gomega.Expect(got.Spec.Tolerations).To(gomega.ContainElement(gomega.HaveField("Key", ospod.WindowsTaint.Key)), "the RuntimeClass's tolerations were not merged into the pod")
 		gomega.Expect(win.Builds()[got.Spec.NodeName]).To(gomega.Equal(build), "the pod landed on %s, not a node of build %s", got.Spec.NodeName, build)
 		framework.Logf("pod %s (runtimeClassName %s) runs on %s, build %s", got.Name, rc.Name, got.Spec.NodeName, build)
+		win.Observe(got)
 		win.Mark("RuntimeClass admission and the scheduler are real; the Windows nodes are simulated, so the handler is never run")
 	})
 
 	ginkgo.It("accepts spec.os.name windows, which does not by itself steer scheduling", labels.ForClaim("SCH-08"), func(ctx context.Context) {
-		win.Require(claims.WindowsNode)
+		win.Require()
 		ginkgo.By("a pod with spec.os.name windows and no node selector")
 		p := ospod.Probe("os-only", windows, unsteered(win.Tolerations()...))
 		created := createPod(ctx, f, p)
@@ -261,13 +270,15 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 			"the Windows nodes were open to the pod and it preferred Linux; spec.os.name windows must not pull it to %s", got.Spec.NodeName)
 		after := waitKubeletVerdict(ctx, f.ClientSet, f.Namespace.Name, q.Name)
 		framework.Logf("the Linux kubelet on %s then: phase %s, reason %q: %s", got.Spec.NodeName, after.Status.Phase, after.Status.Reason, after.Status.Message)
+		// The scheduler's placements onto Linux nodes: scheduler.
+		win.Observe(after)
 		win.Mark("the scheduler is real and placed the pods on real Linux nodes; the Windows nodes it passed over are simulated")
 	})
 
 	ginkgo.DescribeTable("a kubelet rejects a pod whose spec.os.name is not its OS", func(ctx context.Context, nodeOSName, podOS string) {
 		var node string
 		if nodeOSName == windows {
-			win.RequireReal(claims.WindowsNode, "only a kubelet admits or rejects pods, and kwok admits everything")
+			win.RequireReal("only a kubelet admits or rejects pods, and kwok admits everything")
 			node = win.Nodes[0].Name
 		} else {
 			node = e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0].Name
@@ -276,6 +287,9 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		p.Spec.NodeName = node // bound directly: only the kubelet decides
 		createPod(ctx, f, p)
 		got := waitKubeletVerdict(ctx, f.ClientSet, f.Namespace.Name, p.Name)
+		if nodeOSName == windows {
+			win.ObserveNodes(node) // its kubelet admitted or rejected the pod
+		}
 		gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodFailed), "the %s kubelet on %s ran a pod whose spec.os.name is %s", nodeOSName, node, podOS)
 		gomega.Expect(got.Status.Reason).To(gomega.Equal("PodOSNotSupported"), "status message: %s", got.Status.Message)
 		msg, err := waitEvent(ctx, f.ClientSet, f.Namespace.Name, p.Name, "PodOSNotSupported")
@@ -287,7 +301,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	)
 
 	ginkgo.It("accepts CPU and memory requests and limits and schedules Windows pods by their requests", labels.ForSimulated("SCH-10"), func(ctx context.Context) {
-		win.RequirePartial(claims.WindowsNode, "enforcement: this spec sees the requests and limits accepted, the QoS class and the scheduler's fit, not a container held to its limits (the spec that enforces them does)")
+		win.Require()
 		res := corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
@@ -295,6 +309,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 		p := ospod.Probe("sized", windows, win.Tolerate())
 		p.Spec.Containers[0].Resources = res
 		got := e2e.StartPods(ctx, f, p)[0]
+		win.ObservePartial("enforcement: this spec sees the requests and limits accepted, the QoS class and the scheduler's fit, not a container held to its limits (the spec that enforces them does)", got)
 		gomega.Expect(win.Has(got.Spec.NodeName)).To(gomega.BeTrue())
 		gomega.Expect(got.Spec.Containers[0].Resources.Requests.Cpu().String()).To(gomega.Equal("250m"))
 		gomega.Expect(got.Spec.Containers[0].Resources.Limits.Memory().String()).To(gomega.Equal("256Mi"))
@@ -321,7 +336,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 	ginkgo.DescribeTable("enforces CPU and memory limits", func(ctx context.Context, os string) {
 		var node string
 		if os == windows {
-			win.RequireReal(claims.WindowsNode, "limits are enforced by the kubelet and the container runtime")
+			win.RequireReal("limits are enforced by the kubelet and the container runtime")
 			node = win.Nodes[0].Name
 		} else {
 			node = e2e.Nodes(e2e.Facts(ctx, f), linux, 1)[0].Name
@@ -333,6 +348,9 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", memLimitMiB))},
 		}
 		pod := e2e.StartPods(ctx, f, p)[0]
+		if os == windows {
+			win.Observe(pod)
+		}
 
 		ginkgo.By(fmt.Sprintf("memory: taking %d MiB under the %d MiB limit works; taking %d MiB is stopped", memUnderMiB, memLimitMiB, memOverMiB))
 		e2e.MustTool(ctx, f, pod, "", "alloc", fmt.Sprint(memUnderMiB))

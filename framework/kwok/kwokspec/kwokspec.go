@@ -13,6 +13,7 @@ package kwokspec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -110,37 +111,11 @@ func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 	return w
 }
 
-// Require skips the spec when there are no Windows nodes, fails it when
-// the cluster's real ones are not Ready, and records the spec's evidence.
-// On real Windows nodes that is level, which the caller names: what the
-// spec observes there (windows-node where pods ran on the nodes' kubelets,
-// scheduler where it saw only the scheduler's and the controllers'
-// decisions), one record per Windows build; on simulated nodes, the real
-// control plane with simulated nodes (scheduler), whatever level says.
-func (w *Windows) Require(level claims.Level) {
-	w.require()
-	evidence.AddRecords(w.records(level, "")...)
-}
-
-// RequirePartial is Require for a spec that, on real Windows nodes, sees
-// only part of its claim at level: why names the part it does not see
-// (SCH-10's acceptance spec sees no enforcement, say). Its result there
-// shows nothing; it supports the claim.
-func (w *Windows) RequirePartial(level claims.Level, why string) {
-	w.require()
-	evidence.AddRecords(w.records(level, why)...)
-}
-
-// RequireReal skips the spec unless the Windows nodes are real; what says
-// what needs the kubelet. It records evidence at level as Require does.
-func (w *Windows) RequireReal(level claims.Level, what string) {
-	if w != nil && w.skip == nil && w.notReady == "" && w.Simulated {
-		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated Windows node(s); %s", len(w.Nodes), what))
-	}
-	w.Require(level)
-}
-
-func (w *Windows) require() {
+// Require skips the spec when there are no Windows nodes and fails it when
+// the cluster's real ones are not Ready. It records no evidence: the spec
+// records what it observed (Observe, ObserveNodes, ObserveControlPlane),
+// and the level comes from that, never from the caller.
+func (w *Windows) Require() {
 	if w == nil {
 		skips.Skip(skips.NoWindowsNode, "the Windows nodes were not set up")
 	}
@@ -152,14 +127,86 @@ func (w *Windows) require() {
 	}
 }
 
-// records are the evidence of a spec on the nodes: on real ones at level
-// (partial when partial is set), one record per Windows build; on
-// simulated ones at the scheduler's level.
-func (w *Windows) records(level claims.Level, partial string) []evidence.Record {
-	if w.Simulated {
-		return evidence.Records(claims.Scheduler, "simulated Windows nodes (kwok):", "", w.on())
+// RequireReal is Require for a spec that needs real Windows nodes: it
+// skips on simulated ones, what saying what needs a kubelet.
+func (w *Windows) RequireReal(what string) {
+	if w != nil && w.skip == nil && w.notReady == "" && w.Simulated {
+		skips.Skip(skips.SimulatedOnly, fmt.Sprintf("%d simulated Windows node(s); %s", len(w.Nodes), what))
 	}
-	return evidence.Records(level, "real Windows node(s)", partial, w.on())
+	w.Require()
+}
+
+// Observe records what the spec saw happen to pods (as last read from the
+// API server). A pod that a real Windows node's kubelet ran (Running or
+// Succeeded) was observed on that node: windows-node, of the node's build.
+// Every other pod, left Pending, placed on a Linux node or on a simulated
+// one, or bound to a node that did not run it, shows only what the
+// scheduler and the controllers decided: scheduler.
+func (w *Windows) Observe(pods ...*corev1.Pod) {
+	evidence.AddRecords(w.observed("", pods)...)
+}
+
+// ObservePartial is Observe for a spec that, on real Windows nodes, sees
+// only part of its claim: why names the part it does not see (SCH-10's
+// acceptance spec sees no enforcement, say). Its result there shows
+// nothing; it supports the claim.
+func (w *Windows) ObservePartial(why string, pods ...*corev1.Pod) {
+	evidence.AddRecords(w.observed(why, pods)...)
+}
+
+// observed are the records of pods (Observe).
+func (w *Windows) observed(partial string, pods []*corev1.Pod) []evidence.Record {
+	var ran, placed []evidence.On
+	others := 0
+	for _, p := range pods {
+		node := p.Spec.NodeName
+		switch {
+		case node == "":
+			others++
+		case !w.Simulated && w.Has(node) && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded):
+			if !slices.ContainsFunc(ran, func(o evidence.On) bool { return o.Name == node }) {
+				ran = append(ran, evidence.On{Name: node, Build: w.Builds()[node]})
+			}
+		default:
+			others++
+			if !slices.ContainsFunc(placed, func(o evidence.On) bool { return o.Name == node }) {
+				placed = append(placed, evidence.On{Name: node})
+			}
+		}
+	}
+	var out []evidence.Record
+	if len(ran) > 0 {
+		out = evidence.Records(claims.WindowsNode, "real Windows node(s) whose kubelet ran the spec's pods:", partial, ran)
+	}
+	if others > 0 || len(pods) == 0 {
+		out = append(out, evidence.Records(claims.Scheduler, "the scheduler's placement of the spec's pods:", "", placed)...)
+	}
+	return out
+}
+
+// ObserveNodes records that the spec observed the Windows nodes named (all
+// when none is) themselves: their kubelet-set labels, their kubelets'
+// admission. On real nodes that is windows-node, of each node's build; on
+// simulated ones, whose labels the harness set, scheduler.
+func (w *Windows) ObserveNodes(names ...string) {
+	var on []evidence.On
+	for _, n := range w.on() {
+		if len(names) == 0 || slices.Contains(names, n.Name) {
+			on = append(on, n)
+		}
+	}
+	if w.Simulated {
+		evidence.AddRecords(evidence.Records(claims.Scheduler, "simulated Windows nodes (kwok):", "", on)...)
+		return
+	}
+	evidence.AddRecords(evidence.Records(claims.WindowsNode, "real Windows node(s):", "", on)...)
+}
+
+// ObserveControlPlane records that the spec observed what the control
+// plane (the scheduler, a controller) decided about the Windows nodes, and
+// nothing a Windows kubelet did: scheduler, real nodes or simulated.
+func (w *Windows) ObserveControlPlane(what string) {
+	evidence.AddRecords(evidence.Records(claims.Scheduler, what+", about Windows nodes", "", w.on())...)
 }
 
 func (w *Windows) on() []evidence.On {

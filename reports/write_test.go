@@ -1,4 +1,4 @@
-package e2e
+package reports_test
 
 import (
 	"encoding/json"
@@ -14,7 +14,9 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/evidence"
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -32,9 +34,10 @@ func TestReportsChild(t *testing.T) {
 	framework.TestContext.ReportDir = dir
 	framework.TestContext.KubeConfig = "unused"
 	framework.RunID = "wc-20260301t120000-0a1b2c3d"
-	OwnReports()
+	e2e.OwnReports()
+	ginkgo.BeforeSuite(func() { record.Add(record.New(string(framework.RunID), "")) })
 	ginkgo.ReportAfterSuite("winconform reports", func(r ginkgo.Report) {
-		_, err := WriteReports(r)
+		_, err := reports.Write(dir, r, filepath.Join(dir, reports.JUnitFile))
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	})
 	ginkgo.Describe("networking", func() {
@@ -69,7 +72,7 @@ func TestOneJUnitPerRun(t *testing.T) {
 	if strings.Join(xmls, " ") != reports.JUnitFile {
 		t.Errorf("XML files %q, want %s alone", xmls, reports.JUnitFile)
 	}
-	if _, err := os.Stat(filepath.Join(dir, GinkgoJSON)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, reports.GinkgoFile)); err != nil {
 		t.Errorf("Ginkgo's JSON report: %v", err)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, reports.JUnitFile))
