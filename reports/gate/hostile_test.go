@@ -90,9 +90,17 @@ func TestHostileInputsNeverShip(t *testing.T) {
 		{rule: "2", name: "the record has no spec of a required claim",
 			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Set("VOL-03"); return r }, block: "VOL-03 not covered"},
 		{rule: "2", name: "a narrow run that selected the Linux claims only",
-			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.LabelFilter = "claim:NET-07 || claim:NET-16"; return r }, block: "WEB-01 not run"},
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.LabelFilter = "claim:NET-07 || claim:NET-16"
+				return r
+			}, block: "WEB-01 not run"},
 		{rule: "2", name: "a run recorded under another catalogue",
-			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Catalogue = "sha256:0123456789abcdef"; return r }, refuse: "recorded under claim catalogue sha256:0123456789abcdef"},
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.Catalogue = "sha256:0123456789abcdef"
+				return r
+			}, refuse: "recorded under claim catalogue sha256:0123456789abcdef"},
 
 		// Rule 3: a policy that requires nothing cannot gate.
 		{rule: "3", name: "required: []", policy: "name: x\nrequired: []\n", refuse: "requires no claim"},
@@ -116,7 +124,11 @@ func TestHostileInputsNeverShip(t *testing.T) {
 
 		// Rule 4: a known issue waives one observed failure of what it names.
 		{rule: "4", name: "a known issue on a blocked claim (its setup failed)",
-			run:    func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Block("NET-03", "BeforeAll: no route"); return r },
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.Block("NET-03", "BeforeAll: no route")
+				return r
+			},
 			policy: "name: x\nrequired:\n- claims: [NET-03]\n" + issue("claim: NET-03", "2026-12-31"), block: "not a claim left blocked"},
 		{rule: "4", name: "a known issue on a skip",
 			run:    func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Skip("NET-03", "no-windows-node"); return r },
@@ -170,14 +182,27 @@ func TestHostileInputsNeverShip(t *testing.T) {
 			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Interrupted = true; return r }, block: "interrupted"},
 		{rule: "5", name: "a dry run", tamper: func(t *testing.T, d string) { editRecord(t, d, func(g *types.Report) { g.SuiteConfig.DryRun = true }) }, refuse: "dry run"},
 		{rule: "5", name: "a record that names no run",
-			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Unrecorded = true; r.NoRunFile = true; return r }, refuse: "names no run"},
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.Unrecorded = true
+				r.NoRunFile = true
+				return r
+			}, refuse: "names no run"},
 		{rule: "5", name: "a record cut short", tamper: func(t *testing.T, d string) { truncate(t, filepath.Join(d, reports.GinkgoFile)) }, refuse: "half written"},
 
 		// Rule 6: every showing record is held against the run's own cluster.
 		{rule: "6", name: "a windows-node record naming a node the cluster lacks",
-			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.One("WEB-01").Evidence[0].Nodes = []string{"win-9"}; return r }, refuse: "win-9, which the cluster did not have"},
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.One("WEB-01").Evidence[0].Nodes = []string{"win-9"}
+				return r
+			}, refuse: "win-9, which the cluster did not have"},
 		{rule: "6", name: "a windows-node record of a build its node does not run",
-			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.One("WEB-01").Evidence[0].Build = "10.0.17763"; return r }, refuse: "says build 10.0.17763 for node win-1"},
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.One("WEB-01").Evidence[0].Build = "10.0.17763"
+				return r
+			}, refuse: "says build 10.0.17763 for node win-1"},
 		{rule: "6", name: "a windows-node record naming a simulated node",
 			run: func() *reporttest.Run {
 				r := reporttest.IdealHybrid()
@@ -192,9 +217,17 @@ func TestHostileInputsNeverShip(t *testing.T) {
 				return r
 			}, refuse: "lin-w, a linux node"},
 		{rule: "6", name: "a windows-node record naming no node",
-			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.One("WEB-01").Evidence[0].Nodes = nil; return r }, refuse: "names no node"},
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.One("WEB-01").Evidence[0].Nodes = nil
+				return r
+			}, refuse: "names no node"},
 		{rule: "6", name: "a Linux record naming a Windows node",
-			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.One("NET-07").Evidence[0].Nodes = []string{"win-1"}; return r }, refuse: "win-1, a windows node"},
+			run: func() *reporttest.Run {
+				r := reporttest.IdealHybrid()
+				r.One("NET-07").Evidence[0].Nodes = []string{"win-1"}
+				return r
+			}, refuse: "win-1, a windows node"},
 		{rule: "6", name: "Windows records of a run that never reached its cluster",
 			run: func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Facts = nil; return r }, refuse: "on a cluster the run never reached"},
 	}
