@@ -156,6 +156,8 @@ down: build
 
 ## e2e: run the suites (SUITE, CLAIM, LABELS, PROCS, RERUN, TIMEOUT) on the local cluster, or on EXISTING;
 ## with VMS: make the VM file's machines, join them, run the suites, gate (POLICY), reset and delete them
+## (the machines are deleted only once this run's vms up has made them: a run ID in use is refused, and
+## its owner's machines are never this run's to delete; a failed up deletes what it made itself)
 e2e: build
 ifeq ($(VMS),)
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--kubeconfig '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
@@ -163,8 +165,8 @@ else
 	@test -z "$(INVENTORY)$(EXISTING)" || { echo "make e2e VMS=... makes its own machines and cluster: drop INVENTORY and EXISTING"; exit 2; }
 	$(WINCONFORM) e2e --check $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 	$(WINCONFORM) gate --check --policy '$(POLICY)'
-	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
 	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
+	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \
 	$(WINCONFORM) up $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" --report-dir '$(REPORT_DIR)' || exit $$?; \
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) --inventory "$$inv" $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' --report-dir '$(REPORT_DIR)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS)); status=$$?; \
 	$(WINCONFORM) gate --report '$(REPORT_DIR)' --policy '$(POLICY)' $(if $(BASELINE),--baseline '$(BASELINE)'); gated=$$?; \

@@ -422,13 +422,21 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if err != nil {
 		return usage(err)
 	}
-	if err := rf.prepareReportDir(); err != nil {
-		return err
-	}
 	if rf.runID == "" {
 		rf.runID = newRunID()
 	}
 	rf.started = time.Now().UTC().Truncate(time.Second)
+	// The run ID is claimed before anything is moved or made: a live run
+	// of the same ID is refused, whose objects this run's cleanup would
+	// take for its own.
+	hb, err := claimRun(ctx, cs, &rf, os.Stderr)
+	if err != nil {
+		return usage(err)
+	}
+	if err := rf.prepareReportDir(); err != nil {
+		hb.Stop()
+		return err
+	}
 	if err := rf.writeUnderlay(rf.underlay); err != nil {
 		return err
 	}
@@ -445,7 +453,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		limit = "time limit " + timeout.String()
 	}
 	fmt.Fprintf(os.Stderr, "run %s: %d spec(s) in %d process(es), %s; report in %s\n", rf.runID, rf.specs, procs, limit, rf.reportDir)
-	rec := startRun(ctx, cs, &rf, os.Stderr)
+	rec := startRun(ctx, cs, &rf, hb, os.Stderr)
 	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
 		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr,
 		Timeout: timeout, Verbose: !rf.quiet && !hasFlag(extra, "ginkgo.v", "ginkgo.vv", "ginkgo.succinct"),

@@ -113,6 +113,24 @@ func TestKilledRunsLeaveNothing(t *testing.T) {
 		t.Errorf("the volume is not the issue's (<namespace>-windows-pv-claim, Retain): %s %s", pv.Name, pv.Spec.PersistentVolumeReclaimPolicy)
 	}
 
+	// 2b. A second run of run 2's ID while run 2 is live: refused before
+	// anything (exit 2), and run 2's objects stay. Before, it took run 2's
+	// heartbeat over and its cleanup terminated run 2's namespaces.
+	dup := filepath.Join(k.tmp, "dup-of-"+storageRun)
+	code, dupOut := k.cli("e2e", "--kubeconfig", k.kubeconfig, "--claim", "LIM-01", "--run-id", storageRun, "--dead-after", deadAfter.String(),
+		"--report-dir", dup, "-q", "--no-color")
+	if code != 2 || !strings.Contains(dupOut, "run "+storageRun+" is live") || !strings.Contains(dupOut, r2.dir) {
+		t.Errorf("a second e2e of live run 2's ID: exit %d, want 2 saying the run is live and where it reports:\n%s", code, dupOut)
+	}
+	if entries, _ := os.ReadDir(dup); len(entries) > 0 {
+		t.Errorf("the refused run wrote %d file(s) into its report directory", len(entries))
+	}
+	for _, ns := range ns2 {
+		if got, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil || got.DeletionTimestamp != nil {
+			t.Errorf("run 2's namespace %s after the refused second run: %v", ns, err)
+		}
+	}
+
 	// 3. A second run at once, after run 1's heartbeat died, and after a
 	// run that changed a node died an hour ago: it sweeps run 1 and the
 	// dead node change, never run 2 nor the live node change.

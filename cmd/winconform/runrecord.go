@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,28 +30,42 @@ type runRecord struct {
 	log   io.Writer
 }
 
-// startRun marks the report directory, starts the run's heartbeat, and
-// removes what dead runs left (SweepDead, their heartbeat silent longer
-// than rf.deadAfter), writing it to swept.json. Failures are said and the
-// run goes on: on a cluster where the run may not write Leases, it runs
-// as before, unseen by other runs' sweeps.
-func startRun(ctx context.Context, cs kubernetes.Interface, rf *runFlags, log io.Writer) *runRecord {
-	rec := &runRecord{dir: rf.reportDir, log: log}
+// claimRun claims the run's ID in the cluster (runmark.Claim): its
+// heartbeat, which it keeps renewing. A run ID whose heartbeat another
+// invocation keeps alive is refused (*runmark.InUseError). A heartbeat
+// that cannot be written otherwise is said, and the run goes on: on a
+// cluster where it may not write Leases, it runs as before, unseen by
+// other runs' sweeps (and unguarded).
+func claimRun(ctx context.Context, cs kubernetes.Interface, rf *runFlags, log io.Writer) (*runmark.Heartbeat, error) {
 	if rf.deadAfter <= 0 {
 		rf.deadAfter = runmark.DefaultDeadAfter
 	}
+	host, _ := os.Hostname()
+	token := make([]byte, 8)
+	_, _ = rand.Read(token)
+	run := runmark.Run{ID: rf.runID, Started: rf.started}
+	hb, err := runmark.Claim(ctx, cs, run, hex.EncodeToString(token), runmark.HeartbeatOptions{DeadAfter: rf.deadAfter, Log: log,
+		Holder:      fmt.Sprintf("winconform e2e %s/%d", host, os.Getpid()),
+		Annotations: map[string]string{"winconform.io/report-dir": abs(rf.reportDir), "winconform.io/host": host}})
+	var inUse *runmark.InUseError
+	switch {
+	case errors.As(err, &inUse):
+		return nil, fmt.Errorf("--run-id %s: %w (nothing was moved or made)", rf.runID, err)
+	case err != nil:
+		fmt.Fprintf(log, "winconform: %v: a run on the same cluster may take this run's objects for a dead run's\n", err)
+	}
+	return hb, nil
+}
+
+// startRun marks the report directory, keeps the run's heartbeat hb, and
+// removes what dead runs left (SweepDead, their heartbeat silent longer
+// than rf.deadAfter), writing it to swept.json. Failures are said and the
+// run goes on.
+func startRun(ctx context.Context, cs kubernetes.Interface, rf *runFlags, hb *runmark.Heartbeat, log io.Writer) *runRecord {
+	rec := &runRecord{dir: rf.reportDir, log: log, hb: hb}
 	if err := rundir.MarkStarted(rf.reportDir, rf.runID, rf.started); err != nil {
 		fmt.Fprintf(log, "winconform: marking %s as the report of run %s: %v\n", rf.reportDir, rf.runID, err)
 	}
-	host, _ := os.Hostname()
-	run := runmark.Run{ID: rf.runID, Started: rf.started}
-	hb, err := runmark.Beat(ctx, cs, run, runmark.HeartbeatOptions{DeadAfter: rf.deadAfter, Log: log,
-		Holder:      fmt.Sprintf("winconform e2e %s/%d", host, os.Getpid()),
-		Annotations: map[string]string{"winconform.io/report-dir": abs(rf.reportDir), "winconform.io/host": host}})
-	if err != nil {
-		fmt.Fprintf(log, "winconform: %v: a run on the same cluster may take this run's objects for a dead run's\n", err)
-	}
-	rec.hb = hb
 	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	rep, err := suiterun.SweepDead(sctx, cs, suiterun.SweepOptions{OlderThan: rf.deadAfter, Except: rf.runID, Log: prefixed{log, "swept before the run: "}})

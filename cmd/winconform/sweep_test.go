@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,8 +103,28 @@ func TestRunRecord(t *testing.T) {
 	dir := r.Write(t)
 	rf := runFlags{reportDir: dir, runID: r.ID, started: now.Truncate(time.Second), deadAfter: time.Minute}
 	var log bytes.Buffer
-	rec := startRun(context.Background(), cs, &rf, &log)
+	hb, err := claimRun(context.Background(), cs, &rf, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := startRun(context.Background(), cs, &rf, hb, &log)
 	defer rec.stopHeartbeat()
+	// A second invocation of the live run's ID is refused before anything,
+	// and the run's objects stay (before, it took the heartbeat over and
+	// its cleanup removed them).
+	live := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage-330"}}
+	runmark.Run{ID: rf.runID, Started: rf.started}.Mark(live)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), live, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := runFlags{reportDir: t.TempDir(), runID: rf.runID, started: now, deadAfter: time.Minute}
+	if _, err := claimRun(context.Background(), cs, &second, io.Discard); err == nil || !strings.Contains(err.Error(), "run "+rf.runID+" is live") ||
+		!strings.Contains(err.Error(), "another --run-id") || !strings.Contains(err.Error(), dir) {
+		t.Errorf("a second e2e of the live run's ID: %v, want it refused naming the live run's report and the fix", err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(context.Background(), "storage-330", metav1.GetOptions{}); err != nil {
+		t.Errorf("the live run's namespace after the refused second run: %v", err)
+	}
 	if !strings.Contains(log.String(), "swept before the run: run "+dead+": dead (no heartbeat; its newest object is 1h0m0s old); removed namespace storage-329") {
 		t.Errorf("log:\n%s", log.String())
 	}

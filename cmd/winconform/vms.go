@@ -84,10 +84,13 @@ func vmsUpCmd() *cobra.Command {
 		Long: `up makes the machines concurrently and readies each through a ladder, every
 rung a named failure: an address that is not link-local and stays the same for
 --settle, WinRM's port accepting, WinRM answering the unauthenticated Identify,
-one authenticated command. It writes the run's state file (before the first
-machine is made), the inventory of the machines (printed on stdout) and their
-console logs under --dir. A failure or Ctrl-C deletes what the run made
-(--keep-on-failure keeps the failed ones), and a machine left behind fails the run.`,
+one authenticated command. A run ID in use is refused before anything is made:
+its state file exists (of a run not ended with down), or the provider lists a
+machine with it. It writes the run's state file (before the first machine is
+made), the inventory of the machines (printed on stdout) and their console logs
+under --dir. A failure or Ctrl-C deletes what this invocation made, by the IDs
+its own creates returned, and nothing else (--keep-on-failure keeps the failed
+ones), and a machine left behind fails the run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.RunID == "" {
@@ -106,6 +109,9 @@ console logs under --dir. A failure or Ctrl-C deletes what the run made
 			}
 			o.Log = cmd.ErrOrStderr()
 			res, err := lifecycle.Up(cmd.Context(), f, p, o)
+			if errors.Is(err, lifecycle.ErrRunInUse) {
+				return usage(err) // refused: nothing was made
+			}
 			if err != nil {
 				return err
 			}
@@ -130,9 +136,12 @@ func vmsDownCmd() *cobra.Command {
 		Use:   "down",
 		Short: "Delete a run's machines, by its state file or its run ID",
 		Long: `down deletes every machine of a run: those the provider lists with the run's
-tag, and those its state file names. With --state, the VM file is the one the
-run used unless --vms names another. It fails, naming them, when a machine is
-still there afterwards. Deleting a machine that is gone is no error.`,
+tag, and those its state file names (--state, or the run's own under
+_output/vms/<run ID>), whatever invocation made them. With --state, the VM
+file is the one the run used unless --vms names another. It fails, naming
+them, when a machine is still there afterwards; else it retires the state
+file, and the run ID can be used again. Deleting a machine that is gone is no
+error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var st *lifecycle.State
@@ -154,6 +163,13 @@ still there afterwards. Deleting a machine that is gone is no error.`,
 			}
 			if err := vms.CheckRunID(runID); err != nil {
 				return fmt.Errorf("--run-id: %w", err)
+			}
+			if st == nil {
+				// The run's own state file, where up keeps it: its IDs
+				// are deleted too, and it is retired (the run ID freed).
+				if found, path, err := lifecycle.LoadState(filepath.Join(vmsDir, runID)); err == nil && found.RunID == runID {
+					st, statePath = found, path
+				}
 			}
 			f, p, err := openVMs(cmd.Context(), file)
 			if err != nil {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,16 +120,28 @@ func TestVMsUpListDown(t *testing.T) {
 	if err != nil || !strings.Contains(out, "cli1") || !strings.Contains(out, "win-cli1-1") {
 		t.Errorf("list: %v\n%s", err, out)
 	}
-	for i := 0; i < 2; i++ {
-		if _, log, err := runVMs(t, "down", "--state", filepath.Join(vmsDir, "cli1")); err != nil {
-			t.Fatalf("down #%d: %v\n%s", i+1, err, log)
-		}
+	// The run ID is the live run's: a second up is refused (exit 2),
+	// nothing made.
+	if _, _, err := runVMs(t, "up", "--vms", path, "--run-id", "cli1", "--settle", "50ms"); err == nil || !strings.Contains(err.Error(), "run cli1 is ready") {
+		t.Errorf("a second up of the live run cli1: %v, want it refused", err)
+	} else if code := exitStatus(context.Background(), "winconform vms up", err, io.Discard); code != exitUsage {
+		t.Errorf("a second up of the live run: exit %d, want %d", code, exitUsage)
+	}
+	if _, log, err := runVMs(t, "down", "--state", filepath.Join(vmsDir, "cli1")); err != nil {
+		t.Fatalf("down: %v\n%s", err, log)
+	}
+	if _, log, err := runVMs(t, "down", "--run-id", "cli1", "--vms", path); err != nil {
+		t.Fatalf("a second down: %v\n%s", err, log)
 	}
 	if ms, _ := fake.List(t.Context()); len(ms) != 0 {
 		t.Errorf("left %v", ms)
 	}
-	st, _, err := lifecycle.LoadState(filepath.Join(vmsDir, "cli1"))
+	// down retired the state file: the run ID is free again.
+	st, _, err := lifecycle.LoadState(filepath.Join(vmsDir, "cli1", lifecycle.EndedStateFile))
 	if err != nil || st.Phase != lifecycle.PhaseDeleted || !st.Machines[0].Deleted {
-		t.Errorf("state %+v, %v", st, err)
+		t.Errorf("the retired state %+v, %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(vmsDir, "cli1", lifecycle.StateFile)); err == nil {
+		t.Error("the run's state file is still in place after down")
 	}
 }

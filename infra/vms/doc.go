@@ -47,9 +47,14 @@
 //
 //   - Create makes one machine from Spec.Image, tagged with Spec.Tags() in
 //     the same request that makes it (TagRun, TagCreated), so that a
-//     machine whose Create never returned is still found by List. The
-//     lifecycle writes its state file (the run ID, then each provider ID)
-//     before the first Create returns; down and sweep find the rest by tag.
+//     machine whose Create never returned is still found by List. On an
+//     error it removes what it made, or returns that machine (its ID) with
+//     the error. The lifecycle claims the run ID first (its state file,
+//     made exclusively; no machine listed with the ID), then writes each
+//     provider ID as its Create returns; a failed or interrupted up
+//     deletes the machines whose IDs its own Creates returned, and nothing
+//     else. down and sweep, which act on other runs on purpose, find
+//     machines by tag and state file.
 //   - Delete removes the machine, its disks and its network interfaces;
 //     a machine that is not there is no error.
 //   - List returns every machine that carries TagRun, any run's, with its

@@ -20,7 +20,11 @@ type Provider interface {
 	// run tag (TagRun=spec.RunID) and the creation tag (TagCreated) from
 	// the moment it exists, set in the same request that makes it, so
 	// that List finds a machine whose Create never returned. On an error
-	// Create removes what it made, or leaves it tagged for Delete.
+	// Create removes what it made; a machine it made and could not remove
+	// it returns with the error, its ID set, for the caller to delete.
+	// The caller deletes nothing else: a machine's ID is the only proof
+	// that an invocation made it (a name or a run tag may be another
+	// invocation's).
 	Create(ctx context.Context, spec Spec) (Machine, error)
 	// Delete removes the machine with the provider ID id, with its disks
 	// and network interfaces (the overlay, the linked clone's delta, the
@@ -55,6 +59,12 @@ type ConsoleLogger interface {
 // ErrNotFound is what Addresses and ConsoleLog match (errors.Is) for a
 // machine the provider does not have.
 var ErrNotFound = errors.New("no such machine")
+
+// ErrRunInUse is what a run's ID in use by another invocation matches
+// (errors.Is): the lifecycle's refusal (its state file exists, or the
+// provider lists a machine with it), and a provider's, which finds what
+// another invocation of the run made (Azure's resource group).
+var ErrRunInUse = errors.New("run ID in use")
 
 // Spec is one machine to create.
 type Spec struct {

@@ -75,6 +75,9 @@ type Config struct {
 	Connection Connection
 	// Settings is what Registration.Settings returned.
 	Settings any
+	// Image is the VM file's golden image, which Open may check before any
+	// machine is made ("" for providers of existing machines).
+	Image string
 }
 
 // Connection is how to reach the provider.
@@ -175,7 +178,7 @@ func Open(ctx context.Context, f *File) (Provider, error) {
 		return nil, &FieldError{Field: "provider", Message: fmt.Sprintf("%q is not a provider this harness has", f.Provider),
 			Fix: "use one of " + joinOr(Names())}
 	}
-	p, err := r.Open(ctx, Config{File: f.Path, Dir: f.Dir, Connection: f.Connection, Settings: f.Settings})
+	p, err := r.Open(ctx, Config{File: f.Path, Dir: f.Dir, Connection: f.Connection, Settings: f.Settings, Image: f.Image})
 	if err == nil {
 		return p, nil
 	}

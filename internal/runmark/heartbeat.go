@@ -98,6 +98,104 @@ func Beat(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOption
 	return h, nil
 }
 
+// ClaimAnnotation names the invocation that claimed a run's Lease (a
+// random token): a run's own processes renew it, another invocation of the
+// run's ID is refused while it is alive.
+const ClaimAnnotation = "winconform.io/claim"
+
+// InUseError is a run ID whose heartbeat another invocation keeps alive.
+type InUseError struct {
+	ID, Holder string
+	LastBeat   time.Time
+	// ReportDir is where that run reports (its Lease's annotation).
+	ReportDir string
+}
+
+func (e *InUseError) Error() string {
+	where := ""
+	if e.ReportDir != "" {
+		where = ", reporting to " + e.ReportDir
+	}
+	return fmt.Sprintf("run %s is live: its heartbeat (Lease %s/%s) was renewed %s by %s%s; its namespaces and node changes carry that ID, and this run's cleanup would remove them: pick another --run-id, or wait until it ends",
+		e.ID, LeaseNamespace, e.ID, e.LastBeat.UTC().Format(time.RFC3339), e.Holder, where)
+}
+
+// Claim records run r in the cluster and keeps it renewed, as Beat does,
+// once it has made sure that no other live invocation has the run's ID:
+// it makes the run's Lease, claimed with token; a Lease of that ID that
+// exists, is alive and carries another claim is refused (*InUseError); a
+// dead one is taken over (its run's objects are then this run's to sweep).
+// Two invocations that claim at once: one makes the Lease, the other finds
+// it alive.
+func Claim(ctx context.Context, cs kubernetes.Interface, r Run, token string, o HeartbeatOptions) (*Heartbeat, error) {
+	if err := CheckID(r.ID); err != nil {
+		return nil, err
+	}
+	if o.DeadAfter <= 0 {
+		o.DeadAfter = DefaultDeadAfter
+	}
+	if o.Holder == "" {
+		host, _ := os.Hostname()
+		o.Holder = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	anns := map[string]string{ClaimAnnotation: token}
+	for k, v := range o.Annotations {
+		anns[k] = v
+	}
+	o.Annotations = anns
+	if err := claim(ctx, cs, r, token, o); err != nil {
+		return nil, err
+	}
+	return Beat(ctx, cs, r, o)
+}
+
+// claim makes the run's Lease claimed with token, or takes over a dead one.
+func claim(ctx context.Context, cs kubernetes.Interface, r Run, token string, o HeartbeatOptions) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	leases := cs.CoordinationV1().Leases(LeaseNamespace)
+	for attempt := 0; attempt < 3; attempt++ {
+		l, err := leases.Get(ctx, r.ID, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			err := create(ctx, cs, r, o)
+			if err == nil {
+				return nil
+			}
+			if !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			continue // another made it meanwhile: read whose it is
+		case err != nil:
+			return fmt.Errorf("reading run %s's heartbeat (Lease %s/%s): %w", r.ID, LeaseNamespace, r.ID, err)
+		}
+		switch {
+		case l.Annotations[ClaimAnnotation] == token:
+			return nil
+		case Alive(l, o.DeadAfter, time.Now()):
+			holder := ""
+			if l.Spec.HolderIdentity != nil {
+				holder = *l.Spec.HolderIdentity
+			}
+			return &InUseError{ID: r.ID, Holder: holder, LastBeat: LastBeat(l), ReportDir: l.Annotations["winconform.io/report-dir"]}
+		}
+		// Dead: take it over, unless another took it first (the update
+		// names the version read).
+		now := metav1.NewMicroTime(time.Now())
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		for k, v := range o.Annotations {
+			l.Annotations[k] = v
+		}
+		l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime = &o.Holder, &now, &metav1.MicroTime{Time: r.Started}
+		if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("taking over the dead run %s's heartbeat: %w", r.ID, err)
+		}
+	}
+	return fmt.Errorf("run %s's heartbeat (Lease %s/%s) changed hands while it was claimed: another invocation of the run's ID is starting; pick another --run-id", r.ID, LeaseNamespace, r.ID)
+}
+
 // Stop stops renewing (the Lease stays until the run's sweep removes it).
 func (h *Heartbeat) Stop() {
 	if h == nil {
@@ -137,10 +235,21 @@ func renew(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOptio
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
+	err = create(ctx, cs, r, o)
+	if apierrors.IsAlreadyExists(err) {
+		_, err = leases.Patch(ctx, r.ID, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	return err
+}
+
+// create makes run r's Lease (and its namespace when it is not there),
+// renewed now.
+func create(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOptions) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: LeaseNamespace, Labels: map[string]string{PartOfLabel: PartOf}}}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
+	now := metav1.NewMicroTime(time.Now())
 	secs := int32((o.DeadAfter + time.Second - 1) / time.Second)
 	l := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: r.ID, Namespace: LeaseNamespace, Annotations: o.Annotations},
@@ -148,10 +257,7 @@ func renew(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOptio
 			AcquireTime: &metav1.MicroTime{Time: r.Started}, RenewTime: &now},
 	}
 	r.Mark(l)
-	_, err = leases.Create(ctx, l, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		_, err = leases.Patch(ctx, r.ID, types.MergePatchType, patch, metav1.PatchOptions{})
-	}
+	_, err := cs.CoordinationV1().Leases(LeaseNamespace).Create(ctx, l, metav1.CreateOptions{})
 	return err
 }
 

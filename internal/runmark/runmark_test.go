@@ -3,6 +3,7 @@ package runmark
 import (
 	"bytes"
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -168,4 +169,76 @@ func TestAlive(t *testing.T) {
 
 func leaseAt(renewed metav1.MicroTime, secs *int32) *coordinationv1.Lease {
 	return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &renewed, LeaseDurationSeconds: secs}}
+}
+
+// A run ID whose heartbeat another invocation keeps alive is refused: a
+// second `winconform e2e --run-id` of a live run's ID would sweep that
+// run's namespaces as its own. The run's own processes (the same claim)
+// renew it; a dead run's heartbeat is taken over; of two invocations that
+// claim at once, one wins.
+func TestClaimRefusesALiveRunsID(t *testing.T) {
+	ctx := context.Background()
+	r := Run{ID: "wc-20261125t180000-0a1b2c3d", Started: started}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "storage-329"}}
+	r.Mark(ns)
+	cs := fake.NewSimpleClientset(ns)
+	first, err := Claim(ctx, cs, r, "token-1", HeartbeatOptions{Holder: "winconform e2e ci/1", Annotations: map[string]string{"winconform.io/report-dir": "/r1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop()
+	_, err = Claim(ctx, cs, r, "token-2", HeartbeatOptions{Holder: "winconform e2e ci/2"})
+	var inUse *InUseError
+	if !errors.As(err, &inUse) || inUse.Holder != "winconform e2e ci/1" || !strings.Contains(err.Error(), "/r1") || !strings.Contains(err.Error(), "another --run-id") {
+		t.Fatalf("a second invocation of a live run's ID: %v, want *InUseError naming the holder, its report and the fix", err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "storage-329", metav1.GetOptions{}); err != nil {
+		t.Errorf("the live run's namespace: %v", err)
+	}
+	again, err := Claim(ctx, cs, r, "token-1", HeartbeatOptions{Holder: "e2e.test ci/3"})
+	if err != nil {
+		t.Errorf("the same invocation's claim: %v", err)
+	} else {
+		again.Stop()
+	}
+	// Dead: its last beat older than its duration. Taken over.
+	l, _ := cs.CoordinationV1().Leases(LeaseNamespace).Get(ctx, r.ID, metav1.GetOptions{})
+	old := metav1.NewMicroTime(time.Now().Add(-time.Hour))
+	l.Spec.RenewTime = &old
+	first.Stop()
+	if _, err := cs.CoordinationV1().Leases(LeaseNamespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	taker, err := Claim(ctx, cs, r, "token-2", HeartbeatOptions{Holder: "winconform e2e ci/2"})
+	if err != nil {
+		t.Fatalf("a dead run's ID: %v", err)
+	}
+	defer taker.Stop()
+	l, _ = cs.CoordinationV1().Leases(LeaseNamespace).Get(ctx, r.ID, metav1.GetOptions{})
+	if l.Annotations[ClaimAnnotation] != "token-2" || *l.Spec.HolderIdentity != "winconform e2e ci/2" {
+		t.Errorf("the dead run's Lease after the take-over: %v %s", l.Annotations, *l.Spec.HolderIdentity)
+	}
+	// Two at once, on a fresh ID: one claim wins.
+	r2 := Run{ID: "wc-20261125t180000-0a1b2c3e", Started: started}
+	errs := make(chan error, 2)
+	for _, tok := range []string{"a", "b"} {
+		go func() {
+			h, err := Claim(ctx, cs, r2, tok, HeartbeatOptions{Holder: tok})
+			if err == nil {
+				defer h.Stop()
+			}
+			errs <- err
+		}()
+	}
+	won := 0
+	for range 2 {
+		if err := <-errs; err == nil {
+			won++
+		} else if !errors.As(err, &inUse) {
+			t.Errorf("the losing claim: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of two simultaneous claims won, want one", won)
+	}
 }

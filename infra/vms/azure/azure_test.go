@@ -323,6 +323,23 @@ func TestConflictGroupBeingDeleted(t *testing.T) {
 	}
 }
 
+// A run's group that another invocation made (the same run ID, in use) is
+// refused before anything is made in it: the other invocation's teardown
+// would delete the group with this one's machines, or this one's its.
+func TestGroupOfAnotherInvocationIsRefused(t *testing.T) {
+	c := stdCloud()
+	if _, err := c.provider(t, goodSettings()).Create(ctx(t), spec("twice", 1)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.provider(t, goodSettings()).Create(ctx(t), spec("twice", 2))
+	if !errors.Is(err, vms.ErrRunInUse) || !strings.Contains(err.Error(), "winconform-twice") || !strings.Contains(err.Error(), "vms down --run-id twice") {
+		t.Fatalf("a second invocation's Create in the run's group: %v, want ErrRunInUse naming the group and the fix", err)
+	}
+	if n := c.Count("winconform-twice"); n["vm"] != 1 || n["nic"] != 1 {
+		t.Errorf("the group holds %v, want the first invocation's machine alone", n)
+	}
+}
+
 // A resource group stuck deleting: the delete is bounded by its context
 // and says what is left and that a later sweep finishes it; List still
 // has the group (tagged, no VM); a later sweep (another process) waits for

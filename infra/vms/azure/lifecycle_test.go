@@ -16,6 +16,7 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/standin"
+	"github.com/winconform/winconform/internal/testing/lifecycletest"
 )
 
 // The provider under the shared lifecycle, as `winconform vms up` and
@@ -101,6 +102,40 @@ azure:
 	if strings.Contains(log.String(), password) || strings.Contains(log.String(), "s3cr3t") {
 		t.Errorf("the log holds a secret:\n%s", log.String())
 	}
+}
+
+// Runs never touch each other's machines, on the SDK's fakes
+// (lifecycletest.Ownership): a second up of a live run's ID is refused
+// before anything is made in its group, and its VMs still answer; a run
+// that fails half way deletes its own VMs, by the resource IDs its Creates
+// returned, and not another invocation's in its run's group.
+func TestRunsNeverTouchEachOther(t *testing.T) {
+	const user, password = "winadmin", "Nightly-run-42!"
+	_, port := newGuests(t, user, password, "127.0.0.4", "127.0.0.5")
+	c := stdCloud()
+	subnet := "/subscriptions/" + testSub + "/resourceGroups/lab/providers/Microsoft.Network/virtualNetworks/lab/subnets/win"
+	c.subnets[strings.ToLower(subnet)] = true
+	c.subnetPrefix[strings.ToLower(subnet)] = netip.MustParsePrefix("127.0.0.0/24")
+	data := fmt.Sprintf("provider: azure\nimage: %s\ncount: 2\nmachine:\n  user: %s\n  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n  winrm: {port: %d}\n"+
+		"azure:\n  subscription: %s\n  location: westeurope\n  size: Standard_D2s_v3\n  admin: {user: %s, password: {env: WINDOWS_ADMIN_PASSWORD}}\n  network: {subnet: %s}\n",
+		galleryVersion, user, port, testSub, user, subnet)
+	env := func(k string) (string, bool) { return password, k == "WINDOWS_ADMIN_PASSWORD" }
+	f, err := vms.Parse(filepath.Join(t.TempDir(), "vms.yaml"), []byte(data), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.deps()
+	d.readFile = func(string) ([]byte, error) { return []byte(data), nil }
+	p, err := open(ctx(t), vms.Config{File: f.Path, Dir: f.Dir, Connection: f.Connection, Settings: f.Settings}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lifecycletest.Ownership(t, lifecycletest.Rig{
+		Provider: p,
+		File:     func(*testing.T, string, int) *vms.File { return f },
+		Options:  lifecycle.Options{Settle: 100 * time.Millisecond, Poll: 20 * time.Millisecond, ReadyTimeout: 20 * time.Second, CleanupTimeout: 20 * time.Second},
+		Timeout:  2 * time.Minute,
+	})
 }
 
 // newGuests starts a stand-in on each host (127.0.0.x), all on one port,

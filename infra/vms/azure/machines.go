@@ -156,6 +156,11 @@ func (p *provider) ensureRun(ctx context.Context, rs *runState, group string, sp
 		if state := groupState(g.ResourceGroup); strings.EqualFold(state, "Deleting") {
 			return fmt.Errorf("resource group %s is being deleted (a down or sweep of run %s): wait until it is gone, or use another run ID", group, spec.RunID)
 		}
+		// The group is the run's, and this invocation did not make it: it
+		// is another invocation's, whose teardown would take this one's
+		// machines with it.
+		return fmt.Errorf("%w: resource group %s of run %s exists, made by another invocation: end that run with `winconform vms down --run-id %s`, or use another run ID",
+			vms.ErrRunInUse, group, spec.RunID, spec.RunID)
 	}
 	runTags := spec.Tags()
 	subnet := p.s.Subnet

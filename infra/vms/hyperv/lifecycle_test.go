@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/standin"
 	"github.com/winconform/winconform/infra/windows/standin/hypervhost"
+	"github.com/winconform/winconform/internal/testing/lifecycletest"
 )
 
 // The provider under the shared lifecycle, as `winconform vms up` and
@@ -66,6 +68,28 @@ func TestLifecycleUpDown(t *testing.T) {
 	}
 	if vs, left := r.host.VMs(), r.host.Paths(vhdxDir); len(vs) != 0 || len(left) != 0 {
 		t.Errorf("after down the host has VMs %+v and files %v", vs, left)
+	}
+}
+
+// Runs never touch each other's machines, on the Hyper-V host model
+// (lifecycletest.Ownership): a second up of a live run's ID is refused
+// before any VM is made, and its VMs still answer; a run that fails half
+// way deletes its own VMs, by the IDs its Creates returned, and not another
+// invocation's of its run ID.
+func TestRunsNeverTouchEachOther(t *testing.T) {
+	_, port := newGuests(t, "127.0.0.2", "127.0.0.3")
+	r := newRig(t,
+		withHost(hypervhost.Config{Boot: 100 * time.Millisecond, DHCP: 300 * time.Millisecond, Leases: []string{"127.0.0.2", "127.0.0.3"}}),
+		withMachine(fmt.Sprintf("  user: %s\n  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n  winrm: {port: %d}\n", standin.DefaultUser, port)))
+	p := r.open(t)
+	lifecycletest.Ownership(t, lifecycletest.Rig{
+		Provider: p,
+		File:     func(*testing.T, string, int) *vms.File { return r.file },
+		Options:  lifecycle.Options{Settle: 150 * time.Millisecond, Poll: 20 * time.Millisecond, ReadyTimeout: 20 * time.Second, CleanupTimeout: 20 * time.Second},
+		Timeout:  2 * time.Minute,
+	})
+	if vs := r.host.VMs(); len(vs) != 0 {
+		t.Errorf("the host has VMs %+v after the runs", vs)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/infra/windows/standin"
+	"github.com/winconform/winconform/internal/testing/lifecycletest"
 )
 
 // The environment of the test's own subprocess: a harness running up
@@ -135,6 +136,26 @@ func TestUpTwoMachinesReadyThenDown(t *testing.T) {
 			t.Errorf("the console log of %s does not show its init:\n%s", m.Name, console.String())
 		}
 	}
+}
+
+// Runs never touch each other's machines, on the real libvirtd with
+// stand-in guests under TCG (lifecycletest.Ownership): a second up of a
+// live run's ID is refused before any domain is made, and its guests still
+// answer; a run that fails half way deletes its own domains, by the UUIDs
+// its Creates returned, and not another invocation's of its run ID. Before
+// the run IDs were owned, a second up of a live run's ID failed on the
+// existing domain's name, and its cleanup deleted that domain.
+func TestRunsNeverTouchEachOther(t *testing.T) {
+	t.Parallel() // see TestImageThatNeverAnswersWinRM
+	p, disk := openStandin(t, standinSettings())
+	f, vp := loadVMFile(t, writeVMFile(t, p, disk, 2))
+	lifecycletest.Ownership(t, lifecycletest.Rig{
+		Provider: vp,
+		File:     func(*testing.T, string, int) *vms.File { return f },
+		Options: lifecycle.Options{ReadyTimeout: readyTimeout, Settle: testSettle, CleanupTimeout: 2 * time.Minute,
+			Poll: 500 * time.Millisecond},
+		Timeout: 2 * readyTimeout,
+	})
 }
 
 // hostname runs hostname on the machine through the real WinRM client

@@ -31,7 +31,15 @@ func init() {
 		Settings:        decodeSettings,
 		Open: func(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
 			s, _ := cfg.Settings.(Settings)
-			return Open(ctx, cfg.Connection.Endpoint, s)
+			p, err := Open(ctx, cfg.Connection.Endpoint, s)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.CheckImage(ctx, cfg.Image); err != nil {
+				p.Close()
+				return nil, err
+			}
+			return p, nil
 		},
 	})
 }

@@ -196,6 +196,36 @@ func TestOpenRefusesBeforeAnyMachine(t *testing.T) {
 		t.Errorf("Create from an image the pool does not have: %v, want a *vms.FieldError at image", err)
 	}
 	assertNothingLeft(t, p, "lv-noimage")
+
+	// The golden image is checked at Open, as QEMU's user would see it:
+	// a directory, and a file in a directory only root may enter, are
+	// refused with the path, the reason and the fix (before: qemu-img's
+	// error, or "Permission denied" from the domain's start).
+	dir := openDir(t)
+	private := filepath.Join(dir, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(private, "golden.qcow2")
+	if err := os.WriteFile(golden, []byte("QFI\xfb"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ image, says string }{
+		{dir, "is a directory"},
+		{golden, "cannot read " + golden + ": it may not enter " + private},
+		{filepath.Join(dir, "absent.qcow2"), "does not exist"},
+	} {
+		err := p.CheckImage(ctx, c.image)
+		if !errors.As(err, &fe) || fe.Field != "image" || !strings.Contains(fe.Message, c.says) || !strings.Contains(fe.Fix, "volume of pool") {
+			t.Errorf("image %s: %v, want a *vms.FieldError at image saying %q, with the fix", c.image, err, c.says)
+		}
+	}
+	if err := os.Chmod(private, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CheckImage(ctx, golden); err != nil {
+		t.Errorf("a golden image QEMU can read: %v", err)
+	}
 }
 
 func testSubnet(t *testing.T) netip.Prefix {

@@ -38,8 +38,9 @@ type DownOptions struct {
 }
 
 // Down deletes every machine of run runID: those p lists with the run's
-// tag and those the state file knows. It fails, naming them, when any is
-// still there afterwards (ErrLeftBehind).
+// tag and those the state file knows, whatever invocation made them. It
+// fails, naming them, when any is still there afterwards (ErrLeftBehind);
+// else it retires the state file (EndedStateFile): the run ID is free.
 func Down(ctx context.Context, p vms.Provider, runID string, o DownOptions) error {
 	if err := vms.CheckRunID(runID); err != nil {
 		return err
@@ -60,8 +61,14 @@ func Down(ctx context.Context, p vms.Provider, runID string, o DownOptions) erro
 			}
 		}
 	}
-	if err := teardown(ctx, p, runID, known, nil, lo, w); err != nil {
+	targets, listErr := runMachines(ctx, p, runID, known)
+	if err := errors.Join(listErr, teardown(ctx, p, runID, targets, false, lo, w)); err != nil {
 		return err
+	}
+	if w != nil {
+		if err := Retire(w.path); err != nil {
+			return fmt.Errorf("run %s: its machines are gone, but its state file stays (%v): remove %s by hand to use the run ID again", runID, err, w.path)
+		}
 	}
 	lo.logf("run %s: nothing of it is left", runID)
 	return nil
@@ -147,7 +154,7 @@ func sweepRun(ctx context.Context, p vms.Provider, run string, ms []vms.Machine,
 	for _, m := range ms {
 		sp.ids[m.ID] = true
 	}
-	return teardown(ctx, sp, run, nil, nil, o, nil)
+	return teardown(ctx, sp, run, ms, false, o, nil)
 }
 
 // subsetProvider lists only some machines of a provider.

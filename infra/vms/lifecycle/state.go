@@ -17,12 +17,18 @@ import (
 const StateFile = "state.json"
 
 // State is what a run records of its machines, so that another process
-// (down, sweep, the next run) can remove them after a crash. up writes it
-// before its first Create starts, with the names it is about to create,
-// then each machine's provider ID as its Create returns.
+// (down, sweep, the next run) can remove them after a crash. up makes it,
+// exclusively (a run ID whose state file exists is in use: Claim), before
+// its first Create starts, with the names it is about to create, then
+// writes each machine's provider ID as its Create returns. Only the
+// invocation that made it rewrites it; down retires it once the run's
+// machines are gone.
 type State struct {
 	// RunID is the run's ID: the run tag's value on each machine.
 	RunID string `json:"runID"`
+	// Host and PID are the invocation that owns the run.
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
 	// Provider is the VM file's provider; VMFile the VM file (absolute),
 	// which down opens the provider with.
 	Provider string `json:"provider"`
@@ -105,6 +111,65 @@ func (w *stateWriter) update(change func(s *State)) error {
 		return fmt.Errorf("writing the state file: %w", err)
 	}
 	return nil
+}
+
+// EndedStateFile is what down renames a run's state file to once the run's
+// machines are gone: the run's ID is free again.
+const EndedStateFile = "state.ended.json"
+
+// ErrRunInUse is what Up matches (errors.Is) when its run ID is another
+// invocation's: its state file exists, or the provider lists a machine
+// tagged with it (vms.ErrRunInUse).
+var ErrRunInUse = vms.ErrRunInUse
+
+// claim makes the run's state file, exclusively: when one exists, the run
+// ID is another invocation's (ErrRunInUse), unless that run ended with
+// every machine deleted, whose file is retired first. A file made here is
+// this invocation's alone to rewrite.
+func (w *stateWriter) claim() error {
+	for range 2 {
+		f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			f.Close()
+			return w.update(func(*State) {})
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("making the state file: %w", err)
+		}
+		old, _, lerr := LoadState(w.path)
+		switch {
+		case lerr != nil:
+			return fmt.Errorf("%w: run %s: %s exists and cannot be read (%v): another invocation may be writing it; end that run with `winconform vms down --run-id %s`, or pick another --run-id",
+				ErrRunInUse, w.state.RunID, w.path, lerr, w.state.RunID)
+		case old.Phase != PhaseDeleted:
+			return fmt.Errorf("%w: run %s is %s (%s, started %s%s): its machines are its own; end it with `winconform vms down --run-id %s`, or pick another --run-id",
+				ErrRunInUse, old.RunID, old.Phase, w.path, old.Started.Format(time.RFC3339), old.owner(), old.RunID)
+		}
+		// The run ended and deleted every machine: its ID is free. Of two
+		// invocations that both see it so, one renames the file; the
+		// other finds it gone, and the exclusive create decides.
+		if err := os.Rename(w.path, filepath.Join(filepath.Dir(w.path), EndedStateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("retiring the ended run's state file: %w", err)
+		}
+	}
+	return fmt.Errorf("%w: run %s: its state file %s appeared again while it was retired: another invocation claimed it", ErrRunInUse, w.state.RunID, w.path)
+}
+
+func (s *State) owner() string {
+	if s.Host == "" {
+		return ""
+	}
+	return fmt.Sprintf(", by pid %d on %s", s.PID, s.Host)
+}
+
+// Retire renames a run's state file (path is the file) to EndedStateFile
+// beside it: the run's machines are gone, its ID free.
+func Retire(path string) error {
+	err := os.Rename(path, filepath.Join(filepath.Dir(path), EndedStateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // machine changes the named machine's entry.

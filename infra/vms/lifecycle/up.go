@@ -143,12 +143,17 @@ var ErrLeftBehind = errors.New("machines left behind")
 // Creates at once), readies each through the ladder (address, TCP, WinRM
 // Identify, an authenticated command) and writes the inventory of them.
 //
-// The state file is written before the first Create starts, and each
-// provider ID as its Create returns, so that a run that crashes can be
-// torn down (Down) from it. On a failure, or when ctx ends (Ctrl-C), Up
-// tears down what the run made (keeping the failed machines under
-// KeepOnFailure) and fails; it also fails when a machine it meant to
-// delete is still there (ErrLeftBehind).
+// The run ID must be free: Up makes the run's state file exclusively
+// (one that exists, of a run that has not ended with every machine
+// deleted, is another invocation's) and refuses a run ID the provider
+// lists a machine with (ErrRunInUse), before any machine is made. The
+// state file is written before the first Create starts, and each provider
+// ID as its Create returns, so that a run that crashes can be torn down
+// (Down) from it. On a failure, or when ctx ends (Ctrl-C), Up deletes what
+// this invocation made, by the IDs its own Creates returned, and nothing
+// else (keeping the failed machines under KeepOnFailure), and fails; it
+// also fails when a machine it meant to delete is still there
+// (ErrLeftBehind).
 func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, error) {
 	o = o.withDefaults()
 	if err := vms.CheckRunID(o.RunID); err != nil {
@@ -172,15 +177,21 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 		}
 	}
 	vmFile, _ := filepath.Abs(f.Path)
+	host, _ := os.Hostname()
 	w := &stateWriter{path: filepath.Join(o.Dir, StateFile), state: State{
-		RunID: o.RunID, Provider: f.Provider, VMFile: vmFile, Started: o.now().UTC(), Phase: PhaseCreating,
+		RunID: o.RunID, Host: host, PID: os.Getpid(), Provider: f.Provider, VMFile: vmFile, Started: o.now().UTC(), Phase: PhaseCreating,
 	}}
 	for _, n := range names {
 		w.state.Machines = append(w.state.Machines, StateMachine{Name: n})
 	}
-	// Before the first Create: a crash from here on leaves a state file
-	// that names the run.
-	if err := w.update(func(*State) {}); err != nil {
+	// Before the first Create: the run ID is claimed (a crash from here on
+	// leaves a state file that names the run), and no machine of the
+	// provider carries it.
+	if err := w.claim(); err != nil {
+		return nil, err
+	}
+	if err := unused(ctx, p, o.RunID); err != nil {
+		os.Remove(w.path) // nothing was made: the claim is given back
 		return nil, err
 	}
 	o.logf("run %s: %d machine(s) from %s, state in %s", o.RunID, len(names), f.Provider, w.path)
@@ -212,15 +223,18 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 				CPUs: f.CPUs, MemoryMiB: f.MemoryMiB, Settings: f.Settings}
 			m, err := p.Create(runCtx, spec)
 			<-sem
+			if m.ID != "" {
+				// This invocation's machine, by the ID its Create returned
+				// (also with an error: one it made and could not remove).
+				m.Name, m.RunID = name, o.RunID
+				res.machine, res.created = m, true
+				if werr := w.machine(name, func(sm *StateMachine) { sm.ID = m.ID }); werr != nil && err == nil {
+					err = werr
+				}
+			}
 			if err != nil {
 				res.err = fmt.Errorf("creating machine %s: %w", name, err)
 				_ = w.machine(name, func(sm *StateMachine) { sm.Error = res.err.Error() })
-				cancelRun()
-				return
-			}
-			res.machine, res.created = m, true
-			if err := w.machine(name, func(sm *StateMachine) { sm.ID = m.ID }); err != nil {
-				res.err = err
 				cancelRun()
 				return
 			}
@@ -272,16 +286,42 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 		failures = append([]error{fmt.Errorf("run %s interrupted (%w): deleting its machines", o.RunID, context.Cause(ctx))}, failures...)
 		failed = nil // an interrupt keeps nothing
 	}
-	keep := map[string]bool{}
-	if o.KeepOnFailure {
-		keep = failed
+	var targets []vms.Machine
+	for _, m := range made {
+		if o.KeepOnFailure && failed[m.Name] {
+			o.logf("%s: kept (%s) for debugging: delete it with `winconform vms down --run-id %s`", m.Name, m.ID, o.RunID)
+			_ = w.machine(m.Name, func(sm *StateMachine) { sm.Kept = true })
+			continue
+		}
+		targets = append(targets, m)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.CleanupTimeout)
 	defer cancel()
-	if err := teardown(cctx, p, o.RunID, made, keep, o, w); err != nil {
+	if err := teardown(cctx, p, o.RunID, targets, len(targets) < len(made), o, w); err != nil {
 		failures = append(failures, err)
 	}
 	return nil, errors.Join(failures...)
+}
+
+// unused refuses a run ID that a machine p lists carries: the machine is
+// another invocation's (its state file elsewhere, or gone), and a run of
+// this ID would be taken for it, or take it.
+func unused(ctx context.Context, p vms.Provider, runID string) error {
+	listed, err := p.List(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the provider's machines to check that run %s is free: %w", runID, err)
+	}
+	var theirs []string
+	for _, m := range listed {
+		if m.RunID == runID {
+			theirs = append(theirs, fmt.Sprintf("%s (%s)", m.Name, m.ID))
+		}
+	}
+	if len(theirs) > 0 {
+		return fmt.Errorf("%w: run %s has machine(s) already, made by another invocation: %s; end that run with `winconform vms down --run-id %s`, or pick another --run-id",
+			ErrRunInUse, runID, strings.Join(theirs, ", "), runID)
+	}
+	return nil
 }
 
 // finish writes the inventory of the ready machines, checks that it
@@ -400,23 +440,12 @@ func writeConsole(ctx context.Context, p vms.Provider, m vms.Machine, o Options)
 	return path
 }
 
-// teardown deletes the run's machines: those it knows and those the
-// provider lists with the run's tag (a Create that never returned), but
-// for keep. Then it lists again: a machine that should be gone and is not
-// is an ErrLeftBehind.
-func teardown(ctx context.Context, p vms.Provider, runID string, known []vms.Machine, keep map[string]bool, o Options, w *stateWriter) error {
-	all, listErr := runMachines(ctx, p, runID, known)
-	var targets []vms.Machine
-	for _, m := range all {
-		if keep[m.Name] {
-			o.logf("%s: kept (%s) for debugging: delete it with `winconform vms down --run-id %s`", m.Name, m.ID, runID)
-			if w != nil {
-				_ = w.machine(m.Name, func(sm *StateMachine) { sm.Kept = true })
-			}
-			continue
-		}
-		targets = append(targets, m)
-	}
+// teardown deletes targets, machines of run runID by their provider IDs,
+// and nothing else. Then it lists again: a target still there is an
+// ErrLeftBehind; a machine of the run that is no target is said and left
+// alone (another invocation's, or one this invocation never got the ID
+// of: down removes it). kept says some machines were kept on purpose.
+func teardown(ctx context.Context, p vms.Provider, runID string, targets []vms.Machine, kept bool, o Options, w *stateWriter) error {
 	var mu sync.Mutex
 	var errs []error
 	sem := make(chan struct{}, max(o.Parallel, 1))
@@ -443,9 +472,6 @@ func teardown(ctx context.Context, p vms.Provider, runID string, known []vms.Mac
 		}()
 	}
 	wg.Wait()
-	if listErr != nil {
-		errs = append(errs, listErr)
-	}
 	// What is still there?
 	after, err := p.List(ctx)
 	if err != nil {
@@ -457,8 +483,12 @@ func teardown(ctx context.Context, p vms.Provider, runID string, known []vms.Mac
 	}
 	var left []string
 	for _, m := range after {
-		if m.RunID == runID && gone[m.ID] {
+		switch {
+		case m.RunID != runID:
+		case gone[m.ID]:
 			left = append(left, fmt.Sprintf("%s (%s)", m.Name, m.ID))
+		default:
+			o.logf("%s (%s): tagged with run %s, but not made by this invocation: left alone (`winconform vms down --run-id %s` removes it)", m.Name, m.ID, runID, runID)
 		}
 	}
 	if len(left) > 0 {
@@ -466,7 +496,7 @@ func teardown(ctx context.Context, p vms.Provider, runID string, known []vms.Mac
 	}
 	if w != nil {
 		phase := PhaseDeleted
-		if len(keep) > 0 {
+		if kept {
 			phase = PhaseKept
 		}
 		if len(errs) > 0 {

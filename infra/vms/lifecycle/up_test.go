@@ -347,3 +347,43 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// A run ID is free again once its run ended with every machine deleted:
+// by down (which retires the state file), or by up's own teardown after a
+// failure (phase deleted, which the next up retires). A run that kept
+// machines, or is ready, keeps its ID.
+func TestRunIDFreedOnlyWhenItsMachinesAreGone(t *testing.T) {
+	lab := newLab(t, "127.0.0.2")
+	fake := vmstest.New()
+	fake.Plan = plan{1: {{0, []string{"127.0.0.2"}}}}.of()
+	o, log := testOptions(t, "again")
+	if _, err := Up(t.Context(), lab.vmFile(1), fake, o); err != nil {
+		t.Fatalf("Up: %v\n%s", err, log)
+	}
+	if _, err := Up(t.Context(), lab.vmFile(1), fake, o); !errors.Is(err, ErrRunInUse) || !strings.Contains(err.Error(), "run again is ready") {
+		t.Fatalf("a second up of a ready run: %v", err)
+	}
+	st, path, _ := LoadState(o.Dir)
+	if err := Down(t.Context(), fake, "again", DownOptions{State: st, StatePath: path}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Up(t.Context(), lab.vmFile(1), fake, o); err != nil {
+		t.Fatalf("up after down: %v", err)
+	}
+	st, path, _ = LoadState(o.Dir)
+	if err := Down(t.Context(), fake, "again", DownOptions{State: st, StatePath: path}); err != nil {
+		t.Fatal(err)
+	}
+	// A failed up tears its machines down (phase deleted): the next up of
+	// the ID goes ahead.
+	fake.CreateErr = func(vms.Spec) error { return errors.New("no capacity") }
+	if _, err := Up(t.Context(), lab.vmFile(1), fake, o); err == nil {
+		t.Fatal("an up whose Create fails succeeded")
+	}
+	fake.CreateErr = nil
+	if _, err := Up(t.Context(), lab.vmFile(1), fake, o); err != nil {
+		t.Fatalf("up after a failed up of the same ID: %v", err)
+	}
+	st, path, _ = LoadState(o.Dir)
+	_ = Down(t.Context(), fake, "again", DownOptions{State: st, StatePath: path})
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/vms/static"
 	"github.com/winconform/winconform/infra/windows/standin"
+	"github.com/winconform/winconform/internal/testing/lifecycletest"
 )
 
 func env(k string) (string, bool) {
@@ -66,6 +67,33 @@ machines:
 	if err := lifecycle.Down(t.Context(), p, "s1", lifecycle.DownOptions{}); err != nil {
 		t.Errorf("down: %v", err)
 	}
+}
+
+// An inventory's machines under two runs of one ID (lifecycletest.Ownership):
+// the second up is refused by the run's state file before anything, and
+// the machines still answer. (The provider lists nothing, makes nothing
+// and deletes nothing: a second run from another directory is not its to
+// tell.)
+func TestRunsNeverTouchEachOther(t *testing.T) {
+	srv := standin.New(t, standin.WithAddr("127.0.0.2:0"))
+	dir := write(t, map[string]string{
+		"machines.yaml": fmt.Sprintf("defaults: {user: %s, passwordFrom: {env: WIN_PW}}\nmachines:\n- {name: win-lab-a, address: 127.0.0.2, winrm: {port: %d}}\n", standin.DefaultUser, srv.Port()),
+		"vms.yaml":      "provider: static\nstatic: {inventory: machines.yaml}\n",
+	})
+	f, err := vms.Load(filepath.Join(dir, "vms.yaml"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := vms.Open(t.Context(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lifecycletest.Ownership(t, lifecycletest.Rig{
+		Provider: p,
+		File:     func(*testing.T, string, int) *vms.File { return f },
+		Options:  lifecycle.Options{Poll: 20 * time.Millisecond, ReadyTimeout: 5 * time.Second},
+		Existing: true,
+	})
 }
 
 // The static VM file refuses what makes machines, and checks the inventory

@@ -34,7 +34,8 @@ import (
 type Fake struct {
 	// CreateDelay is how long Create takes after the machine exists (a
 	// clone, a boot); Create returns early when its context ends, leaving
-	// the machine as a real provider does.
+	// the machine, which it returns (its ID) with the context's error, as
+	// the contract asks of a provider that could not remove it.
 	CreateDelay time.Duration
 	// CreateErr, when set, fails the Create of the machine it returns an
 	// error for (the machine is not made).
@@ -103,7 +104,9 @@ func (f *Fake) Create(ctx context.Context, spec vms.Spec) (vms.Machine, error) {
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
-			return vms.Machine{}, ctx.Err()
+			// Made, and not removed: returned with the error, by its ID,
+			// for the caller to delete (the contract).
+			return m.Machine, ctx.Err()
 		case <-t.C:
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/standin"
+	"github.com/winconform/winconform/internal/testing/lifecycletest"
 )
 
 // The shared lifecycle over the vsphere provider: up clones two machines,
@@ -88,6 +89,56 @@ func TestLifecycleUpAndDown(t *testing.T) {
 				t.Errorf("%s is left after down", name)
 			}
 		}
+	})
+}
+
+// Runs never touch each other's machines, on vcsim (lifecycletest.Ownership):
+// a second up of a live run's ID is refused before any clone, and its
+// machines still answer; a run that fails half way deletes its own clones,
+// by the references its Creates returned, and not another invocation's of
+// its run ID.
+func TestRunsNeverTouchEachOther(t *testing.T) {
+	withVCenter(t, func(v *vcenter) {
+		hosts := []string{"127.0.0.2", "127.0.0.3"}
+		port := standins(t, hosts)
+		src := strings.Replace(v.file(stdBlock), "  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n",
+			fmt.Sprintf("  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n  winrm: {port: %d}\n", port), 1)
+		f, err := vms.Parse("vms.yaml", []byte(src), func(k string) (string, bool) {
+			if k == "WINDOWS_ADMIN_PASSWORD" {
+				return standin.DefaultPassword, true
+			}
+			return env(k)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := vms.Open(v.ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		stop := make(chan struct{})
+		var tools sync.WaitGroup
+		defer func() { close(stop); tools.Wait() }()
+		first := true
+		lifecycletest.Ownership(t, lifecycletest.Rig{
+			Provider: p,
+			File: func(_ *testing.T, runID string, count int) *vms.File {
+				if first { // the first run's clones report the stand-ins' addresses
+					first = false
+					for i, host := range hosts[:count] {
+						tools.Add(1)
+						go func() {
+							defer tools.Done()
+							v.toolsReport(stop, vms.MachineName("win", runID, i+1), []string{fmt.Sprintf("169.254.10.%d", i+2)}, []string{host})
+						}()
+					}
+				}
+				return f
+			},
+			Options: lifecycle.Options{Settle: 150 * time.Millisecond, Poll: 20 * time.Millisecond, ReadyTimeout: 20 * time.Second, CleanupTimeout: 20 * time.Second},
+			Timeout: 2 * time.Minute,
+		})
 	})
 }
 

@@ -49,13 +49,23 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	info, err := task.WaitForResult(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			// The clone goes on in the vCenter: cancel it; if it
-			// still finishes, its machine is tagged and down or
-			// sweep finds it.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
+			// The clone goes on in the vCenter: cancel it, and wait
+			// (bounded) for how it ends: a clone that finished all the
+			// same is this Create's machine, which it deletes, or
+			// returns (its reference) for the caller to delete.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
 			_ = task.Cancel(cctx)
-			cancel()
-			return vms.Machine{}, fmt.Errorf("vsphere: cloning template %s into %s: %w", spec.Image, spec.Name, ctx.Err())
+			cerr := fmt.Errorf("vsphere: cloning template %s into %s: %w", spec.Image, spec.Name, ctx.Err())
+			if info, werr := task.WaitForResult(cctx); werr == nil {
+				if ref, ok := info.Result.(types.ManagedObjectReference); ok {
+					m := vms.Machine{ID: ref.Value, Name: spec.Name, RunID: spec.RunID, Created: spec.Created.UTC()}
+					if derr := p.Delete(cctx, m.ID); derr != nil {
+						return m, fmt.Errorf("%w (the clone finished all the same, and deleting it failed: %v)", cerr, derr)
+					}
+				}
+			}
+			return vms.Machine{}, cerr
 		}
 		return vms.Machine{}, fmt.Errorf("vsphere: cloning template %s into %s failed: %s", spec.Image, spec.Name, describe(err))
 	}
