@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/infra/windows/remote/framing"
 )
 
 // The WS-Management identity (DMTF DSP0226 section 11): <wsmid:Identify/>
@@ -65,7 +67,7 @@ func (w *WinRM) Identify(ctx context.Context) (Identification, error) {
 	if err != nil {
 		return Identification{}, w.wrap("identify", op, err)
 	}
-	req.Header.Set("Content-Type", soapType)
+	req.Header.Set("Content-Type", framing.SOAPType)
 	req.Header.Set("WSMANIDENTIFY", "unauthenticated")
 	a, _, err := send(req, &http.Client{Transport: tr})
 	if err != nil {

@@ -10,16 +10,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/bodgit/ntlmssp"
+	"github.com/winconform/winconform/infra/windows/remote/framing"
 )
 
 // NTLM with message encryption, as a stock Windows Server's WinRM wants
@@ -40,16 +39,8 @@ import (
 // half-way is dropped (its state is unknown); one the machine closed while
 // idle is re-authenticated on the next request.
 
-const (
-	// encryptedProtocol is the protocol of MS-WSMV's Negotiate encrypted
-	// message.
-	encryptedProtocol = "application/HTTP-SPNEGO-session-encrypted"
-	encryptedBoundary = "Encrypted Boundary"
-	encryptedType     = `multipart/encrypted;protocol="` + encryptedProtocol + `";boundary="` + encryptedBoundary + `"`
-	soapType          = "application/soap+xml;charset=UTF-8"
-	// maxIdleSealed is how many idle sealed connections a WinRM keeps.
-	maxIdleSealed = 4
-)
+// maxIdleSealed is how many idle sealed connections a WinRM keeps.
+const maxIdleSealed = 4
 
 // ntlmPool is the sealed connections to one machine.
 type ntlmPool struct {
@@ -152,11 +143,11 @@ func (p *ntlmPool) roundTrip(ctx context.Context, c *sealedConn, body []byte) (a
 		if err != nil {
 			return answer{}, err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(encryptedBody(signature, sealed)))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(framing.Frame(framing.SOAPType, signature, sealed)))
 		if err != nil {
 			return answer{}, err
 		}
-		req.Header.Set("Content-Type", encryptedType)
+		req.Header.Set("Content-Type", framing.ContentType)
 		resp, conn, err := send(req, c.http)
 		if err != nil {
 			return answer{}, err
@@ -165,7 +156,7 @@ func (p *ntlmPool) roundTrip(ctx context.Context, c *sealedConn, body []byte) (a
 			c.session = nil
 			continue
 		}
-		if !isEncrypted(resp.contentType) {
+		if !framing.IsEncrypted(resp.contentType) {
 			// Windows seals its faults too; a plain answer is a refusal
 			// from before WinRM read the message (401, 400...). The message
 			// was sealed but not unsealed: the two sides' RC4 states and
@@ -255,7 +246,7 @@ func (p *ntlmPool) authLeg(ctx context.Context, c *sealedConn, token []byte) (au
 	if err != nil {
 		return authResponse{}, nil, err
 	}
-	req.Header.Set("Content-Type", soapType)
+	req.Header.Set("Content-Type", framing.SOAPType)
 	req.Header.Set("Authorization", "Negotiate "+base64.StdEncoding.EncodeToString(token))
 	var conn net.Conn
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn }}))
@@ -327,77 +318,19 @@ func channelBindings(cert *x509.Certificate) *ntlmssp.ChannelBindings {
 	return &ntlmssp.ChannelBindings{ApplicationData: append([]byte(ntlmssp.TLSServerEndPoint+":"), d.Sum(nil)...)}
 }
 
-// encryptedBody frames a sealed SOAP message as MS-WSMV 2.2.9.1.1 has it:
-// two parts, whose header lines start with a tab; the second holds the
-// signature's length (4 bytes, little-endian), the signature and the
-// sealed message, as long as the original (RC4 keeps lengths).
-func encryptedBody(signature, sealed []byte) []byte {
-	var b bytes.Buffer
-	dash := "--" + encryptedBoundary + "\r\n"
-	b.WriteString(dash)
-	b.WriteString("\tContent-Type: " + encryptedProtocol + "\r\n")
-	b.WriteString("\tOriginalContent: type=" + soapType + ";Length=" + strconv.Itoa(len(sealed)) + "\r\n")
-	b.WriteString(dash)
-	b.WriteString("\tContent-Type: application/octet-stream\r\n")
-	var n [4]byte
-	binary.LittleEndian.PutUint32(n[:], uint32(len(signature)))
-	b.Write(n[:])
-	b.Write(signature)
-	b.Write(sealed)
-	b.WriteString("--" + encryptedBoundary + "--\r\n")
-	return b.Bytes()
-}
-
-func isEncrypted(contentType string) bool {
-	mt, params, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == "multipart/encrypted" && params["protocol"] == encryptedProtocol
-}
-
-// unsealAnswer takes an encrypted answer apart and unseals it: the sealed
-// message is delimited by OriginalContent's Length, not by searching the
-// binary for the boundary.
+// unsealAnswer takes an encrypted answer apart (framing.Parse, which
+// refuses a signature that is not an NTLM signature's 16 bytes, before the
+// NTLM library slices it) and unseals it.
 func unsealAnswer(session *ntlmssp.SecuritySession, contentType string, body []byte) ([]byte, string, error) {
-	_, params, _ := mime.ParseMediaType(contentType)
-	dash := "--" + params["boundary"] + "\r\n"
-	bad := func(what string) ([]byte, string, error) {
-		return nil, "", &sealError{msg: "the machine's encrypted answer does not read: " + what}
+	m, err := framing.Parse(contentType, body)
+	if err != nil {
+		return nil, "", &sealError{msg: "the machine's encrypted answer does not read: " + err.Error()}
 	}
-	rest, ok := bytes.CutPrefix(body, []byte(dash))
-	if !ok {
-		return bad("no opening boundary")
-	}
-	headers, rest, ok := bytes.Cut(rest, []byte(dash))
-	if !ok {
-		return bad("no second part")
-	}
-	origType, length := "", -1
-	for _, line := range strings.Split(string(headers), "\r\n") {
-		name, value, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if name == "OriginalContent" {
-			typ, ln, _ := strings.Cut(strings.TrimSpace(value), ";Length=")
-			origType = strings.TrimPrefix(typ, "type=")
-			if n, err := strconv.Atoi(ln); err == nil {
-				length = n
-			}
-		}
-	}
-	if length < 0 {
-		return bad("no OriginalContent length")
-	}
-	_, rest, ok = bytes.Cut(rest, []byte("application/octet-stream\r\n"))
-	if !ok || len(rest) < 4 {
-		return bad("no octet stream")
-	}
-	sigLen := int(binary.LittleEndian.Uint32(rest))
-	if sigLen <= 0 || len(rest) < 4+sigLen+length {
-		return bad("the sealed message is shorter than its Length")
-	}
-	signature, sealed := rest[4:4+sigLen], rest[4+sigLen:4+sigLen+length]
-	msg, err := session.Unwrap(sealed, signature)
+	msg, err := session.Unwrap(m.Sealed, m.Signature)
 	if err != nil {
 		return nil, "", &sealError{msg: "the machine's answer failed its NTLM signature check: " + err.Error()}
 	}
-	return msg, origType, nil
+	return msg, m.OriginalType, nil
 }
 
 // schemeError is a 401 that does not offer Negotiate.
@@ -417,10 +350,20 @@ func (e *sealError) Error() string { return e.msg }
 
 // sealedTransport makes the HTTP transport of one sealed connection.
 func sealedTransport(cfg Config, tlsConf *tls.Config) func() *http.Transport {
+	// An NTLM context is bound to the TCP connection its handshake ran on
+	// (MS-NLMP 3.1.5; pywinrm#149): a forwarding proxy (HTTP_PROXY) passes
+	// requests on over connections of its own, so the machine would see
+	// sealed messages on connections with no context. Over HTTP the sealed
+	// transport therefore goes direct; over HTTPS a proxy tunnels
+	// (CONNECT), one connection end to end, and HTTPS_PROXY is honoured.
+	proxy := http.ProxyFromEnvironment
+	if !cfg.HTTPS {
+		proxy = nil
+	}
 	return func() *http.Transport {
 		dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 		return &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
+			Proxy:                 proxy,
 			DialContext:           dialer.DialContext,
 			TLSClientConfig:       tlsConf,
 			TLSHandshakeTimeout:   cfg.ConnectTimeout,

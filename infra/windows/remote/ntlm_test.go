@@ -3,10 +3,14 @@ package remote_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,4 +166,96 @@ func TestNTLMReauthenticatesAfterTheMachineClosesIdleConnections(t *testing.T) {
 		t.Errorf("%d shells created, want 2 (one per run)", got)
 	}
 	assertShellsDeleted(t, srv)
+}
+
+// A broken or hostile peer frames its sealed answer with a signature other
+// than NTLM's 16 bytes (MS-NLMP 2.2.2.9.1). bodgit/ntlmssp, which unseals
+// for the client, slices bytes 4 to 16 of the signature it is given: before
+// framing.Parse checked the length, a 4-byte signature panicked the harness.
+// Now each is an error of the run, named, and the process goes on.
+func TestNTLMAnswerWithAnotherSignatureSizeIsAnError(t *testing.T) {
+	for _, size := range []int{1, 4, 12, 15, 17, 64} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			srv := wsmantest.New(t, wsmantest.WithIntercept(func(r wsmantest.Request) wsmantest.Injection {
+				if r.Action == wsmantest.ActionCommand {
+					return wsmantest.Injection{SignatureSize: size}
+				}
+				return wsmantest.Injection{}
+			}))
+			w := execFor(t, srv, func(c *remote.Config) { c.Auth = remote.AuthNTLM })
+			_, err := run(t, w, "ping", "x")
+			if err == nil || !strings.Contains(err.Error(), "signature is "+strconv.Itoa(size)+" bytes") {
+				t.Fatalf("a %d-byte signature: err = %v, want the signature named", size, err)
+			}
+		})
+	}
+}
+
+// The sealed transport over HTTP never goes through HTTP_PROXY: a forwarding
+// proxy breaks NTLM's binding of a context to one TCP connection. The
+// client runs in a child process, since net/http reads the proxy variables
+// once per process; the stand-in listens on a non-loopback address of this
+// machine, since net/http never proxies loopback.
+func TestNTLMOverHTTPBypassesHTTPProxy(t *testing.T) {
+	if os.Getenv("WINCONFORM_PROXY_CHILD") != "" {
+		cfg := remote.Config{
+			Name: "win-test", Address: os.Getenv("WINCONFORM_PROXY_HOST"), Auth: remote.AuthNTLM,
+			User: wsmantest.DefaultUser, Password: wsmantest.DefaultPassword,
+			ConnectTimeout: fakeConnectTimeout, OperationTimeout: testOperationTimeout, CleanupTimeout: 2 * time.Second,
+		}
+		cfg.Port, _ = strconv.Atoi(os.Getenv("WINCONFORM_PROXY_PORT"))
+		if _, err := run(t, newWinRM(t, cfg), "ping", "x"); err != nil {
+			t.Fatalf("through HTTP_PROXY=%s: %v", os.Getenv("HTTP_PROXY"), err)
+		}
+		return
+	}
+	host := nonLoopbackIPv4(t)
+	srv := wsmantest.New(t, wsmantest.WithAddr(host+":0"))
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	var proxied atomic.Int32
+	go func() {
+		for {
+			c, err := proxy.Accept()
+			if err != nil {
+				return
+			}
+			proxied.Add(1)
+			_, _ = c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNTLMOverHTTPBypassesHTTPProxy$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "WINCONFORM_PROXY_CHILD=1", "WINCONFORM_PROXY_HOST="+host,
+		"WINCONFORM_PROXY_PORT="+strconv.Itoa(srv.Port()), "HTTP_PROXY=http://"+proxy.Addr().String(),
+		"http_proxy=http://"+proxy.Addr().String(), "NO_PROXY=", "no_proxy=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("the client under HTTP_PROXY: %v\n%s", err, out)
+	}
+	if n := proxied.Load(); n != 0 {
+		t.Errorf("%d connections went to HTTP_PROXY", n)
+	}
+	if len(srv.Requests()) == 0 {
+		t.Error("the stand-in saw no request")
+	}
+}
+
+// nonLoopbackIPv4 is an IPv4 address of this machine other than loopback.
+func nonLoopbackIPv4(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this machine has no IPv4 address but loopback")
+	return ""
 }

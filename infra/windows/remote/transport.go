@@ -16,6 +16,7 @@ import (
 
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
+	"github.com/winconform/winconform/infra/windows/remote/framing"
 )
 
 // responseGrace is how much longer than the OperationTimeout an answer may
@@ -235,7 +236,7 @@ func (w *WinRM) postBasic(ctx context.Context, body string) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
-	req.Header.Set("Content-Type", soapType)
+	req.Header.Set("Content-Type", framing.SOAPType)
 	req.SetBasicAuth(w.cfg.User, w.cfg.Password)
 	a, _, err := send(req, w.http)
 	return a, err

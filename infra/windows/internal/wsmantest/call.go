@@ -75,6 +75,11 @@ type Injection struct {
 	// Drop closes the connection without answering; the server does not act
 	// on the request.
 	Drop bool
+	// SignatureSize frames the sealed answer's NTLM signature as this many
+	// bytes, cut or padded with zeros, as a broken or hostile peer would
+	// (an NTLM signature is 16 bytes, MS-NLMP 2.2.2.9.1); 0 leaves it whole.
+	// The server acts on the request.
+	SignatureSize int
 }
 
 // Intercept is consulted for every authenticated request, with the request as

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/winconform/winconform/infra/windows/remote/framing"
 )
 
 // maxRequestSize is the largest request the server reads: WinRM's default
@@ -233,6 +235,8 @@ type outcome struct {
 	body   string
 	fault  *Fault
 	drop   bool
+	// signatureSize is Injection.SignatureSize.
+	signatureSize int
 	// abandoned: the client went away, or the server is closing.
 	abandoned bool
 }
@@ -268,7 +272,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	contentType := r.Header.Get("Content-Type")
-	sealed := isEncrypted(contentType)
+	sealed := framing.IsEncrypted(contentType)
 	var unsealErr error
 	if sealed && !auth.done {
 		data, contentType, unsealErr = unsealRequest(auth.session, contentType, data)
@@ -308,7 +312,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		out = s.intercepted(r.Context(), rec)
 		if out.fault == nil && !out.drop && !out.abandoned {
+			size := out.signatureSize
 			out = s.dispatch(r.Context(), env, rec, r.RemoteAddr)
+			out.signatureSize = size
 		}
 	}
 	var seal *ntlmSession
@@ -338,15 +344,15 @@ func unsealRequest(sess *ntlmSession, contentType string, body []byte) ([]byte, 
 	if sess == nil {
 		return nil, "", fmt.Errorf("an encrypted message on a connection with no NTLM session")
 	}
-	m, err := parseEncrypted(contentType, body)
+	m, err := framing.Parse(contentType, body)
 	if err != nil {
 		return nil, "", fmt.Errorf("the encrypted message does not read: %v", err)
 	}
-	msg, err := sess.unseal(m.sealed, m.signature)
+	msg, err := sess.unseal(m.Sealed, m.Signature)
 	if err != nil {
 		return nil, "", fmt.Errorf("the encrypted message does not unseal: %v", err)
 	}
-	return msg, m.originalType, nil
+	return msg, m.OriginalType, nil
 }
 
 // isSOAP reports whether a Content-Type is SOAP 1.2's.
@@ -375,7 +381,7 @@ func (s *Server) intercepted(ctx context.Context, rec *Request) outcome {
 			return outcome{abandoned: true}
 		}
 	}
-	return outcome{fault: inj.Fault, drop: inj.Drop}
+	return outcome{fault: inj.Fault, drop: inj.Drop, signatureSize: inj.SignatureSize}
 }
 
 // respond writes the answer to a request and records it.
@@ -402,7 +408,10 @@ func (s *Server) respond(w http.ResponseWriter, env *envelope, rec *Request, out
 	if seal != nil {
 		// An encrypted request gets an encrypted answer, faults too.
 		sealed, signature := seal.seal(body)
-		body, contentType = encryptedBody(soapContentType, signature, sealed), EncryptedContentType
+		if n := out.signatureSize; n > 0 {
+			signature = append(signature, make([]byte, max(0, n-len(signature)))...)[:n]
+		}
+		body, contentType = framing.Frame(soapContentType, signature, sealed), EncryptedContentType
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
