@@ -110,7 +110,13 @@ func (w *WinRM) classify(ctx context.Context, err error) *Error {
 		return w.errorf(ErrUnreachable, err, "no route to %s", addr)
 
 	case isDialFail && opErr.Timeout():
-		e := w.errorf(ErrTimeout, err, "could not connect to %s within %v: the address does not answer (wrong address, machine off, or a firewall dropping packets)", addr, w.cfg.ConnectTimeout)
+		hint := ""
+		if !w.cfg.HTTPS {
+			// Enable-PSRemoting's documentation: on server versions the
+			// Public profile's rule admits only the local subnet.
+			hint = "; over HTTP from another subnet, Windows Server's built-in WinRM rule for the Public network profile (WINRM-HTTP-In-TCP-PUBLIC) admits only the machine's own subnet: open the port to the harness's range (infra/windows/setup/Prepare-WinRM.ps1 -HttpFrom <range>), or use HTTPS"
+		}
+		e := w.errorf(ErrTimeout, err, "could not connect to %s within %v: the address does not answer (wrong address, machine off, or a firewall dropping packets)%s", addr, w.cfg.ConnectTimeout, hint)
 		e.also = ErrUnreachable
 		return e
 

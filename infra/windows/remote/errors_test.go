@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -313,5 +315,34 @@ func TestHTTPToAnHTTPSPort(t *testing.T) {
 	// net/http's ServeTLS answers 400, which gives ErrTLS.
 	if !errors.Is(err, remote.ErrTLS) {
 		assertKind(t, err, remote.ErrConnLost, "plain", "set HTTPS")
+	}
+}
+
+// Windows Server's built-in WinRM HTTP rule for the Public network profile
+// (WINRM-HTTP-In-TCP-PUBLIC) admits only the local subnet (Microsoft's
+// Enable-PSRemoting documentation, -SkipNetworkProfileCheck): a harness on
+// another subnet gets no answer at all, a connect timeout, not a 401 nor a
+// refusal. The stand-in's firewall drops this client's SYNs (it dials from
+// 127.0.0.1) when it admits only 127.0.0.2; the error says which rule and
+// how to open it. Admitted, the same client reaches it.
+func TestHTTPFromOutsideTheFirewallsRangeTimesOutNamingTheRule(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the stand-in's firewall is a Linux socket filter")
+	}
+	srv := wsmantest.New(t, wsmantest.WithFirewall(netip.MustParsePrefix("127.0.0.2/32")))
+	w := execFor(t, srv, func(c *remote.Config) { c.ConnectTimeout = testConnectTimeout })
+	start := time.Now()
+	_, err := run(t, w, "ping", "hostname")
+	assertKind(t, err, remote.ErrUnreachable, "ping", "could not connect", "WINRM-HTTP-In-TCP-PUBLIC", "Prepare-WinRM.ps1 -HttpFrom")
+	if d := time.Since(start); d > 2*testConnectTimeout {
+		t.Errorf("took %v, want about the connect timeout of %v", d, testConnectTimeout)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the stand-in saw %d requests through its firewall", n)
+	}
+
+	srv = wsmantest.New(t, wsmantest.WithFirewall(netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("127.0.0.0/8")))
+	if _, err := run(t, execFor(t, srv), "ping", "hostname"); err != nil {
+		t.Fatalf("from inside the firewall's range: %v", err)
 	}
 }

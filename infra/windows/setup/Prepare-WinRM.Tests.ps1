@@ -1,9 +1,9 @@
 # Pester tests of Prepare-WinRM.ps1's logic, on the Windows runners: the
 # subject alternative names New-SelfSignedCertificate really writes from
 # the script's -TextExtension, the PEM it prints (read back by .NET), and
-# when the HTTPS listener is made, rebound or kept. The parts that change the
-# machine (listener, firewall, registry) run only on a machine being
-# prepared.
+# when the HTTPS listener is made, rebound or kept; and the main body, with
+# the cmdlets that change the machine (certificate, listener, firewall,
+# registry) mocked as they answer on a stock Windows Server.
 Describe 'Prepare-WinRM.ps1' {
     BeforeAll {
         $path = Join-Path $PSScriptRoot 'Prepare-WinRM.ps1'
@@ -65,5 +65,98 @@ Describe 'Prepare-WinRM.ps1' {
     It 'prints the inventory line the listener takes' {
         Get-InventoryLine -Port 5986 -CAFile 'C:\winrm-ca.pem' | Should -Be "winrm: {https: true, caBundle: 'C:\winrm-ca.pem'}"
         Get-InventoryLine -Port 15986 | Should -Be 'winrm: {https: true, port: 15986, caBundle: ./winrm-ca.pem}'
+    }
+    Context 'the main body, on a stock Windows Server' {
+        BeforeAll {
+            # A stock server has WinRM's HTTP listener on all addresses and no
+            # HTTPS listener. Get-WSManInstance for a listener that does not
+            # exist raises a terminating error (PowerShell's
+            # Microsoft.WSMan.Management: WsManHelper.AssertError calls
+            # ThrowTerminatingError; the error is 0x80338000, "cannot find the
+            # resource identified by the resource URI and selectors"), which
+            # -ErrorAction SilentlyContinue does not silence
+            # (about_Error_Handling); a throw in a mock does the same.
+            # WSMan:\localhost\Listener lists each listener as
+            # Listener_<hash> with Keys such as Transport=HTTP and Address=*
+            # (PowerShell's ConfigProvider.cs), its values as child items.
+            $script:listenerRoot = 'Microsoft.WSMan.Management\WSMan::localhost\Listener'
+            $script:httpListener = [pscustomobject]@{ Name = 'Listener_1084132640'; Keys = @('Transport=HTTP', 'Address=*'); PSPath = "$script:listenerRoot\Listener_1084132640" }
+            $script:httpsListener = [pscustomobject]@{ Name = 'Listener_1305953032'; Keys = @('Transport=HTTPS', 'Address=*'); PSPath = "$script:listenerRoot\Listener_1305953032" }
+            $script:newCert = [pscustomobject]@{ Thumbprint = 'AB12CD34AB12CD34AB12CD34AB12CD34AB12CD34'; RawData = [byte[]](1..40); Subject = 'CN=win-a'; Issuer = 'CN=win-a'; HasPrivateKey = $true }
+        }
+        BeforeEach {
+            $script:listeners = @($script:httpListener)
+            $script:httpsValues = @()
+            Mock Test-Elevated { $true }
+            Mock Get-Service { [pscustomobject]@{ Name = 'WinRM'; StartType = 'Automatic'; Status = 'Running' } }
+            Mock Set-Service {}
+            Mock Start-Service {}
+            Mock Get-CimInstance { [pscustomobject]@{ Domain = 'WORKGROUP' } }
+            Mock New-SelfSignedCertificate { $script:newCert }
+            Mock Get-WSManInstance { throw [InvalidOperationException]::new('The WS-Management service cannot process the request. The service cannot find the resource identified by the resource URI and selectors.') }
+            Mock Get-ChildItem -ParameterFilter { $Path -eq 'WSMan:\localhost\Listener' } { $script:listeners }
+            Mock Get-ChildItem -ParameterFilter { $Path -eq $script:httpsListener.PSPath } { $script:httpsValues }
+            Mock New-WSManInstance {}
+            Mock Set-WSManInstance {}
+            Mock Get-NetFirewallRule { $null }
+            Mock New-NetFirewallRule {}
+            Mock Set-NetFirewallRule {}
+            Mock New-ItemProperty {}
+        }
+
+        It 'makes the HTTPS listener and its firewall rule where there is none' {
+            $out = Invoke-PrepareWinRM -DnsName 'win-a' -IPAddress '192.0.2.20'
+            Should -Invoke Get-WSManInstance -Times 0 -Exactly
+            Should -Invoke New-WSManInstance -Times 1 -Exactly -ParameterFilter {
+                $SelectorSet.Transport -eq 'HTTPS' -and $SelectorSet.Address -eq '*' -and $ValueSet.CertificateThumbprint -eq $script:newCert.Thumbprint -and $ValueSet.Port -eq 5986
+            }
+            Should -Invoke Set-WSManInstance -Times 0 -Exactly
+            Should -Invoke New-NetFirewallRule -Times 1 -Exactly -ParameterFilter { $Name -eq 'winconform-WinRM-HTTPS-In' -and $LocalPort -eq 5986 }
+            Should -Invoke New-NetFirewallRule -Times 0 -Exactly -ParameterFilter { $Name -eq 'winconform-WinRM-HTTP-In' }
+            ($out -join "`n") | Should -BeLike '*made the HTTPS listener on port 5986*'
+            ($out -join "`n") | Should -BeLike '*-----BEGIN CERTIFICATE-----*'
+        }
+
+        It 'rebinds an HTTPS listener that has another certificate' {
+            $script:listeners = @($script:httpListener, $script:httpsListener)
+            $script:httpsValues = @(
+                [pscustomobject]@{ Name = 'Port'; Value = '5986' }
+                [pscustomobject]@{ Name = 'CertificateThumbprint'; Value = 'OLD0OLD0OLD0OLD0OLD0OLD0OLD0OLD0OLD0OLD0' }
+            )
+            $out = Invoke-PrepareWinRM -DnsName 'win-a'
+            Should -Invoke Set-WSManInstance -Times 1 -Exactly -ParameterFilter { $ValueSet.CertificateThumbprint -eq $script:newCert.Thumbprint }
+            Should -Invoke New-WSManInstance -Times 0 -Exactly
+            ($out -join "`n") | Should -BeLike '*bound the HTTPS listener*'
+        }
+
+        It 'keeps an HTTPS listener that is right' {
+            $script:listeners = @($script:httpsListener)
+            $script:httpsValues = @(
+                [pscustomobject]@{ Name = 'Port'; Value = '5986' }
+                [pscustomobject]@{ Name = 'CertificateThumbprint'; Value = $script:newCert.Thumbprint }
+            )
+            $out = Invoke-PrepareWinRM -DnsName 'win-a'
+            Should -Invoke Set-WSManInstance -Times 0 -Exactly
+            Should -Invoke New-WSManInstance -Times 0 -Exactly
+            ($out -join "`n") | Should -BeLike '*already uses certificate*'
+        }
+
+        # On the Public network profile Windows Server's own WinRM HTTP rule,
+        # WINRM-HTTP-In-TCP-PUBLIC, admits only the local subnet
+        # (Enable-PSRemoting's documentation, -SkipNetworkProfileCheck).
+        It 'opens WinRM''s HTTP port to the ranges -HttpFrom names' {
+            Invoke-PrepareWinRM -DnsName 'win-a' -HttpFrom '10.20.0.0/16', '192.0.2.0/24' | Out-Null
+            Should -Invoke New-NetFirewallRule -Times 1 -Exactly -ParameterFilter {
+                $Name -eq 'winconform-WinRM-HTTP-In' -and $LocalPort -eq 5985 -and ($RemoteAddress -join ',') -eq '10.20.0.0/16,192.0.2.0/24'
+            }
+        }
+
+        It 'stops unelevated before it changes anything' {
+            Mock Test-Elevated { $false }
+            { Invoke-PrepareWinRM -DnsName 'win-a' } | Should -Throw '*must run elevated*'
+            Should -Invoke New-SelfSignedCertificate -Times 0 -Exactly
+            Should -Invoke Set-Service -Times 0 -Exactly
+            Should -Invoke New-WSManInstance -Times 0 -Exactly
+        }
     }
 }

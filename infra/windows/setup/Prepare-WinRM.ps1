@@ -16,6 +16,10 @@ over HTTPS on 5986 instead:
   - an HTTPS listener on all addresses, port -Port, bound to it (an existing
     HTTPS listener with another certificate is rebound);
   - an inbound firewall rule for that port, on every profile;
+  - with -HttpFrom, an inbound firewall rule for WinRM's HTTP port (5985)
+    from those remote addresses (a range, a subnet, or Any): on the Public
+    network profile Windows Server's own rule (WINRM-HTTP-In-TCP-PUBLIC)
+    admits only the local subnet, and a harness elsewhere times out;
   - with -LocalAdministrator, LocalAccountTokenFilterPolicy=1: without it UAC
     filters the token of a local administrator other than the built-in
     Administrator on a network logon, and WinRM refuses the account. It weakens
@@ -31,6 +35,9 @@ changes nothing that is already right.
 .\Prepare-WinRM.ps1 -DnsName win-2022-a.lab -IPAddress 192.168.56.20 -CAFile C:\winrm-ca.pem
 
 .EXAMPLE
+.\Prepare-WinRM.ps1 -HttpFrom 10.20.0.0/16
+
+.EXAMPLE
 .\Prepare-WinRM.ps1 -CertificateThumbprint 0123456789ABCDEF0123456789ABCDEF01234567 -LocalAdministrator
 #>
 [CmdletBinding()]
@@ -41,13 +48,15 @@ param(
     [ValidateRange(1, 65535)][int] $Port = 5986,
     [string] $CAFile,
     [switch] $LocalAdministrator,
-    [ValidateRange(1, 20)][int] $ValidYears = 5
+    [ValidateRange(1, 20)][int] $ValidYears = 5,
+    [string[]] $HttpFrom = @()
 )
 Set-StrictMode -Version Latest
 $ErrorActionPreference = 'Stop'
 
-# The firewall rule this script owns.
+# The firewall rules this script owns.
 $FirewallRuleName = 'winconform-WinRM-HTTPS-In'
+$HttpFirewallRuleName = 'winconform-WinRM-HTTP-In'
 
 # ConvertTo-PemCertificate returns a certificate's DER bytes as PEM, in
 # 64-character lines.
@@ -96,9 +105,59 @@ function Get-InventoryLine {
     'winrm: {' + ($fields -join ', ') + '}'
 }
 
-function Invoke-PrepareWinRM {
+# Test-Elevated tells whether the script runs as an administrator.
+function Test-Elevated {
     $principal = New-Object Security.Principal.WindowsPrincipal([Security.Principal.WindowsIdentity]::GetCurrent())
-    if (-not $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)) {
+    $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
+}
+
+# Get-HttpsListener returns the HTTPS listener on all addresses
+# (CertificateThumbprint, Port), or $null when the machine has none, which
+# is every stock server. It lists the listeners through the WSMan: drive,
+# as Ansible's ConfigureRemotingForAnsible.ps1 does: Get-WSManInstance for
+# a listener that does not exist raises a terminating error (PowerShell's
+# WsManHelper.AssertError calls ThrowTerminatingError), which
+# -ErrorAction SilentlyContinue does not silence.
+function Get-HttpsListener {
+    $listener = @(Get-ChildItem -Path 'WSMan:\localhost\Listener' |
+            Where-Object { $_.Keys -contains 'Transport=HTTPS' -and $_.Keys -contains 'Address=*' })
+    if ($listener.Count -eq 0) { return $null }
+    $values = @{}
+    Get-ChildItem -Path $listener[0].PSPath | ForEach-Object { $values[$_.Name] = $_.Value }
+    [pscustomobject]@{ CertificateThumbprint = $values['CertificateThumbprint']; Port = $values['Port'] }
+}
+
+# Set-FirewallRule makes the inbound TCP rule $Name for $Port from
+# $RemoteAddress, or sets an existing one to them.
+function Set-FirewallRule {
+    param(
+        [Parameter(Mandatory = $true)][string] $Name,
+        [Parameter(Mandatory = $true)][string] $DisplayName,
+        [Parameter(Mandatory = $true)][int] $Port,
+        [string[]] $RemoteAddress = @('Any')
+    )
+    $rule = Get-NetFirewallRule -Name $Name -ErrorAction SilentlyContinue
+    if (-not $rule) {
+        New-NetFirewallRule -Name $Name -DisplayName $DisplayName -Direction Inbound -Protocol TCP -LocalPort $Port `
+            -RemoteAddress $RemoteAddress -Action Allow -Profile Any | Out-Null
+        Write-Output "opened TCP $Port in the firewall from $($RemoteAddress -join ', ') (rule $Name)"
+    } else {
+        Set-NetFirewallRule -Name $Name -LocalPort $Port -RemoteAddress $RemoteAddress -Enabled True -Action Allow | Out-Null
+    }
+}
+
+function Invoke-PrepareWinRM {
+    param(
+        [string] $CertificateThumbprint,
+        [string[]] $DnsName,
+        [string[]] $IPAddress = @(),
+        [int] $Port = 5986,
+        [string] $CAFile,
+        [switch] $LocalAdministrator,
+        [int] $ValidYears = 5,
+        [string[]] $HttpFrom = @()
+    )
+    if (-not (Test-Elevated)) {
         throw 'Prepare-WinRM.ps1 must run elevated (as an administrator).'
     }
 
@@ -126,8 +185,7 @@ function Invoke-PrepareWinRM {
     }
 
     $selector = @{ Address = '*'; Transport = 'HTTPS' }
-    $listener = Get-WSManInstance -ResourceURI 'winrm/config/Listener' -SelectorSet $selector -ErrorAction SilentlyContinue
-    switch (Get-ListenerAction -Listener $listener -Thumbprint $thumb -Port $Port) {
+    switch (Get-ListenerAction -Listener (Get-HttpsListener) -Thumbprint $thumb -Port $Port) {
         'create' {
             New-WSManInstance -ResourceURI 'winrm/config/Listener' -SelectorSet $selector -ValueSet @{ CertificateThumbprint = $thumb; Port = $Port } | Out-Null
             Write-Output "made the HTTPS listener on port $Port"
@@ -139,13 +197,9 @@ function Invoke-PrepareWinRM {
         'keep' { Write-Output "the HTTPS listener on port $Port already uses certificate $thumb" }
     }
 
-    $rule = Get-NetFirewallRule -Name $FirewallRuleName -ErrorAction SilentlyContinue
-    if (-not $rule) {
-        New-NetFirewallRule -Name $FirewallRuleName -DisplayName "Windows Remote Management (HTTPS-In, port $Port, winconform)" `
-            -Direction Inbound -Protocol TCP -LocalPort $Port -Action Allow -Profile Any | Out-Null
-        Write-Output "opened TCP $Port in the firewall (rule $FirewallRuleName)"
-    } else {
-        Set-NetFirewallRule -Name $FirewallRuleName -LocalPort $Port -Enabled True -Action Allow | Out-Null
+    Set-FirewallRule -Name $FirewallRuleName -DisplayName "Windows Remote Management (HTTPS-In, port $Port, winconform)" -Port $Port
+    if ($HttpFrom.Count -gt 0) {
+        Set-FirewallRule -Name $HttpFirewallRuleName -DisplayName 'Windows Remote Management (HTTP-In, winconform)' -Port 5985 -RemoteAddress $HttpFrom
     }
 
     if ($LocalAdministrator) {
@@ -170,5 +224,5 @@ function Invoke-PrepareWinRM {
 
 # Dot-sourced (by its Pester tests), the script only defines its functions.
 if ($MyInvocation.InvocationName -ne '.') {
-    Invoke-PrepareWinRM
+    Invoke-PrepareWinRM @PSBoundParameters
 }

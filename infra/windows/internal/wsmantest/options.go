@@ -1,6 +1,9 @@
 package wsmantest
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // The credentials the server accepts unless WithCredentials says otherwise.
 const (
@@ -21,6 +24,7 @@ type config struct {
 	waitForStdin     bool
 	basic            bool
 	allowUnencrypted bool
+	firewall         []netip.Prefix
 	logf             func(format string, args ...any)
 }
 
@@ -95,4 +99,16 @@ func WithWaitForStdin() Option { return func(c *config) { c.waitForStdin = true 
 // WithLogf logs every request and its answer with logf (t.Logf, say).
 func WithLogf(logf func(format string, args ...any)) Option {
 	return func(c *config) { c.logf = logf }
+}
+
+// WithFirewall admits connections only from IPv4 sources in allowed; the
+// connection attempts of any other source are dropped unanswered (Linux
+// only: a socket filter on the listener drops their SYNs), so a client
+// there sees a connect timeout, not a refusal. So Windows Server's
+// built-in WinRM HTTP rule for the Public network profile,
+// WINRM-HTTP-In-TCP-PUBLIC, admits only the local subnet (Microsoft's
+// Enable-PSRemoting documentation, -SkipNetworkProfileCheck): a harness on
+// another subnet times out on 5985.
+func WithFirewall(allowed ...netip.Prefix) Option {
+	return func(c *config) { c.firewall = append([]netip.Prefix(nil), allowed...) }
 }

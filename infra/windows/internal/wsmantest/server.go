@@ -68,7 +68,12 @@ func Start(opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
+	var lc net.ListenConfig
+	network := "tcp"
+	if cfg.firewall != nil {
+		lc.Control, network = firewallControl(cfg.firewall), "tcp4"
+	}
+	ln, err := lc.Listen(context.Background(), network, cfg.addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.addr, err)
 	}
