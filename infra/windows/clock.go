@@ -45,7 +45,7 @@ type clockReading struct {
 // answered: the machine read its clock in between.
 func (j *joinRun) runPreflight(ctx context.Context, s step, sr *StepReport) (status, error) {
 	sent := time.Now()
-	st, err := j.runScript(ctx, s, sr, nil)
+	st, err := j.runScript(ctx, s, sr, fixed(nil))
 	j.preflightSent, j.preflightGot = sent, time.Now()
 	return st, err
 }

@@ -549,17 +549,23 @@ func (j *joinRun) probeParams() ([]Param, string, error) {
 // token.
 func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool, error) {
 	cs := j.cp.Clientset()
-	nodeExists := false
-	if _, gerr := cs.CoreV1().Nodes().Get(ctx, j.m.Name, metav1.GetOptions{}); gerr == nil {
-		nodeExists = true
-	} else if !apierrors.IsNotFound(gerr) {
-		return false, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: gerr, Detail: "cannot look the node up"}
-	}
-	params := func(mode, token, discovery string) []Param {
-		return []Param{
-			{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeIP", j.m.NodeIP}, {"NodeExists", strconv.FormatBool(nodeExists)}, {"Token", token},
-			{"DiscoveryConfig", discovery}, {"InstallDir", InstallDir}, {"CRISocket", CRISocket}, {"CNIConfDir", CNIConfDir},
-			{"KubeletCommand", KubeletCommand()},
+	// Whether the cluster has the Node is read for every attempt: a join
+	// whose connection the node's first HNS network cut (flannel makes it
+	// once the Node registers) has joined, and its script, run again, must
+	// see that rather than count the join's files as leftovers.
+	params := func(mode, token, discovery string) stepParams {
+		return func(ctx context.Context) ([]Param, error) {
+			nodeExists := false
+			if _, gerr := cs.CoreV1().Nodes().Get(ctx, j.m.Name, metav1.GetOptions{}); gerr == nil {
+				nodeExists = true
+			} else if !apierrors.IsNotFound(gerr) {
+				return nil, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: gerr, Detail: "cannot look the node up"}
+			}
+			return []Param{
+				{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeIP", j.m.NodeIP}, {"NodeExists", strconv.FormatBool(nodeExists)}, {"Token", token},
+				{"DiscoveryConfig", discovery}, {"InstallDir", InstallDir}, {"CRISocket", CRISocket}, {"CNIConfDir", CNIConfDir},
+				{"KubeletCommand", KubeletCommand()},
+			}, nil
 		}
 	}
 	st, err := j.runScript(ctx, s, sr, params("check", "", ""))
@@ -573,7 +579,7 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 		}
 		// Reset's step; its timeout is the table's (Timeouts.Steps).
 		networks, _, _ := hnsCleanupParams(j)
-		if _, err := j.runScript(ctx, step{name: StepHNSCleanup, script: true}, sr, networks); err != nil {
+		if _, err := j.runScript(ctx, step{name: StepHNSCleanup, script: true}, sr, fixed(networks)); err != nil {
 			return true, err
 		}
 	}

@@ -635,3 +635,49 @@ func TestUnreachableMachineFailsFast(t *testing.T) {
 		t.Errorf("preflight ran %d times", st.Attempts)
 	}
 }
+
+// The node's first HNS network, which flannel's HostProcess pod makes as
+// soon as the Node registers, cuts the host's connections for a few seconds
+// (Microsoft's SDN scripts, Kubernetes/windows/helper.psm1: "Expect
+// disruption in node connectivity for few seconds"; sig-windows-tools'
+// KubeClusterHelper.psm1 made a first network for that reason: "it causes
+// network blip"). When that cut hits the WinRM request running kubeadm
+// join, the join has happened: the step, run again, looks the Node up
+// anew, finds the machine joined and the kubelet running with kubeadm's
+// flags, and the join succeeds. Before, the script rendered once (the Node
+// absent) counted the join's own files as leftovers and failed with "the
+// clean mode comes first".
+func TestSimulatedJoinWhoseConnectionTheNewNetworkCuts(t *testing.T) {
+	t.Parallel()
+	for name, ip := range map[string]string{"without nodeIP": "", "with nodeIP": "10.20.30.40"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) { m.NodeIP = ip })
+			r.sim.DropAfter = map[string][]int{"kubeadm-join": {2}} // check, then join
+			rep, err := r.join(windows.JoinOptions{})
+			if err != nil {
+				t.Fatalf("Join: %v", err)
+			}
+			r.checkNoProblems()
+			// The wait for the machine to answer again runs ping.
+			steps := r.sim.Steps()
+			if want := []string{"kubeadm-join:check", "kubeadm-join:join", "ping", "kubeadm-join:join"}; !slices.Equal(steps[len(steps)-4:], want) {
+				t.Errorf("the machine ran %v, want it to end with %v", steps, want)
+			}
+			st, _ := rep.Step(windows.StepKubeadmJoin)
+			if st.Attempts != 3 || !st.Changed || st.Status["joined"] != true || st.Error != "" {
+				t.Errorf("kubeadm-join: attempts %d changed %t status %v error %q, want the join run again and found joined", st.Attempts, st.Changed, st.Status, st.Error)
+			}
+			if p := r.sim.Params(windows.StepKubeadmJoin); p["NodeExists"] != "true" {
+				t.Errorf("the join ran again with NodeExists=%q, want the Node looked up anew", p["NodeExists"])
+			}
+			kubelet, _ := r.sim.Service("kubelet")
+			if !kubelet.Running || (ip != "" && !strings.Contains(kubelet.Process, "--node-ip="+ip)) {
+				t.Errorf("the kubelet runs %q (running %t), want kubeadm's flags", kubelet.Process, kubelet.Running)
+			}
+			if r.sim.Reboots() != 0 {
+				t.Errorf("%d reboots; the cut is no reboot", r.sim.Reboots())
+			}
+		})
+	}
+}

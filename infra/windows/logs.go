@@ -47,7 +47,7 @@ func CollectLogs(ctx context.Context, exec remote.Exec, dir string) error {
 	var errs []error
 	for _, it := range LogItems {
 		var sr StepReport
-		_, err := r.runStep(ctx, &sr, StepCollectLogs, []Param{{"Item", it.Item}, {"Lines", fmt.Sprint(logLines)}})
+		_, err := r.runStep(ctx, &sr, StepCollectLogs, fixed([]Param{{"Item", it.Item}, {"Lines", fmt.Sprint(logLines)}}))
 		content := sr.Output
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", it.Item, err))

@@ -30,9 +30,9 @@ func (j *joinRun) nodeImages(ctx context.Context, s step, sr *StepReport) (bool,
 	changed := false
 	how := map[string]any{}
 	for _, ref := range j.nodeImageRefs() {
-		st, err := j.runScript(ctx, s, sr, []Param{
+		st, err := j.runScript(ctx, s, sr, fixed([]Param{
 			{"Image", ref}, {"Archive", archive}, {"Pull", strconv.FormatBool(j.m.PrepullImages)}, {"Ctr", ContainerdDir + `\ctr.exe`},
-		})
+		}))
 		if err != nil {
 			return changed, err
 		}

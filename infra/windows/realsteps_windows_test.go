@@ -69,7 +69,7 @@ func TestRealPowerShellRunsPingAndPreflight(t *testing.T) {
 func TestRealPowerShellCollectsHNSNetworks(t *testing.T) {
 	r, ctx := realRunner(), realContext(t)
 	var sr StepReport
-	st, err := r.runStep(ctx, &sr, StepCollectLogs, []Param{{"Item", "hns-networks"}, {"Lines", "10"}})
+	st, err := r.runStep(ctx, &sr, StepCollectLogs, fixed([]Param{{"Item", "hns-networks"}, {"Lines", "10"}}))
 	if err != nil {
 		t.Fatalf("collect-logs: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestRealPowerShellCollectsHNSNetworks(t *testing.T) {
 func TestRealPowerShellStepFailureIsClassified(t *testing.T) {
 	r, ctx := realRunner(), realContext(t)
 	var sr StepReport
-	_, err := r.runStep(ctx, &sr, StepCollectLogs, []Param{{"Item", "registry"}, {"Lines", "10"}})
+	_, err := r.runStep(ctx, &sr, StepCollectLogs, fixed([]Param{{"Item", "registry"}, {"Lines", "10"}}))
 	var se *StepError
 	if !errors.As(err, &se) || !errors.Is(err, ErrStepFailed) || se.ExitCode != 1 {
 		t.Fatalf("err = %v, want ErrStepFailed with exit code 1", err)

@@ -233,17 +233,33 @@ func (r *runner) attempt(ctx context.Context, name, script string) (remote.Resul
 	return r.exec.RunPS(sctx, name, script)
 }
 
+// stepParams gives a step's parameters for one attempt. A step run again
+// after its connection dropped is given them anew: one that says what the
+// cluster holds (kubeadm-join's NodeExists) may have changed under the
+// dropped attempt, which may have done its work before the drop.
+type stepParams func(ctx context.Context) ([]Param, error)
+
+// fixed is the parameters of a step that reads nothing of the cluster.
+func fixed(p []Param) stepParams {
+	return func(context.Context) ([]Param, error) { return p, nil }
+}
+
 // runStep runs a step's script and parses its status. When the connection
-// drops during the step (the machine may be rebooting), it waits for the
-// machine to answer again and runs the step again (steps are idempotent), at
+// drops during the step (the machine may be rebooting, or a new HNS network
+// cut it), it waits for the machine to answer again and runs the step again
+// (steps are idempotent), rendered with its parameters as they are then, at
 // most r.retries times. rep receives the attempts, the output and the
 // status.
-func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, params []Param) (status, error) {
-	script, err := RenderScript(name, params)
-	if err != nil {
-		return status{}, err
-	}
+func (r *runner) runStep(ctx context.Context, rep *StepReport, name string, params stepParams) (status, error) {
 	for {
+		p, err := params(ctx)
+		if err != nil {
+			return status{}, err
+		}
+		script, err := RenderScript(name, p)
+		if err != nil {
+			return status{}, err
+		}
 		rep.Attempts++
 		res, err := r.attempt(ctx, name, script)
 		if err != nil {
@@ -301,7 +317,7 @@ func joinOutput(stdout, stderr string) string {
 
 // runSettled is runStep, and, when the step asks for a reboot, the reboot
 // and a second run, which must report no change and no further reboot.
-func (r *runner) runSettled(ctx context.Context, rep *StepReport, name string, params []Param) (status, error) {
+func (r *runner) runSettled(ctx context.Context, rep *StepReport, name string, params stepParams) (status, error) {
 	st, err := r.runStep(ctx, rep, name, params)
 	if err != nil || !st.RestartNeeded {
 		return st, err

@@ -206,7 +206,7 @@ func scripted(params func(j *joinRun) ([]Param, string, error)) func(*joinRun, c
 			sr.Skipped, sr.SkipReason = true, skip
 			return false, nil
 		}
-		st, err := j.runScript(ctx, s, sr, p)
+		st, err := j.runScript(ctx, s, sr, fixed(p))
 		return st.Changed, err
 	}
 }
@@ -216,7 +216,7 @@ func noParams(*joinRun) ([]Param, string, error) { return nil, "", nil }
 // runScript runs a step's script: with the reboot it asks for when the
 // table says it may ask for one (runSettled), else once (runStep), failing
 // when it asks for a reboot all the same.
-func (r *runner) runScript(ctx context.Context, s step, sr *StepReport, params []Param) (status, error) {
+func (r *runner) runScript(ctx context.Context, s step, sr *StepReport, params stepParams) (status, error) {
 	if s.mayReboot {
 		return r.runSettled(ctx, sr, s.name, params)
 	}

@@ -148,7 +148,7 @@ func TestUnexpectedRebootRequestFails(t *testing.T) {
 	r := &runner{machine: "m", exec: exec, t: Timeouts{}.withDefaults()}
 	s, _ := stepNamed(StepFirewall)
 	var sr StepReport
-	_, err := r.runScript(context.Background(), s, &sr, []Param{{"RuleName", "r"}, {"Port", "1"}})
+	_, err := r.runScript(context.Background(), s, &sr, fixed([]Param{{"RuleName", "r"}, {"Port", "1"}}))
 	var se *StepError
 	if !errors.As(err, &se) || !errors.Is(err, ErrBadStatus) || se.Step != StepFirewall || !strings.Contains(err.Error(), "asks for a reboot") {
 		t.Fatalf("err = %v, want ErrBadStatus for step firewall, saying it asks for a reboot", err)

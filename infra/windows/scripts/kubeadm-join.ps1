@@ -17,11 +17,16 @@ $flagsFile = 'C:\var\lib\kubelet\kubeadm-flags.env'
 $kubeadm = Join-Path $InstallDir 'kubeadm.exe'
 $joined = (Test-Path -LiteralPath $kubeletConf) -and ($NodeExists -eq 'true')
 if ($joined) {
-    $changed = $false
+    # The kubelet runs with the flags kubeadm wrote, here too: a join whose
+    # connection dropped after kubeadm join (the node's first HNS network
+    # cuts the host's connections) is run again, and finds itself joined
+    # before it gave the service those flags.
+    $binPath = Get-KubeletCommandLine -Command $KubeletCommand -NodeName $NodeName -NodeIP $NodeIP -FlagsFile $flagsFile
+    $changed = [bool] (Set-KubeletService -CommandLine $binPath)
     $service = Get-Service -Name kubelet
     if ($service.StartType -ne 'Automatic') { Set-Service -Name kubelet -StartupType Automatic; $changed = $true }
     if ($service.Status -ne 'Running') { Start-Service -Name kubelet; $changed = $true }
-    Write-Status ([ordered]@{ changed = $changed; joined = $true; needsJoin = $false })
+    Write-Status ([ordered]@{ changed = $changed; joined = $true; needsJoin = $false; binPath = $binPath })
     return
 }
 

@@ -110,6 +110,15 @@ type Machine struct {
 	// reboots it during the first containerd step, which has done by then
 	// what its case's cut says.
 	RebootDuring map[string][]int
+	// DropAfter makes the connection drop, without a reboot, after the
+	// listed calls of a step have done what their case does (its sets
+	// made, kubeadm join run): so the node's first HNS network, which
+	// flannel's HostProcess pod makes once the Node registers, cuts the
+	// host's connections for a few seconds (Microsoft's SDN scripts,
+	// Kubernetes/windows/helper.psm1: "Expect disruption in node
+	// connectivity for few seconds"; rke2#5335: 6 to 20 seconds), a join
+	// that has already joined among them.
+	DropAfter map[string][]int
 	// Hang makes a step take this long.
 	Hang map[string]time.Duration
 	// FailStep makes a step fail with this error, as a script that throws.
@@ -298,6 +307,8 @@ type reply struct {
 	exitCode int
 	stderr   string
 	drop     bool
+	// up: the connection drops, the machine stays up.
+	up bool
 }
 
 // fail ends the step as a terminating PowerShell error does: exit code 1
@@ -342,12 +353,15 @@ func (m *Machine) handle(c *wsmantest.Call) wsmantest.Reply {
 		r = fail("%s", msg)
 	} else {
 		r = m.step(s, slices.Contains(m.RebootDuring[s.Step], n))
+		if !r.drop && slices.Contains(m.DropAfter[s.Step], n) {
+			r = reply{drop: true, up: true}
+		}
 	}
 	onReboot := m.OnReboot
 	m.mu.Unlock()
 
 	if r.drop {
-		if onReboot != nil {
+		if onReboot != nil && !r.up {
 			go onReboot()
 		}
 		return wsmantest.Reply{Drop: true}
