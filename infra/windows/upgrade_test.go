@@ -16,10 +16,15 @@ import (
 // programs: the containerd service runs containerd.exe (1.7, with its
 // configuration, as an older join installed it), a pod its containerd
 // shim, and the HostProcess DaemonSets kube-proxy.exe and flanneld.exe from
-// C:\k. Windows refuses to overwrite the file of a running program (see
-// simmachine/processes.go for the model and its sources), so the join must
-// move each running file aside before it copies the new one; the processes
-// run on from the moved files until they restart.
+// C:\k, and the kubelet service its kube-log-runner.exe and kubelet.exe
+// (v1.33.5). Windows refuses to overwrite the file of a running program
+// (see simmachine/processes.go for the model and its sources), and a
+// process stopped with its service may not have exited when Stop-Service
+// returns, so the join must move each running file aside before it copies
+// the new one; the processes run on from the moved files until they
+// restart. Before, kubelet.ps1 copied kubelet.exe over the running file
+// right after Stop-Service, and kube-log-runner.exe without stopping the
+// service: "being used by another process".
 func TestJoinReplacesRunningPrograms(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true})
@@ -41,6 +46,16 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 	r.sim.StartProcess(shim, "pod")
 	r.sim.StartProcess(kubeProxy, "pod")
 	r.sim.StartProcess(flanneld, "pod")
+	kubelet := windows.InstallDir + `\kubelet.exe`
+	kubeadm := windows.InstallDir + `\kubeadm.exe`
+	runner := windows.InstallDir + `\kube-log-runner.exe`
+	const oldRunner = "https://dl.k8s.io/v1.33.5/bin/windows/amd64/kube-log-runner.exe"
+	r.sim.SetFact("file:"+kubelet, "v1.33.5")
+	r.sim.SetFact("file:"+kubeadm, "v1.33.5")
+	r.sim.SetFact("file:"+runner, oldRunner)
+	r.sim.SetFact("state:kube-log-runner.source", oldRunner)
+	r.sim.StartProcess(kubelet, "service:kubelet")
+	r.sim.StartProcess(runner, "service:kubelet")
 	r.machine.Binaries["flanneld"] = `C:\install\flanneld.exe`
 
 	rep, err := r.join(windows.JoinOptions{})
@@ -48,12 +63,15 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 		t.Fatalf("joining a node whose programs run: %v", err)
 	}
 	r.checkNoProblems()
-	for _, s := range []string{windows.StepContainerd, windows.StepKubeProxy, windows.StepCNI} {
+	for _, s := range []string{windows.StepContainerd, windows.StepKubelet, windows.StepKubeProxy, windows.StepCNI} {
 		if st, _ := rep.Step(s); !st.Changed {
 			t.Errorf("step %s changed nothing", s)
 		}
 	}
-	for path, want := range map[string]string{containerd: kubelines.DefaultContainerd, shim: kubelines.DefaultContainerd, kubeProxy: testVersion} {
+	for path, want := range map[string]string{
+		containerd: kubelines.DefaultContainerd, shim: kubelines.DefaultContainerd, kubeProxy: testVersion,
+		kubelet: testVersion, kubeadm: testVersion, runner: "https://dl.k8s.io/" + testVersion + "/bin/windows/amd64/kube-log-runner.exe",
+	} {
 		if got, _ := r.sim.File(path); got != want {
 			t.Errorf("%s is %q, want %q", path, got, want)
 		}
@@ -63,7 +81,7 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 	}
 	// The restarted programs run the new files; the shim of the running pod
 	// runs on from where its file was moved.
-	want := []string{containerd, `C:\winconform\work\replaced\containerd-shim-runhcs-v1.exe.1`, kubeProxy, flanneld}
+	want := []string{containerd, `C:\winconform\work\replaced\containerd-shim-runhcs-v1.exe.1`, kubeProxy, flanneld, kubelet, runner}
 	for i := range want {
 		want[i] = strings.ToLower(want[i])
 	}

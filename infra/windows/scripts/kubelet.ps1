@@ -17,13 +17,26 @@ $want = $KubernetesVersion.TrimStart('v')
 $kubelet = Join-Path $InstallDir 'kubelet.exe'
 $kubeadm = Join-Path $InstallDir 'kubeadm.exe'
 $runner = Join-Path $InstallDir 'kube-log-runner.exe'
-$service = Get-Service -Name kubelet -ErrorAction SilentlyContinue
 
+# The kubelet service runs kube-log-runner.exe, which runs kubelet.exe: a
+# program is replaced by Install-Program (Windows refuses to overwrite the
+# file of a running program, and a process stopped may not have exited by
+# the time Stop-Service returns), with the service stopped first, and
+# started again at the end, so that it runs the new files.
+$wasRunning = $false
 function Install-Exe {
     param([string] $Source, [string] $Name, [string] $Destination)
     $work = New-WorkDir $Name
     $file = Find-SourceFile -Source $Source -Name $Name -Work $work
-    Copy-Item -LiteralPath $file -Destination $Destination -Force
+    [void] (Install-Program -Source $file -Destination $Destination)
+}
+
+# Stop-Kubelet stops the kubelet service when it runs, and says whether it did.
+function Stop-Kubelet {
+    $svc = Get-Service -Name kubelet -ErrorAction SilentlyContinue
+    if ($null -eq $svc -or $svc.Status -eq 'Stopped') { return $false }
+    Stop-Service -Name kubelet -Force
+    $true
 }
 
 $binaries = @(
@@ -32,9 +45,7 @@ $binaries = @(
 )
 foreach ($b in $binaries) {
     if ((Get-ExeVersion -Path $b.Path -ArgumentList $b.ArgumentList).TrimStart('v') -eq $want) { continue }
-    if ($b.Name -eq 'kubelet.exe' -and $null -ne $service -and $service.Status -ne 'Stopped') {
-        Stop-Service -Name kubelet -Force
-    }
+    if ($b.Name -eq 'kubelet.exe' -and (Stop-Kubelet)) { $wasRunning = $true }
     Install-Exe -Source $b.Source -Name $b.Name -Destination $b.Path
     $got = (Get-ExeVersion -Path $b.Path -ArgumentList $b.ArgumentList).TrimStart('v')
     if ($got -ne $want) { throw "$($b.Source) installed $($b.Name) $got, not $KubernetesVersion" }
@@ -43,6 +54,7 @@ foreach ($b in $binaries) {
 # kube-log-runner prints no version: the source it came from says it.
 $state = Get-State 'kube-log-runner'
 if (-not (Test-Path -LiteralPath $runner) -or (Get-StateValue $state 'source') -ne $KubeLogRunnerSource) {
+    if (Stop-Kubelet) { $wasRunning = $true }
     Install-Exe -Source $KubeLogRunnerSource -Name 'kube-log-runner.exe' -Destination $runner
     Set-State 'kube-log-runner' ([ordered]@{ source = $KubeLogRunnerSource })
     $changed = $true
@@ -64,9 +76,10 @@ if (Set-KubeletService -CommandLine $binPath) { $changed = $true }
 # Restart the kubelet when it fails.
 $r = Invoke-Native -FilePath "$env:SystemRoot\System32\sc.exe" -ArgumentList @('failure', 'kubelet', 'reset=', '0', 'actions=', 'restart/10000/restart/10000/restart/10000')
 if ($r.ExitCode -ne 0) { throw "sc.exe failure kubelet failed: $($r.Output -join '; ')" }
-# A kubelet stopped above to be replaced, on a joined machine, starts again.
+# A kubelet stopped above to be replaced starts again, as does a stopped one
+# on a joined machine.
 $service = Get-Service -Name kubelet
-if ((Test-Path -LiteralPath 'C:\etc\kubernetes\kubelet.conf') -and $service.Status -ne 'Running') {
+if (($wasRunning -or (Test-Path -LiteralPath 'C:\etc\kubernetes\kubelet.conf')) -and $service.Status -ne 'Running') {
     Start-Service -Name kubelet
     $changed = $true
 }

@@ -71,7 +71,7 @@ func (r *run) heldFiles(c steptest.Case) string {
 		norm[normKey(k)] = v
 		written[normKey(k)] = strings.TrimPrefix(k, "file:")
 	}
-	moves := map[string]string{}
+	moves, taken := map[string]string{}, map[string]bool{}
 	for _, k := range slices.Sorted(maps.Keys(m.facts)) {
 		path, ok := strings.CutPrefix(k, "process:")
 		if !ok || m.facts[k] == "" {
@@ -83,14 +83,24 @@ func (r *run) heldFiles(c steptest.Case) string {
 		if have == "" || !changes || want == have {
 			continue
 		}
+		// The file it was moved to: one of its volume that gets its
+		// content, named after it when several do (two programs of the
+		// same version; Install-Program names the copy <name>.<n>), each
+		// taken once.
 		aside := ""
 		for _, other := range slices.Sorted(maps.Keys(norm)) {
 			p, ok := strings.CutPrefix(other, "file:")
-			if ok && other != file && volume(p) == volume(path) && norm[other] == have && m.fact(other) != have {
+			if !ok || other == file || taken[other] || volume(p) != volume(path) || norm[other] != have || m.fact(other) == have {
+				continue
+			}
+			if named := strings.HasPrefix(leaf(p), leaf(path)+"."); aside == "" || named {
 				aside = other
-				break
+				if named {
+					break
+				}
 			}
 		}
+		taken[aside] = true
 		if aside == "" {
 			name := written[file]
 			if want == "" {
@@ -107,6 +117,9 @@ func (r *run) heldFiles(c steptest.Case) string {
 	}
 	return ""
 }
+
+// leaf is the last element of a Windows path.
+func leaf(path string) string { return path[strings.LastIndexByte(path, '\\')+1:] }
 
 // volume is the drive of a Windows path: a file moves without a copy only
 // on its own volume.
