@@ -19,6 +19,9 @@ var (
 	ErrBuildMismatch = errors.New("Windows build differs from the expected build")
 	// ErrNotAdmin: the WinRM account is not an administrator.
 	ErrNotAdmin = errors.New("WinRM account is not an administrator")
+	// ErrNodeAddress: the machine has several routable addresses and the
+	// inventory names none of them its node's (nodeIP).
+	ErrNodeAddress = errors.New("several addresses and no nodeIP")
 	// ErrStepFailed: a step's script failed (a non-zero exit code).
 	ErrStepFailed = errors.New("step failed")
 	// ErrStepTimeout: a step did not finish within its timeout.

@@ -389,6 +389,14 @@ func (j *joinRun) checkPreflight(st status) error {
 	if !st.flag("admin") {
 		return fail(ErrNotAdmin, "the account %s is not an administrator of the machine: joining installs services; use an account in the Administrators group", st.str("user"))
 	}
+	// With several adapters the kubelet takes the address its host name
+	// resolves to (or the first suitable interface), flannel the interface
+	// of the lowest-metric default route: they can disagree, and pods
+	// then reach the node on an address its CNI does not serve.
+	if addrs := st.list("addresses"); j.m.NodeIP == "" && len(addrs) > 1 {
+		return fail(ErrNodeAddress, "the machine has %d routable IPv4 addresses (%s) and its inventory entry sets no nodeIP: the kubelet and flannel would each pick one, and may disagree; set nodeIP to the address the cluster reaches the machine on",
+			len(addrs), strings.Join(addrs, ", "))
+	}
 	return nil
 }
 

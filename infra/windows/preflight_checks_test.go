@@ -9,6 +9,7 @@ import (
 
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/infra/windows/inventory"
 )
 
 // TestJoinRebootsAPendingReboot joins a machine on which Windows has a
@@ -51,4 +52,38 @@ func TestJoinRefusesAFullSystemDrive(t *testing.T) {
 	if got := r.sim.Steps(); !slices.Equal(got, []string{"preflight"}) {
 		t.Errorf("the machine ran %v after preflight refused it", got)
 	}
+}
+
+// With more than one routable adapter, the kubelet takes the address its
+// host name resolves to (k8s.io/kubernetes pkg/kubelet/nodestatus
+// setters.go: --node-ip, else the host name's lookup, else
+// ChooseHostInterface), and flannel the interface of the lowest-metric
+// default route (flannel's Windows backend asks for the default route's
+// interface when --iface is not given): they can disagree. Without nodeIP
+// the join stops at preflight, naming the addresses and the field, before
+// it installs anything; with nodeIP it goes on.
+func TestJoinStopsOnSeveralAddressesWithoutNodeIP(t *testing.T) {
+	t.Parallel()
+	const two = "10.0.0.5 on Ethernet|192.168.56.20 on Ethernet 2"
+	r := newRig(t, simmachine.Config{ContainersInstalled: true})
+	r.sim.SetFact("env:ipv4", two)
+	_, err := r.join(windows.JoinOptions{})
+	if !errors.Is(err, windows.ErrNodeAddress) {
+		t.Fatalf("err = %v, want ErrNodeAddress", err)
+	}
+	for _, want := range []string{"10.0.0.5 on Ethernet", "192.168.56.20 on Ethernet 2", "set nodeIP"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	if got := r.sim.Steps(); !slices.Equal(got, []string{"preflight"}) {
+		t.Errorf("the machine ran %v, want preflight alone", got)
+	}
+
+	r = newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) { m.NodeIP = "192.168.56.20" })
+	r.sim.SetFact("env:ipv4", two)
+	if _, err := r.join(windows.JoinOptions{}); err != nil {
+		t.Fatalf("with nodeIP: %v", err)
+	}
+	r.checkNoProblems()
 }

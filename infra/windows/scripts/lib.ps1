@@ -192,6 +192,18 @@ function Test-Administrator {
     $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
 }
 
+# Get-RoutableAddress lists the IPv4 addresses another machine may reach
+# this one on, as 'ADDRESS on ALIAS': preferred, neither loopback nor
+# link-local (169.254/16), on an adapter other than a Hyper-V switch's host
+# adapter (vEthernet (...): HNS moves the node's address onto one when it
+# makes the node's first network, and gives networks their own).
+function Get-RoutableAddress {
+    @(Get-NetIPAddress -AddressFamily IPv4 -AddressState Preferred -ErrorAction SilentlyContinue |
+            Where-Object { $_.IPAddress -notlike '127.*' -and $_.IPAddress -notlike '169.254.*' -and $_.InterfaceAlias -notlike 'vEthernet (*' } |
+            Sort-Object -Property InterfaceIndex, IPAddress |
+            ForEach-Object { '{0} on {1}' -f $_.IPAddress, $_.InterfaceAlias })
+}
+
 # Wait-Condition polls $Test until it returns true or $Seconds pass.
 function Wait-Condition {
     param([Parameter(Mandatory = $true)][scriptblock] $Test, [int] $Seconds = 60, [string] $What = 'the condition')

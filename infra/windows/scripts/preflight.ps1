@@ -4,8 +4,9 @@
 # the account is an administrator, the boot time, what makes a reboot pending
 # (Get-PendingReboot), the system drive's free and total bytes, and the
 # machine's clock in UTC (Win32_OperatingSystem's LocalDateTime, which the
-# harness compares with the API server's). It changes nothing; the harness
-# judges them.
+# harness compares with the API server's), and its routable IPv4 addresses
+# (Get-RoutableAddress: with more than one the node's address must be
+# given). It changes nothing; the harness judges them.
 $cv = Get-ItemProperty -LiteralPath 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
 $major = 10
 $minor = 0
@@ -36,4 +37,5 @@ Write-Status ([ordered]@{
     freeBytes        = [string][int64]$disk.FreeSpace
     sizeBytes        = [string][int64]$disk.Size
     utcNow           = $os.LocalDateTime.ToUniversalTime().ToString('o')
+    addresses        = @(Get-RoutableAddress)
 })

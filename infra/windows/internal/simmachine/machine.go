@@ -152,6 +152,7 @@ func New(cfg Config) *Machine {
 			"service:WinDefend":    "Automatic/Running",
 			"env:freeBytes":        "107374182400",
 			"env:sizeBytes":        "136365211648",
+			"env:ipv4":             "192.168.56.20 on Ethernet",
 			"hns:module":           "yes",
 			defaultRouteKey:        defaultRoute,
 		},

@@ -1264,6 +1264,12 @@ function Get-PendingReboot {
     Split-List ([string]$WcFake.Env['pendingReboot'])
 }
 
+# Get-RoutableAddress stands in for lib.ps1's (which reads Get-NetIPAddress,
+# and lib.Tests.ps1 runs for real): the addresses of env:ipv4.
+function Get-RoutableAddress {
+    Split-List ([string]$WcFake.Env['ipv4'])
+}
+
 # The running programs: Copy-Item, Remove-Item, Move-Item, Get-Process and
 # Stop-Process as Windows treats a running program's file.
 . (Join-Path $PSScriptRoot 'FakeProcesses.ps1')

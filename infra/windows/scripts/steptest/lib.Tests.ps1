@@ -103,4 +103,14 @@ Describe 'lib.ps1' {
     It 'Test-Administrator answers with a boolean' {
         Test-Administrator | Should -BeOfType ([bool])
     }
+
+    It 'Get-RoutableAddress lists the runner''s own addresses, neither loopback nor link-local' {
+        $addresses = @(Get-RoutableAddress)
+        $addresses.Count | Should -BeGreaterThan 0
+        foreach ($a in $addresses) {
+            $a | Should -Match '^\d+\.\d+\.\d+\.\d+ on .+$'
+            $a | Should -Not -BeLike '127.*'
+            $a | Should -Not -BeLike '169.254.*'
+        }
+    }
 }
