@@ -200,7 +200,7 @@ function Test-Administrator {
 function Get-RoutableAddress {
     @(Get-NetIPAddress -AddressFamily IPv4 -AddressState Preferred -ErrorAction SilentlyContinue |
             Where-Object { $_.IPAddress -notlike '127.*' -and $_.IPAddress -notlike '169.254.*' -and $_.InterfaceAlias -notlike 'vEthernet (*' } |
-            Sort-Object -Property InterfaceIndex, IPAddress |
+            Sort-Object -Property @('InterfaceIndex', 'IPAddress') |
             ForEach-Object { '{0} on {1}' -f $_.IPAddress, $_.InterfaceAlias })
 }
 

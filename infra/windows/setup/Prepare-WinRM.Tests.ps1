@@ -89,19 +89,19 @@ Describe 'Prepare-WinRM.ps1' {
             $script:httpsValues = @()
             Mock Test-Elevated { $true }
             Mock Get-Service { [pscustomobject]@{ Name = 'WinRM'; StartType = 'Automatic'; Status = 'Running' } }
-            Mock Set-Service {}
-            Mock Start-Service {}
+            Mock Set-Service { $null }
+            Mock Start-Service { $null }
             Mock Get-CimInstance { [pscustomobject]@{ Domain = 'WORKGROUP' } }
             Mock New-SelfSignedCertificate { $script:newCert }
             Mock Get-WSManInstance { throw [InvalidOperationException]::new('The WS-Management service cannot process the request. The service cannot find the resource identified by the resource URI and selectors.') }
             Mock Get-ChildItem -ParameterFilter { $Path -eq 'WSMan:\localhost\Listener' } { $script:listeners }
             Mock Get-ChildItem -ParameterFilter { $Path -eq $script:httpsListener.PSPath } { $script:httpsValues }
-            Mock New-WSManInstance {}
-            Mock Set-WSManInstance {}
+            Mock New-WSManInstance { $null }
+            Mock Set-WSManInstance { $null }
             Mock Get-NetFirewallRule { $null }
-            Mock New-NetFirewallRule {}
-            Mock Set-NetFirewallRule {}
-            Mock New-ItemProperty {}
+            Mock New-NetFirewallRule { $null }
+            Mock Set-NetFirewallRule { $null }
+            Mock New-ItemProperty { $null }
         }
 
         It 'makes the HTTPS listener and its firewall rule where there is none' {
