@@ -71,7 +71,7 @@ TEST_CLUSTER ?= winconform-test
 # The Linux nodes make test's cluster joins from outside kind's network,
 # through the routed underlay (the harness's rules and routes on this
 # host: root), and whose cells the network matrix probes; then one of the
-# underlay's rules is taken away and put back (infra/underlay/fault).
+# underlay's rules is taken away and put back (suites/underlayfault).
 # 0: none (no root needed).
 # make test runs the suites in 2 processes (Serial specs alone): our CI machines have 2 cores.
 TEST_PROCS ?= 2
@@ -225,7 +225,7 @@ e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(if $(HEAD_COMMIT),grep -q '"commit": "$(HEAD_COMMIT)"' $(OUT)/test-report/summary.json || \
 		{ echo "$(OUT)/test-report/summary.json does not say commit $(HEAD_COMMIT) (HEAD): the suite binary lacks VERSION_LDFLAGS"; exit 1; };) \
 	$(if $(filter-out 0,$(TEST_REMOTE_NODES)),WINCONFORM_UNDERLAY_CLUSTER=$(TEST_CLUSTER) KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig \
-		WINCONFORM_PROBE=$(CURDIR)/$(BIN)/probe-linux-amd64 $(GO) test -count=1 -v ./infra/underlay/fault/ > $(OUT)/test-report/underlay-fault.log 2>&1 \
+		WINCONFORM_PROBE=$(CURDIR)/$(BIN)/probe-linux-amd64 $(GO) test -count=1 -v ./suites/underlayfault/ > $(OUT)/test-report/underlay-fault.log 2>&1 \
 		|| { tail -40 $(OUT)/test-report/underlay-fault.log; exit 1; }; tail -3 $(OUT)/test-report/underlay-fault.log;) \
 	KILL_TEST_KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig $(KILL_TEST) || exit $$?; \
 	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --remote-nodes $(TEST_REMOTE_NODES) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
@@ -263,6 +263,7 @@ bench: build
 	$(WINCONFORM) bench up --runs 3
 	$(WINCONFORM) bench matrix
 	$(WINCONFORM) bench suites --procs 2
+	$(GO) run ./internal/testing/cmd/benchvms
 
 ## node-image: build (or find cached) the air-gapped node image (of KUBERNETES_VERSION's line)
 node-image: build
@@ -281,7 +282,7 @@ vet:
 lint: actionlint pscheck vet-windows
 
 vet-windows:
-	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... ./tools/...
+	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... ./tools/... $(filter-out %/libvirtguest %/benchvms,$(shell $(GO) list ./internal/testing/...))
 
 actionlint:
 	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \

@@ -20,7 +20,7 @@ import (
 
 func benchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks that print ratios (run by make bench)"}
-	cmd.AddCommand(benchUpCmd(), benchMatrixCmd(), benchSuitesCmd(), benchVMsCmd())
+	cmd.AddCommand(benchUpCmd(), benchMatrixCmd(), benchSuitesCmd())
 	return cmd
 }
 

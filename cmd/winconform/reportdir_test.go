@@ -12,8 +12,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports"
-	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/winconform/winconform/framework/progress"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/internal/suiterun"
-	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/internal/testing/reporttest"
 )
 
 // The suite binary is no longer forced to --ginkgo.v (Suiterun adds it

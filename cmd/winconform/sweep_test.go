@@ -18,7 +18,7 @@ import (
 
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
-	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/test/e2e/framework"
 
-	"github.com/winconform/winconform/infra/kube"
+	"github.com/winconform/winconform/internal/kubenode"
 	"github.com/winconform/winconform/internal/runmark"
 )
 
@@ -48,10 +48,10 @@ func createNamespace(ctx context.Context, baseName string, c kubernetes.Interfac
 // recorded on the node as this run's (runmark), and takes them back when
 // the spec ends; a killed run's are taken back by the next run's sweep.
 func ChangeNode(ctx context.Context, cs kubernetes.Interface, name string, taints []corev1.Taint, labels map[string]string) {
-	_, err := kube.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) { return true, Run().ChangeNode(n, taints, labels) })
+	_, err := kubenode.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) { return true, Run().ChangeNode(n, taints, labels) })
 	framework.ExpectNoError(err, "changing node %s for this spec", name)
 	ginkgo.DeferCleanup(func(ctx context.Context) {
-		_, err := kube.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
+		_, err := kubenode.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
 			runmark.UndoNodeChange(n, Run().ID)
 			return true, nil
 		})

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/vms/vmstest"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/vmstest"
 )
 
 // env is the environment the files below are loaded in.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 // TestJoinRefusesAClockBehindTheAPIServer joins a machine whose clock is

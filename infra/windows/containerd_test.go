@@ -7,7 +7,7 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 var containerdConfigKey = "containerd-config:" + windows.ContainerdDir + `\config.toml`

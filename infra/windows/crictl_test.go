@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 // TestJoinInstallsCrictl: after the join, crictl of the kubelet's minor

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // addMachine puts a second simulated machine, called name, beside the

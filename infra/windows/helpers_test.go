@@ -32,10 +32,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // testPassword is distinctive, so that a leak is easy to find.

@@ -17,10 +17,10 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // The steps a fresh machine runs: the feature's reboot, and kubeadm-join's

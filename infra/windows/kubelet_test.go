@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 // kubeadmHostname is what kubeadm join (1.35 and later) writes into

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 const metadataRoute = windows.CloudMetadataAddress + "/32"

@@ -7,8 +7,8 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 // nodeImageRefs are the images the join puts in containerd: the sandbox

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 // TestJoinRebootsAPendingReboot joins a machine on which Windows has a

@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/kubenode"
 )
 
 // HNSNetworks are the HNS networks Reset removes: those flannel's vxlan back
@@ -120,7 +120,7 @@ func hnsCleanupParams(*joinRun) ([]Param, string, error) {
 // go. It returns the pods still there, and whether it changed anything. A
 // node that does not exist needs no drain.
 func drain(ctx context.Context, cs kubernetes.Interface, name string, timeout, poll time.Duration) ([]string, bool, error) {
-	changed, err := kube.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
+	changed, err := kubenode.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
 		if n.Spec.Unschedulable {
 			return false, nil
 		}

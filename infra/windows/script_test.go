@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 func TestQuotePS(t *testing.T) {

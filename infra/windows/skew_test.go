@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 // The version skew a join refuses, before it touches the machine (not one

@@ -16,7 +16,7 @@ import (
 
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/startscript"
+	"github.com/winconform/winconform/internal/testing/startscript"
 )
 
 // hostProcessPod is a rendered HostProcess DaemonSet with the start script

@@ -8,8 +8,8 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/internal/simmachine"
 	"github.com/winconform/winconform/internal/kubelines"
+	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
 // TestJoinReplacesRunningPrograms joins a machine whose node runs older

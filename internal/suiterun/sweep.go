@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/winconform/winconform/infra/kube"
+	"github.com/winconform/winconform/internal/kubenode"
 	"github.com/winconform/winconform/internal/runmark"
 )
 
@@ -463,7 +463,7 @@ func nodeChangeItem(cs kubernetes.Interface, n corev1.Node, id string, c runmark
 	return item{kind: "node change", name: n.Name, created: c.Started, started: c.Started, plan: plan,
 		undo: func(ctx context.Context) ([]Left, *gone) {
 			var undone []string
-			_, err := kube.UpdateNode(ctx, cs, n.Name, func(got *corev1.Node) (bool, error) {
+			_, err := kubenode.UpdateNode(ctx, cs, n.Name, func(got *corev1.Node) (bool, error) {
 				undone = runmark.UndoNodeChange(got, id)
 				return true, nil
 			})

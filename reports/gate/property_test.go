@@ -13,7 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
-	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/internal/testing/reporttest"
 )
 
 // The gate's first rule as a property: for random policies drawn from the

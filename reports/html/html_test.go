@@ -16,11 +16,11 @@ import (
 	"github.com/winconform/winconform/framework/artifacts"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/policy"
-	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 

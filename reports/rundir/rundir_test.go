@@ -11,9 +11,9 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
-	"github.com/winconform/winconform/reports/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/reports/reporttest"
+	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/vms/vmstest"
+	"github.com/winconform/winconform/internal/testing/vmstest"
 )
 
 const (

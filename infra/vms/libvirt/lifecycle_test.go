@@ -18,8 +18,8 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/infra/windows/standin"
 	"github.com/winconform/winconform/internal/testing/lifecycletest"
+	"github.com/winconform/winconform/internal/testing/standin"
 )
 
 // The environment of the test's own subprocess: a harness running up

@@ -15,8 +15,8 @@ import (
 
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/nodeimage"
-	"github.com/winconform/winconform/infra/vms/libvirt/standin"
-	wsstandin "github.com/winconform/winconform/infra/windows/standin"
+	"github.com/winconform/winconform/internal/testing/libvirtguest"
+	wsstandin "github.com/winconform/winconform/internal/testing/standin"
 )
 
 // The tests run against the real libvirtd of this machine (.ci/run installs
@@ -26,7 +26,7 @@ import (
 // testEnv is what every test of a real host shares.
 var testEnv struct {
 	skip    string // why the real tests cannot run here
-	image   standin.Image
+	image   libvirtguest.Image
 	network string // the test's Docker network, with an ip-range
 	pool    string
 }
@@ -69,7 +69,7 @@ func setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
-	img, err := standin.Ensure(ctx, standin.Spec{CacheDir: nodeimage.DefaultCacheDir(), Log: &log})
+	img, err := libvirtguest.Ensure(ctx, libvirtguest.Spec{CacheDir: nodeimage.DefaultCacheDir(), Log: &log})
 	if err != nil {
 		return fmt.Errorf("the stand-in guest image: %v (build log:\n%s)", err, log.String())
 	}
@@ -115,7 +115,7 @@ func need(t *testing.T) {
 // test's Docker network, in the test pool, under TCG.
 func standinSettings() Settings {
 	return Settings{DockerNetwork: testEnv.network, Pool: testPool, PoolPath: filepath.Join(DefaultPoolPath + "-test"),
-		Accel: "qemu", Cmdline: standin.Cmdline}
+		Accel: "qemu", Cmdline: libvirtguest.Cmdline}
 }
 
 // openStandin opens a provider with s, imports the stand-in image into its
@@ -154,7 +154,7 @@ var importMu sync.Mutex
 
 type standinVolumes struct{ kernel, initrd, disk string }
 
-func importStandin(ctx context.Context, p *Provider, img standin.Image) (standinVolumes, error) {
+func importStandin(ctx context.Context, p *Provider, img libvirtguest.Image) (standinVolumes, error) {
 	v := standinVolumes{kernel: "standin-" + img.Key + ".vmlinuz", initrd: "standin-" + img.Key + ".initrd", disk: "standin-" + img.Key + ".qcow2"}
 	// Earlier builds' volumes go: the pool keeps the current image only.
 	if vols, err := p.volumes(ctx); err == nil {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
-	"github.com/winconform/winconform/infra/vms/vmstest"
-	"github.com/winconform/winconform/infra/windows/standin"
 	"github.com/winconform/winconform/internal/testing/lifecycletest"
+	"github.com/winconform/winconform/internal/testing/standin"
+	"github.com/winconform/winconform/internal/testing/vmstest"
 )
 
 // Runs never touch each other's machines, with the fake provider: the

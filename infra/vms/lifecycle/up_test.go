@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/vms/vmstest"
 	"github.com/winconform/winconform/infra/windows/inventory"
-	"github.com/winconform/winconform/infra/windows/standin"
+	"github.com/winconform/winconform/internal/testing/standin"
+	"github.com/winconform/winconform/internal/testing/vmstest"
 )
 
 // Two machines whose addresses start link-local, as Windows's own

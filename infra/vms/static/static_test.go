@@ -12,8 +12,8 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/vms/static"
-	"github.com/winconform/winconform/infra/windows/standin"
 	"github.com/winconform/winconform/internal/testing/lifecycletest"
+	"github.com/winconform/winconform/internal/testing/standin"
 )
 
 func env(k string) (string, bool) {

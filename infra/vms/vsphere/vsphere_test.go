@@ -14,8 +14,8 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/vms/vmstest"
 	_ "github.com/winconform/winconform/infra/vms/vsphere"
+	"github.com/winconform/winconform/internal/testing/vmstest"
 )
 
 func TestConformance(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // assertKind checks err's class, and that it is a *Error of the step.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // Short timeouts keep the whole run fast. testConnectTimeout is for the

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // Identify without credentials, as Windows answers it (MS-WSMV 3.1.4.1.23;

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // A stock Windows Server listens for HTTP on 5985 with Auth\Basic=false and

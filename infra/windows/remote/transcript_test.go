@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/infra/windows/internal/wsmantest"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 func TestWriteTranscript(t *testing.T) {
