@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/internal/runid"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
@@ -188,7 +189,7 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 		return nil, usage(fmt.Errorf("--dead-after %s: want a positive duration, e.g. 2m", r.deadAfter))
 	}
 	if r.runID != "" {
-		if err := runmark.CheckID(r.runID); err != nil {
+		if err := runid.Check(r.runID); err != nil {
 			return nil, usage(fmt.Errorf("--run-id: %w", err))
 		}
 	}
@@ -274,13 +275,6 @@ func abs(path string) string {
 		return a
 	}
 	return path
-}
-
-// newRunID is a run ID: a valid label value, unique enough to tell runs apart.
-func newRunID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("wc-%s-%x", time.Now().UTC().Format("20060102t150405"), b)
 }
 
 // selection is the suite binary's flags that choose specs.
@@ -423,7 +417,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		return usage(err)
 	}
 	if rf.runID == "" {
-		rf.runID = newRunID()
+		rf.runID = runid.New()
 	}
 	rf.started = time.Now().UTC().Truncate(time.Second)
 	// The run ID is claimed before anything is moved or made: a live run

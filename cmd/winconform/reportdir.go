@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
@@ -45,7 +47,7 @@ func (r *runFlags) stepFailed(step string, stepErr error) error {
 		return stepErr
 	}
 	if r.runID == "" {
-		r.runID = newRunID()
+		r.runID = runid.New()
 	}
 	return writeStepFailure(os.Stderr, r.reportDir, r.runID, step, stepErr)
 }
@@ -94,7 +96,7 @@ func stepFailedIn(w io.Writer, dir, step string, stepErr error) error {
 		fmt.Fprintln(w, "winconform: no JUnit of the failure:", err)
 		return stepErr
 	}
-	return writeStepFailure(w, dir, newRunID(), step, stepErr)
+	return writeStepFailure(w, dir, runid.New(), step, stepErr)
 }
 
 // checkStepDir refuses, before any work, an up's or a join's --report-dir

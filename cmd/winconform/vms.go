@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"github.com/spf13/cobra"
 
 	"github.com/winconform/winconform/infra/vms"
@@ -96,7 +98,7 @@ ones), and a machine left behind fails the run.`,
 			if o.RunID == "" {
 				o.RunID = newVMRunID(time.Now())
 			}
-			if err := vms.CheckRunID(o.RunID); err != nil {
+			if err := runid.Check(o.RunID); err != nil {
 				return fmt.Errorf("--run-id: %w", err)
 			}
 			f, p, err := openVMs(cmd.Context(), file)
@@ -161,7 +163,7 @@ error.`,
 			case runID == "":
 				return errors.New("down needs --state FILE (a run's state.json) or --run-id ID")
 			}
-			if err := vms.CheckRunID(runID); err != nil {
+			if err := runid.Check(runID); err != nil {
 				return fmt.Errorf("--run-id: %w", err)
 			}
 			if st == nil {

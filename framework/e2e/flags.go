@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -89,11 +91,14 @@ const RunLabel = runmark.RunLabel
 
 // ApplyRunID makes --run-id the e2e framework's run ID, so that the
 // namespaces of every parallel process carry it (label e2e-run), and has
-// the framework make its namespaces marked as the run's (Owned).
+// the framework make its namespaces marked as the run's (Owned). Without
+// --run-id the process makes one (runid.New) in place of the framework's
+// UUID, so that every run ID is one runid.Check accepts.
 func ApplyRunID() {
-	if Options.RunID != "" {
-		framework.RunID = types.UID(Options.RunID)
+	if Options.RunID == "" {
+		Options.RunID = runid.New()
 	}
+	framework.RunID = types.UID(Options.RunID)
 	framework.TestContext.CreateTestingNS = createNamespace
 }
 

@@ -19,9 +19,7 @@ package kwok
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +31,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/winconform/winconform/internal/runid"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -147,9 +147,9 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.RunID == "" {
-		opts.RunID = NewRunID()
+		opts.RunID = runid.New()
 	}
-	if err := checkRunID(opts.RunID); err != nil {
+	if err := runid.Check(opts.RunID); err != nil {
 		return nil, err
 	}
 	client := opts.Client
@@ -235,27 +235,6 @@ func Args(kubeconfig, config, runID, cidr string) []string {
 // Selector is the annotation selector of a run's nodes.
 func Selector(runID string) string {
 	return AnnotationNode + "=fake," + AnnotationRun + "=" + runID
-}
-
-// NewRunID is a short random ID, usable in node names and label values.
-func NewRunID() string {
-	b := make([]byte, 3)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)
-}
-
-func checkRunID(id string) error {
-	if len(id) == 0 || len(id) > 20 {
-		return fmt.Errorf("kwok: run ID %q: want 1 to 20 characters", id)
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return fmt.Errorf("kwok: run ID %q: only lower-case letters, digits and '-'", id)
-		}
-	}
-	return nil
 }
 
 // checkCIDR refuses a pod CIDR that overlaps a real node's pod CIDR (the

@@ -34,7 +34,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +45,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/winconform/winconform/internal/runid"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -196,7 +197,7 @@ func run(ctx context.Context, cfg config, inCluster func() (*rest.Config, error)
 
 	runID, ok := flagValue(cfg.args, "run-id")
 	if !ok {
-		runID = newRunID()
+		runID = runid.New()
 	}
 	args := suiteArgs(cfg, kubeconfig, given, runID, !ok)
 	fmt.Fprintf(out, "suite-runner: %s %s\n", cfg.suite, strings.Join(args, " "))
@@ -246,13 +247,6 @@ func suiteArgs(cfg config, kubeconfig string, kubeconfigGiven bool, runID string
 		args = append(args, "--kwok-binary="+cfg.kwok)
 	}
 	return args
-}
-
-// newRunID is a run ID for the suites' objects: a valid label value.
-func newRunID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("wc-sono-%s-%x", time.Now().UTC().Format("20060102t150405"), b)
 }
 
 // flagValue finds --name=value or --name value (one dash or two) in args.

@@ -26,6 +26,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/winconform/winconform/internal/runid"
 	"github.com/winconform/winconform/internal/suiterun"
 )
 
@@ -303,7 +304,7 @@ func TestRunFailedSpecsAreResults(t *testing.T) {
 		t.Errorf("the suite's reports are not in the results directory: %v", err)
 	}
 	runID, ok := flagValue(r.suiteTo, "run-id")
-	if !ok || !strings.HasPrefix(runID, "wc-sono-") {
+	if !ok || !runid.Made(runID) {
 		t.Errorf("run ID %q in %q", runID, r.suiteTo)
 	}
 	if !slices.Equal(r.swept, []string{runID}) || !strings.Contains(r.log, "left 1 object(s), now deleted: [namespace left-"+runID+"]") {

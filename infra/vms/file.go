@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -510,7 +512,7 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 func (d *decoder) namePrefix(n *yaml.Node, existing bool) string {
 	p := field.NewPath("namePrefix")
 	// The longest name: prefix, run ID, and the count's digits.
-	maxPrefix := 63 - 2 - MaxRunID - len(fmt.Sprint(MaxCount))
+	maxPrefix := 63 - 2 - runid.Max - len(fmt.Sprint(MaxCount))
 	fix := fmt.Sprintf("use a lower-case DNS label of at most %d characters, such as win", maxPrefix)
 	v, ok := d.scalar(p, n)
 	switch {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/vmstest"
@@ -192,13 +194,13 @@ func TestFakeConforms(t *testing.T) {
 
 func TestCheckRunID(t *testing.T) {
 	for _, id := range []string{"a", "nightly-42", "0123456789abcdefghij"} {
-		if err := vms.CheckRunID(id); err != nil {
-			t.Errorf("CheckRunID(%q) = %v", id, err)
+		if err := runid.Check(id); err != nil {
+			t.Errorf("runid.Check(%q) = %v", id, err)
 		}
 	}
 	for _, id := range []string{"", "-a", "A", "a_b", "0123456789abcdefghijk", "a-"} {
-		if err := vms.CheckRunID(id); err == nil {
-			t.Errorf("CheckRunID(%q) = nil", id)
+		if err := runid.Check(id); err == nil {
+			t.Errorf("runid.Check(%q) = nil", id)
 		}
 	}
 }

@@ -3,9 +3,7 @@ package vms
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"time"
 )
@@ -131,23 +129,6 @@ const (
 	// they want to keep.
 	TagKeep = "winconform-keep"
 )
-
-// runIDPattern is a run ID: lower-case letters and digits, and inner
-// hyphens, at most MaxRunID characters, so that it fits in names and tags
-// everywhere.
-var runIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-
-// MaxRunID is the longest run ID.
-const MaxRunID = 20
-
-// CheckRunID returns an error saying what is wrong with id and the fix, or
-// nil for a good run ID.
-func CheckRunID(id string) error {
-	if len(id) > MaxRunID || !runIDPattern.MatchString(id) {
-		return fmt.Errorf("run ID %q is not one: use 1 to %d lower-case letters, digits and inner hyphens, such as nightly-42", id, MaxRunID)
-	}
-	return nil
-}
 
 // MachineName is the name of a run's n-th machine (from 1):
 // "<prefix>-<runID>-<n>".

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,7 +54,7 @@ type Heartbeat struct {
 // still cleans up, and is alive while it does). The first write must
 // succeed.
 func Beat(ctx context.Context, cs kubernetes.Interface, r Run, o HeartbeatOptions) (*Heartbeat, error) {
-	if err := CheckID(r.ID); err != nil {
+	if err := runid.Check(r.ID); err != nil {
 		return nil, err
 	}
 	if o.DeadAfter <= 0 {
@@ -128,7 +130,7 @@ func (e *InUseError) Error() string {
 // Two invocations that claim at once: one makes the Lease, the other finds
 // it alive.
 func Claim(ctx context.Context, cs kubernetes.Interface, r Run, token string, o HeartbeatOptions) (*Heartbeat, error) {
-	if err := CheckID(r.ID); err != nil {
+	if err := runid.Check(r.ID); err != nil {
 		return nil, err
 	}
 	if o.DeadAfter <= 0 {

@@ -8,9 +8,7 @@
 package runmark
 
 import (
-	"fmt"
 	"maps"
-	"regexp"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,26 +38,6 @@ type Run struct {
 	ID      string
 	Started time.Time
 }
-
-// idPattern is what a run ID must be: a label value, an annotation key's
-// name and a Lease's name at once.
-var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$`)
-
-// CheckID refuses a run ID that cannot name the run's objects.
-func CheckID(id string) error {
-	if !idPattern.MatchString(id) {
-		return fmt.Errorf("run ID %q: want 1 to 63 lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", id)
-	}
-	return nil
-}
-
-// cliRunID is the shape of the run IDs the CLI makes (wc-<time>-<random>):
-// a namespace whose e2e-run label has it is the harness's, also when it
-// predates RunLabel on namespaces. Upstream's e2e runs use UUIDs.
-var cliRunID = regexp.MustCompile(`^wc-[0-9]{8}t[0-9]{6}-[0-9a-f]{8}$`)
-
-// IsCLIRunID says whether id is of the shape the CLI gives its runs.
-func IsCLIRunID(id string) bool { return cliRunID.MatchString(id) }
 
 // Labels are the labels that mark an object as the run's.
 func (r Run) Labels() map[string]string { return map[string]string{RunLabel: r.ID} }

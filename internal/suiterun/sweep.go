@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -405,7 +407,7 @@ func collect(ctx context.Context, cs kubernetes.Interface, only string) (map[str
 				switch {
 				case seen[key], m.GetDeletionTimestamp() != nil:
 					continue
-				case only == "" && m.GetLabels()[runmark.RunLabel] == "" && !runmark.IsCLIRunID(id):
+				case only == "" && m.GetLabels()[runmark.RunLabel] == "" && !runid.Made(id):
 					continue // an e2e-run namespace of another harness
 				}
 				seen[key] = true

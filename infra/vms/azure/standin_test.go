@@ -296,15 +296,42 @@ func (r *router) Do(req *http.Request) (*http.Response, error) {
 		return errorResponse(req, http.StatusTooManyRequests, code, "A retryable error occurred.", http.Header{"Retry-After": {after}}), nil
 	}
 	r.c.mu.Unlock()
+	var fake policy.Transporter
 	switch {
 	case slices.Contains(computeClients, client):
-		return r.compute.Do(req)
+		fake = r.compute
 	case slices.Contains(networkClients, client):
-		return r.network.Do(req)
+		fake = r.network
 	case client == "ResourceGroupsClient":
-		return r.resources.Do(req)
+		fake = r.resources
+	default:
+		return nil, fmt.Errorf("stand-in: no fake for API %q", api)
 	}
-	return nil, fmt.Errorf("stand-in: no fake for API %q", api)
+	return shielded(fake, req)
+}
+
+// shielded has fake answer req under a context that is never cancelled,
+// and returns early when req's is: the SDK's fake servers close their
+// result channel when the request's context ends, and their handler's
+// goroutine may then still choose to send on it, which panics
+// (armcompute/v7 fake, dispatchToMethodFake: "send on closed channel",
+// seen once in six runs of this package).
+func shielded(fake policy.Transporter, req *http.Request) (*http.Response, error) {
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := fake.Do(req.WithContext(context.WithoutCancel(req.Context())))
+		done <- answer{resp, err}
+	}()
+	select {
+	case a := <-done:
+		return a.resp, a.err
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
 }
 
 func errorResponse(req *http.Request, status int, code, msg string, h http.Header) *http.Response {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
@@ -157,7 +159,7 @@ func (p *Provider) checkSpec(spec vms.Spec) error {
 	if !machineName.MatchString(spec.Name) || len(spec.Name) > 63 {
 		problems = append(problems, fmt.Sprintf("the name %q is not a lower-case DNS label", spec.Name))
 	}
-	if err := vms.CheckRunID(spec.RunID); err != nil {
+	if err := runid.Check(spec.RunID); err != nil {
 		problems = append(problems, err.Error())
 	}
 	switch img := spec.Image; {
@@ -257,7 +259,7 @@ func parseID(id string) (vm, folder string, err error) {
 	id = strings.ToLower(id)
 	if f, ok := strings.CutPrefix(id, folderPrefix); ok {
 		run, name, ok := strings.Cut(f, `\`)
-		if ok && vms.CheckRunID(run) == nil && isMachineFolder(run, name) {
+		if ok && runid.Check(run) == nil && isMachineFolder(run, name) {
 			return "", run + `\` + name, nil
 		}
 	} else if vmID.MatchString(id) {
@@ -354,7 +356,7 @@ func (p *Provider) List(ctx context.Context) ([]vms.Machine, error) {
 	}
 	for _, f := range st.Folders {
 		run, name := strings.ToLower(f.Run), strings.ToLower(f.Name)
-		if vms.CheckRunID(run) != nil || !isMachineFolder(run, name) || used[strings.ToLower(strings.TrimRight(f.Path, `\`))] {
+		if runid.Check(run) != nil || !isMachineFolder(run, name) || used[strings.ToLower(strings.TrimRight(f.Path, `\`))] {
 			continue
 		}
 		m := vms.Machine{ID: folderPrefix + run + `\` + name, Name: name, RunID: run}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -42,7 +44,7 @@ type DownOptions struct {
 // fails, naming them, when any is still there afterwards (ErrLeftBehind);
 // else it retires the state file (EndedStateFile): the run ID is free.
 func Down(ctx context.Context, p vms.Provider, runID string, o DownOptions) error {
-	if err := vms.CheckRunID(runID); err != nil {
+	if err := runid.Check(runID); err != nil {
 		return err
 	}
 	lo := Options{RunID: runID, Dir: o.Dir, Parallel: o.Parallel, Log: o.Log, Secrets: o.Secrets}.withDefaults()

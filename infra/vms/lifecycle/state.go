@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -208,7 +210,7 @@ func LoadState(path string) (*State, string, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, path, fmt.Errorf("state file %s does not read: %w", path, err)
 	}
-	if err := vms.CheckRunID(s.RunID); err != nil {
+	if err := runid.Check(s.RunID); err != nil {
 		return nil, path, fmt.Errorf("state file %s: %w", path, err)
 	}
 	return &s, path, nil

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/internal/runid"
+
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/windows/inventory"
 )
@@ -38,7 +40,7 @@ const (
 
 // Options tune a run.
 type Options struct {
-	// RunID is the run's ID (vms.CheckRunID), the run tag's value.
+	// RunID is the run's ID (runid.Check), the run tag's value.
 	RunID string
 	// Dir is the run's directory: its state file, the inventory up writes,
 	// and the machines' console logs (console/<machine>.log).
@@ -156,7 +158,7 @@ var ErrLeftBehind = errors.New("machines left behind")
 // (ErrLeftBehind).
 func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, error) {
 	o = o.withDefaults()
-	if err := vms.CheckRunID(o.RunID); err != nil {
+	if err := runid.Check(o.RunID); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {

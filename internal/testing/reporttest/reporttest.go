@@ -14,7 +14,6 @@ package reporttest
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +31,7 @@ import (
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/internal/runid"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
@@ -423,7 +423,7 @@ var runs atomic.Int64
 // NewRunID is a run ID of its own for each run a test makes, shaped as the
 // CLI's (wc-<time>-<random>).
 func NewRunID() string {
-	return fmt.Sprintf("wc-20260301t120000-%08x", runs.Add(1))
+	return runid.At(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), uint16(runs.Add(1)))
 }
 
 // Cell is a matrix cell.
