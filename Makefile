@@ -44,7 +44,7 @@ PROCS      ?= 1
 TIMEOUT    ?=
 RERUN      ?=
 INVENTORY  ?=
-# VMS is a VM file (see the README's VM section): make e2e makes its machines
+# VMS is a VM file (see docs/vms.md): make e2e makes its machines
 # first and deletes them after; VMS_RUN_ID names the run (its machines' tag),
 # VMS_DIR keeps its state, inventory and console logs.
 VMS        ?=

@@ -77,8 +77,8 @@ said so. The figures go to bench-suites.json in the report directory too.`,
 	cf.register(cmd)
 	rf.register(cmd)
 	cmd.Flags().IntVar(&procs, "procs", 2, "parallel processes of the parallel side (the targets are for 2)")
-	cmd.Flags().DurationVar(&was.serial, "was-serial", 289*time.Second, "the serial time to compare with: the README's figure from before the waits were cut")
-	cmd.Flags().DurationVar(&was.parallel, "was-parallel", 179*time.Second, "the parallel time to compare with: the README's figure for 2 processes from before the waits were cut")
+	cmd.Flags().DurationVar(&was.serial, "was-serial", 289*time.Second, "the serial time to compare with: the serial time measured before the waits were cut")
+	cmd.Flags().DurationVar(&was.parallel, "was-parallel", 179*time.Second, "the parallel time to compare with: the time for 2 processes measured before the waits were cut")
 	cmd.Flags().Lookup("report-dir").DefValue = outPath("bench-suites")
 	_ = cmd.Flags().Set("report-dir", outPath("bench-suites"))
 	return cmd

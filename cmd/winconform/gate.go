@@ -46,7 +46,7 @@ func gateCmd() *cobra.Command {
 		Use:   "gate --report DIR --policy FILE [--baseline DIR]",
 		Short: "Decide whether a run lets a release ship under a policy: exit 0 ship, 1 blocked, 2 unusable policy or report",
 		Long: `gate reads a run's report directory and a policy (YAML; policies/ has examples,
-the README's "Release gating" section describes every field) and decides:
+docs/gate.md describes every field) and decides:
 exit status 0 (ship), 1 (blocked, with every reason), 2 (the policy, the
 report or the baseline cannot be used). It writes gate.md, gate.json and
 report.html into the report directory (or --out); with --baseline, also

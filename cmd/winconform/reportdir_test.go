@@ -57,7 +57,7 @@ func summaryOf(dir string) (reports.Summary, error) {
 	return run.Summary, nil
 }
 
-// `make e2e RERUN=_output/report` (the README's example) reads the report
+// `make e2e RERUN=_output/report` (docs/running.md's example) reads the report
 // it reruns and writes the new one to the same directory: the input is
 // moved aside, whole, and the rerun names it there; nothing is deleted.
 func TestRerunKeepsItsInput(t *testing.T) {

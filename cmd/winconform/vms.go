@@ -29,7 +29,7 @@ func vmsCmd() *cobra.Command {
 provider (` + joinNames() + `), its connection, the golden image, how many, their
 size, and what each machine is to the join. up writes the inventory that join,
 reset and e2e read; down deletes a run's machines; sweep deletes every machine
-of the harness older than a cutoff; list shows them. See the README's VM section.`,
+of the harness older than a cutoff; list shows them. See docs/vms.md.`,
 	}
 	cmd.AddCommand(vmsUpCmd(), vmsDownCmd(), vmsSweepCmd(), vmsListCmd())
 	return cmd
@@ -53,7 +53,7 @@ func joinNames() string {
 // machine is made.
 func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) {
 	if path == "" {
-		return nil, nil, errors.New("--vms: give the VM file (see the README's VM section)")
+		return nil, nil, errors.New("--vms: give the VM file (see docs/vms.md)")
 	}
 	f, err := vms.LoadFromOS(path)
 	if err != nil {

