@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/images"
@@ -68,7 +69,7 @@ func Probe(name, os string, opts ...Option) *corev1.Pod {
 					PeriodSeconds: 2,
 				},
 			}},
-			TerminationGracePeriodSeconds: ptr(int64(5)),
+			TerminationGracePeriodSeconds: ptr.To(int64(5)),
 		},
 	}
 	if os == string(corev1.Windows) {
@@ -118,5 +119,3 @@ func HeadlessService(name string) *corev1.Service {
 		},
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,8 +60,6 @@ func deployment(ns, name string, replicas *int32, ready int32) *appsv1.Deploymen
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 var readiness = Readiness{Nodes: 2, Namespaces: []string{"kube-system", "kube-flannel"}}
 
 // healthy is a cluster that meets readiness.
@@ -79,9 +79,9 @@ func healthy() []runtime.Object {
 		readyPod("kube-flannel", "kube-flannel-ds-a"), succeeded, elsewhere,
 		daemonSet("kube-flannel", "kube-flannel-ds", 2, 2),
 		daemonSet("kube-system", "kube-proxy", 2, 2),
-		deployment("kube-system", "coredns", ptr(int32(2)), 2),
+		deployment("kube-system", "coredns", ptr.To(int32(2)), 2),
 		deployment("kube-system", "defaulted", nil, 1),
-		deployment("kube-system", "scaled-down", ptr(int32(0)), 0),
+		deployment("kube-system", "scaled-down", ptr.To(int32(0)), 0),
 		daemonSet("default", "ignored", 0, 3),
 	}
 }
@@ -122,7 +122,7 @@ func TestNotReadyReportsEachProblem(t *testing.T) {
 		readyNode("wc-control-plane"), notReady,
 		pulling, readyPod("kube-flannel", "kube-flannel-ds-a"),
 		daemonSet("kube-flannel", "kube-flannel-ds", 1, 2),
-		deployment("kube-system", "coredns", ptr(int32(1)), 0),
+		deployment("kube-system", "coredns", ptr.To(int32(1)), 0),
 	)
 	problems, err := NotReady(context.Background(), cs, Readiness{Nodes: 3, Namespaces: readiness.Namespaces})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +52,7 @@ func hostProcessPod(name string, node facts.Node, user string, args ...string) *
 	p.Spec.HostNetwork = true
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	p.Spec.SecurityContext = &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
-		HostProcess: ptr(true), RunAsUserName: ptr(user)}}
+		HostProcess: ptr.To(true), RunAsUserName: ptr.To(user)}}
 	c := &p.Spec.Containers[0]
 	c.Command, c.Ports, c.ReadinessProbe, c.Env = append([]string{sandboxProbe}, args...), nil, nil, nil
 	return p
@@ -146,9 +148,9 @@ var _ = ginkgo.Describe("HostProcess containers", labels.Suite("hostprocess"), f
 
 		ginkgo.By("HostProcess pods whose init container, then container, runs as a user that does not exist")
 		badInit := withInit(hostProcessPod("bad-init", node, system, "version"), "version")
-		badInit.Spec.InitContainers[0].SecurityContext = &corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: ptr("bad-user-name")}}
+		badInit.Spec.InitContainers[0].SecurityContext = &corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: ptr.To("bad-user-name")}}
 		badMain := hostProcessPod("bad-container", node, system, "version")
-		badMain.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: ptr("bad-user-name")}}
+		badMain.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: ptr.To("bad-user-name")}}
 		for _, p := range []*corev1.Pod{badInit, badMain} {
 			got := finish(ctx, f, p)
 			gomega.Expect(got.Status.Phase).To(gomega.Equal(corev1.PodFailed), "pod %s, run as a user that does not exist: %s", p.Name, e2e.PodState(got))
@@ -166,5 +168,3 @@ var _ = ginkgo.Describe("HostProcess containers", labels.Suite("hostprocess"), f
 		framework.Logf("node %s HostProcess counters before %+v, after %+v", node.Name, before, after)
 	})
 })
-
-func ptr[T any](v T) *T { return &v }

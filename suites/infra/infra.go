@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -307,7 +309,7 @@ func proxyMode(ctx context.Context, f *framework.Framework, node facts.Node, os 
 	c.Command, c.Ports, c.ReadinessProbe = ospod.ProbeCommand(os, "connect", "--timeout=5s", "--attempts=3", url), nil, nil
 	if os == windowsOS {
 		p.Spec.SecurityContext = &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
-			HostProcess: ptr(true), RunAsUserName: ptr(`NT AUTHORITY\SYSTEM`)}}
+			HostProcess: ptr.To(true), RunAsUserName: ptr.To(`NT AUTHORITY\SYSTEM`)}}
 		// A HostProcess container sees the host's files; its image's are
 		// under %CONTAINER_SANDBOX_MOUNT_POINT%.
 		c.Command = append([]string{`%CONTAINER_SANDBOX_MOUNT_POINT%\probe\probe.exe`}, c.Command[1:]...)
@@ -323,8 +325,6 @@ func proxyMode(ctx context.Context, f *framework.Framework, node facts.Node, os 
 	gomega.Expect(rs[0].OK).To(gomega.BeTrue(), "kube-proxy on %s did not answer: %s", node.Name, rs[0].Describe())
 	return strings.TrimSpace(rs[0].Detail.Body)
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // nodeServices are the node's processes in the documented start order:
 // container runtime, kubelet, kube-proxy, CNI agent.

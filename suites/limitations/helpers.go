@@ -57,5 +57,3 @@ func podsState(ctx context.Context, f *framework.Framework, selector string) str
 	}
 	return strings.Join(out, "; ")
 }
-
-func ptr[T any](v T) *T { return &v }

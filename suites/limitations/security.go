@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -48,16 +50,16 @@ func containerSC(p *corev1.Pod) *corev1.SecurityContext {
 
 var securitySettings = map[string]securitySetting{
 	"pod runAsUser": {"spec.securityContext.runAsUser",
-		func(p *corev1.Pod) { podSC(p).RunAsUser = ptr(int64(1000)) },
+		func(p *corev1.Pod) { podSC(p).RunAsUser = ptr.To(int64(1000)) },
 		func(p *corev1.Pod) bool { return podSC(p).RunAsUser != nil }},
 	"pod runAsGroup": {"spec.securityContext.runAsGroup",
-		func(p *corev1.Pod) { podSC(p).RunAsGroup = ptr(int64(1000)) },
+		func(p *corev1.Pod) { podSC(p).RunAsGroup = ptr.To(int64(1000)) },
 		func(p *corev1.Pod) bool { return podSC(p).RunAsGroup != nil }},
 	"pod supplementalGroups": {"spec.securityContext.supplementalGroups",
 		func(p *corev1.Pod) { podSC(p).SupplementalGroups = []int64{1000} },
 		func(p *corev1.Pod) bool { return len(podSC(p).SupplementalGroups) > 0 }},
 	"pod fsGroup": {"spec.securityContext.fsGroup",
-		func(p *corev1.Pod) { podSC(p).FSGroup = ptr(int64(1000)) },
+		func(p *corev1.Pod) { podSC(p).FSGroup = ptr.To(int64(1000)) },
 		func(p *corev1.Pod) bool { return podSC(p).FSGroup != nil }},
 	"pod sysctls": {"spec.securityContext.sysctls",
 		func(p *corev1.Pod) { podSC(p).Sysctls = []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "0"}} },
@@ -76,7 +78,7 @@ var securitySettings = map[string]securitySetting{
 		},
 		func(p *corev1.Pod) bool { return podSC(p).AppArmorProfile != nil }},
 	"container runAsUser": {"spec.containers[0].securityContext.runAsUser",
-		func(p *corev1.Pod) { containerSC(p).RunAsUser = ptr(int64(1000)) },
+		func(p *corev1.Pod) { containerSC(p).RunAsUser = ptr.To(int64(1000)) },
 		func(p *corev1.Pod) bool { return containerSC(p).RunAsUser != nil }},
 	"container capabilities": {"spec.containers[0].securityContext.capabilities",
 		func(p *corev1.Pod) {
@@ -84,13 +86,13 @@ var securitySettings = map[string]securitySetting{
 		},
 		func(p *corev1.Pod) bool { return containerSC(p).Capabilities != nil }},
 	"container readOnlyRootFilesystem": {"spec.containers[0].securityContext.readOnlyRootFilesystem",
-		func(p *corev1.Pod) { containerSC(p).ReadOnlyRootFilesystem = ptr(true) },
+		func(p *corev1.Pod) { containerSC(p).ReadOnlyRootFilesystem = ptr.To(true) },
 		func(p *corev1.Pod) bool { return containerSC(p).ReadOnlyRootFilesystem != nil }},
 	"container procMount": {"spec.containers[0].securityContext.procMount",
-		func(p *corev1.Pod) { containerSC(p).ProcMount = ptr(corev1.DefaultProcMount) },
+		func(p *corev1.Pod) { containerSC(p).ProcMount = ptr.To(corev1.DefaultProcMount) },
 		func(p *corev1.Pod) bool { return containerSC(p).ProcMount != nil }},
 	"container allowPrivilegeEscalation": {"spec.containers[0].securityContext.allowPrivilegeEscalation",
-		func(p *corev1.Pod) { containerSC(p).AllowPrivilegeEscalation = ptr(false) },
+		func(p *corev1.Pod) { containerSC(p).AllowPrivilegeEscalation = ptr.To(false) },
 		func(p *corev1.Pod) bool { return containerSC(p).AllowPrivilegeEscalation != nil }},
 	"container seLinuxOptions": {"spec.containers[0].securityContext.seLinuxOptions",
 		func(p *corev1.Pod) { containerSC(p).SELinuxOptions = &corev1.SELinuxOptions{Level: "s0:c123,c456"} },
@@ -108,7 +110,7 @@ func hostProcessPod(name string, args ...string) *corev1.Pod {
 	p := osPod(name, windows)
 	p.Spec.HostNetwork = true
 	p.Spec.SecurityContext = &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
-		HostProcess: ptr(true), RunAsUserName: ptr(`NT AUTHORITY\SYSTEM`),
+		HostProcess: ptr.To(true), RunAsUserName: ptr.To(`NT AUTHORITY\SYSTEM`),
 	}}
 	c := &p.Spec.Containers[0]
 	// HostProcess containers see the host's file system; the image's files
@@ -128,7 +130,7 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 	ginkgo.It("refuses privileged containers in Windows pods, naming the field", labels.For("LIM-01", corev1.Windows), func(ctx context.Context) {
 		e2e.API("dry-run creates of a Windows pod and its Linux twin")
 		p := osPod("privileged", windows)
-		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
+		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 		_, err := dryRun(ctx, f, p)
 		observed, evidence := ledger.Works, "a Windows pod with securityContext.privileged: true was accepted"
 		if err != nil {
@@ -138,7 +140,7 @@ var _ = ginkgo.Describe("Windows pod security", labels.Suite("limitations"), fun
 		}
 		ginkgo.By("the same container in a Linux pod is accepted (dry run)")
 		lp := osPod("privileged", linux)
-		lp.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
+		lp.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 		_, lerr := dryRun(ctx, f, lp)
 		framework.ExpectNoError(lerr, "the Linux twin of the privileged pod")
 		evidence += "; the same container in a Linux pod is accepted"

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -125,7 +127,7 @@ var _ = ginkgo.Describe("Windows pods the upstream specs check", labels.Suite("l
 		p.Spec.OS = nil
 		p.Spec.SecurityContext = &corev1.PodSecurityContext{
 			SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c24,c9"},
-			RunAsUser:      ptr(int64(999)), RunAsGroup: ptr(int64(999)),
+			RunAsUser:      ptr.To(int64(999)), RunAsGroup: ptr.To(int64(999)),
 		}
 		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c24,c9"}}
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
@@ -135,8 +137,8 @@ var _ = ginkgo.Describe("Windows pods the upstream specs check", labels.Suite("l
 		q := osPod("nonroot-admin", windows)
 		ospod.OnNode(node)(q)
 		q.Spec.SecurityContext = &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr(true),
-			WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: ptr("ContainerAdministrator")},
+			RunAsNonRoot:   ptr.To(true),
+			WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: ptr.To("ContainerAdministrator")},
 		}
 		_, err = cs.CoreV1().Pods(ns).Create(ctx, q, metav1.CreateOptions{})
 		framework.ExpectNoError(err, "the API server refused a Windows pod with runAsNonRoot and ContainerAdministrator")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -88,7 +90,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 		ss := &appsv1.StatefulSet{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec: appsv1.StatefulSetSpec{
-				ServiceName: "web", Replicas: ptr(int32(2)),
+				ServiceName: "web", Replicas: ptr.To(int32(2)),
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 				Template: tpl,
 			},
@@ -161,7 +163,7 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 			d := &appsv1.Deployment{
 				ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: appsv1.DeploymentSpec{
-					Replicas: ptr(int32(1)),
+					Replicas: ptr.To(int32(1)),
 					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 					Template: podTemplate(name, os, win.Tolerate(), withRequest),
 				},
@@ -172,9 +174,9 @@ var _ = ginkgo.Describe("Windows workloads the 1.9 guide doubted", labels.Suite(
 				ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 					ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-					MinReplicas:    ptr(int32(1)), MaxReplicas: 3,
+					MinReplicas:    ptr.To(int32(1)), MaxReplicas: 3,
 					Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-						Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr(int32(50))},
+						Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(50))},
 					}}},
 				},
 			}

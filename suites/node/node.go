@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -117,7 +119,7 @@ func hostProcess(name string, node facts.Node, command ...string) *corev1.Pod {
 			HostNetwork:   true,
 			RestartPolicy: corev1.RestartPolicyNever,
 			SecurityContext: &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
-				HostProcess: ptr(true), RunAsUserName: ptr(`NT AUTHORITY\SYSTEM`)}},
+				HostProcess: ptr.To(true), RunAsUserName: ptr.To(`NT AUTHORITY\SYSTEM`)}},
 			Containers: []corev1.Container{{Name: "host", Image: probeImage(), Command: command}},
 		},
 	}
@@ -138,8 +140,6 @@ func finish(ctx context.Context, f *framework.Framework, p *corev1.Pod) *corev1.
 	framework.ExpectNoError(err, "HostProcess pod %s did not finish", p.Name)
 	return got
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // probeImage is the probe's image, whose Windows variant each node pulls.
 func probeImage() string { return images.Ref("probe") }

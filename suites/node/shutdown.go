@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,7 +62,7 @@ func (s shutdownPod) pod(node facts.Node) *corev1.Pod {
 	p := ospod.Probe(s.name, windows, ospod.OnNode(node))
 	c := &p.Spec.Containers[0]
 	c.Command, c.Ports, c.ReadinessProbe = ospod.ProbeCommand(windows, "hold"), nil, nil
-	p.Spec.TerminationGracePeriodSeconds = ptr(s.grace)
+	p.Spec.TerminationGracePeriodSeconds = ptr.To(s.grace)
 	if s.critical {
 		p.Spec.PriorityClassName = criticalPriority
 	}

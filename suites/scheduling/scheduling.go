@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -122,7 +124,7 @@ var _ = ginkgo.Describe("scheduling Windows and Linux pods", labels.Suite("sched
 			Spec: corev1.PodSpec{
 				Containers:                    []corev1.Container{{Name: "web", Image: images.Ref(images.Nanoserver), Command: []string{"cmd", "/c", "ping -t localhost"}}},
 				Tolerations:                   win.Tolerations(),
-				TerminationGracePeriodSeconds: ptr(int64(1)),
+				TerminationGracePeriodSeconds: ptr.To(int64(1)),
 			},
 		}
 		if !tainted(win.Nodes) {
@@ -497,5 +499,3 @@ func cpuUnderBurn(ctx context.Context, f *framework.Framework, pod *corev1.Pod, 
 func throttled(ctx context.Context, f *framework.Framework, pod *corev1.Pod) int {
 	return cgroupCount(ctx, f, pod, "nr_throttled", "/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/cpu/cpu.stat", "/sys/fs/cgroup/cpu,cpuacct/cpu.stat")
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,7 +53,7 @@ var _ = ginkgo.Describe("admission of Windows pods", labels.Suite("scheduling"),
 		d := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "windows-web"},
 			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr(int32(1)),
+				Replicas: ptr.To(int32(1)),
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "windows-web"}},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels}, Spec: tmpl.Spec},
 			},

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -82,7 +84,7 @@ var _ = ginkgo.Describe("volumes (upstream Windows specs)", labels.Suite("storag
 			source corev1.VolumeSource
 		}{
 			{"emptydir", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			{"hostpath", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: host.path, Type: ptr(corev1.HostPathDirectory)}}},
+			{"hostpath", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: host.path, Type: ptr.To(corev1.HostPathDirectory)}}},
 		}
 		for _, s := range sources {
 			ginkgo.By(fmt.Sprintf("a %s volume at %s, read-write in container rw and read-only in container ro", s.name, mount))
@@ -131,7 +133,7 @@ var _ = ginkgo.Describe("volumes (upstream Windows specs)", labels.Suite("storag
 
 		p := ospod.Probe("subpaths", os, ospod.OnNode(node))
 		p.Spec.RestartPolicy = corev1.RestartPolicyNever
-		dirOrCreate := ptr(corev1.HostPathDirectoryOrCreate)
+		dirOrCreate := ptr.To(corev1.HostPathDirectoryOrCreate)
 		hostPath := func(name string) corev1.VolumeSource {
 			return corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: fixtures.Join(host.path, name), Type: dirOrCreate}}
 		}
@@ -217,7 +219,7 @@ var _ = ginkgo.Describe("volumes (upstream Windows specs)", labels.Suite("storag
 		}
 		ginkgo.By(fmt.Sprintf("deleting pod %s (grace period %ds) and waiting up to %s for it to be gone", pod.Name, subPathGracePeriod, subPathTeardown))
 		start := time.Now()
-		framework.ExpectNoError(e2e.DeletePod(ctx, cs, pod, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(subPathGracePeriod))}, subPathTeardown),
+		framework.ExpectNoError(e2e.DeletePod(ctx, cs, pod, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(subPathGracePeriod))}, subPathTeardown),
 			"pod %s with %d subPath and %d other mounts was not deleted within %s (stuck Terminating: its volumes were not torn down)%s", pod.Name, subPaths, len(p.Spec.Containers[0].VolumeMounts)-subPaths, subPathTeardown, known)
 		framework.Logf("pod %s with %d mounts (%d of them subPaths) on %s node %s was deleted in %s",
 			pod.Name, len(p.Spec.Containers[0].VolumeMounts), subPaths, os, node.Name, time.Since(start).Round(100*time.Millisecond))
@@ -225,5 +227,3 @@ var _ = ginkgo.Describe("volumes (upstream Windows specs)", labels.Suite("storag
 		e2e.OSEntries("VOL-09"),
 	)
 })
-
-func ptr[T any](v T) *T { return &v }
