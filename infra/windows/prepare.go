@@ -44,11 +44,19 @@ var LinuxOnlyDaemonSets = []string{"kube-system/kube-proxy", FlannelNamespace + 
 //go:embed manifests/windows-node-services.yaml.tmpl
 var manifestTemplate string
 
-//go:embed manifests/kube-proxy-windows.ps1
-var kubeProxyScript string
+// The HostProcess start scripts, each after their shared helpers
+// (hostprocess.ps1), as their ConfigMaps' run.ps1 holds them.
+var (
+	//go:embed manifests/hostprocess.ps1
+	hostProcessHelpers string
+	//go:embed manifests/kube-proxy-windows.ps1
+	kubeProxyOwn string
+	//go:embed manifests/flannel-windows.ps1
+	flannelOwn string
 
-//go:embed manifests/flannel-windows.ps1
-var flannelScript string
+	kubeProxyScript = hostProcessHelpers + "\n" + kubeProxyOwn
+	flannelScript   = hostProcessHelpers + "\n" + flannelOwn
+)
 
 var manifest = template.Must(template.New("windows").Funcs(template.FuncMap{
 	"indent": func(n int, s string) string {

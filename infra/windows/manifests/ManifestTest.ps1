@@ -292,7 +292,9 @@ function Get-HostLocalReservations {
 # and its exit code.
 function Invoke-StartScript {
     param($FakeHost, [string] $Script, [hashtable] $Environment)
-    $text = ConvertTo-HostPath $FakeHost ([IO.File]::ReadAllText((Join-Path $PSScriptRoot $Script)))
+    # run.ps1 is hostprocess.ps1 then the script, as prepare.go renders it.
+    $run = [IO.File]::ReadAllText((Join-Path $PSScriptRoot 'hostprocess.ps1')) + "`n" + [IO.File]::ReadAllText((Join-Path $PSScriptRoot $Script))
+    $text = ConvertTo-HostPath $FakeHost $run
     $file = Join-Path $FakeHost.Base $Script
     [IO.File]::WriteAllText($file, $text, (New-Object Text.UTF8Encoding($true)))
     $saved = @{}

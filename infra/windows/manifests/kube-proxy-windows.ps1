@@ -1,27 +1,8 @@
 # Starts kube-proxy on a Windows node, in kernel-space mode, from the
 # kube-proxy-windows HostProcess DaemonSet (winconform). kube-proxy.exe is
 # the one the join installed in C:\k, of the cluster's version.
-Set-StrictMode -Version Latest
-$ErrorActionPreference = 'Stop'
-
-# The volumes of this pod (its ConfigMap, its ServiceAccount token) are
-# read-only, and where the container sees them depends on containerd:
-# 1.6 links each one under the container's own root,
-# $env:CONTAINER_SANDBOX_MOUNT_POINT (C:\C\<container>\), and nowhere
-# else; 1.7 and 2.x bind each one at its mountPath on C:, seen by this
-# container only (read-only for ConfigMaps, Secrets and tokens), and link it
-# under the root (now C:\hpc\) as well, when they can. Get-MountDir looks
-# under the root first (on 1.6, C:\<mountPath> is only the host's own
-# directory), then at C:\<mountPath>.
-function Get-MountDir {
-    param([string] $MountPath, [string] $File)
-    $relative = $MountPath.TrimStart('\', '/').Replace('/', '\')
-    $candidates = @((Join-Path $env:CONTAINER_SANDBOX_MOUNT_POINT $relative), (Join-Path 'C:\' $relative))
-    foreach ($candidate in $candidates) {
-        if (Test-Path -LiteralPath (Join-Path $candidate $File)) { return $candidate }
-    }
-    throw "the volume mounted at $MountPath has no $File in $($candidates -join ' or ')"
-}
+# Set-StrictMode, $ErrorActionPreference and Get-MountDir: hostprocess.ps1,
+# which comes before this script in run.ps1.
 
 # Test-InSubnet says whether an IPv4 address lies in a CIDR.
 function Test-InSubnet {
