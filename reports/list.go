@@ -35,6 +35,9 @@ func ReadReport(path string) (types.Report, error) {
 type Listed struct {
 	Name   string
 	Labels []string
+	// Selected says that the run's selection takes it: a dry run reports
+	// the specs its filters leave out as skipped.
+	Selected bool
 }
 
 // Specs lists the report's specs (It nodes) with their labels, by name.
@@ -46,7 +49,7 @@ func Specs(r types.Report) []Listed {
 		}
 		l := append([]string(nil), sr.Labels()...)
 		sort.Strings(l)
-		out = append(out, Listed{Name: sr.FullText(), Labels: l})
+		out = append(out, Listed{Name: sr.FullText(), Labels: l, Selected: sr.State != types.SpecStateSkipped})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -80,13 +83,18 @@ func Uncovered(specs []Listed) []string {
 	return out
 }
 
-// WriteList prints every spec with its labels, then which claims have no spec.
+// WriteList prints the selected specs with their labels, then how many
+// were selected and which claims no spec covers.
 func WriteList(w io.Writer, specs []Listed) {
+	selected := 0
 	for _, s := range specs {
-		fmt.Fprintf(w, "%s\n    [%s]\n", s.Name, strings.Join(s.Labels, ", "))
+		if s.Selected {
+			selected++
+			fmt.Fprintf(w, "%s\n    [%s]\n", s.Name, strings.Join(s.Labels, ", "))
+		}
 	}
 	unc := Uncovered(specs)
-	fmt.Fprintf(w, "\n%d specs; %d of %d claims covered", len(specs), len(claims.All())-len(unc), len(claims.All()))
+	fmt.Fprintf(w, "\n%d of %d specs selected; %d of %d claims covered", selected, len(specs), len(claims.All())-len(unc), len(claims.All()))
 	if len(unc) > 0 {
 		fmt.Fprintf(w, "; not yet covered: %s", strings.Join(unc, " "))
 	}

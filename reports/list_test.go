@@ -65,7 +65,7 @@ func listReport() types.Report {
 		return types.SpecReport{
 			ContainerHierarchyTexts: containers, ContainerHierarchyLabels: cl,
 			LeafNodeType: types.NodeTypeIt, LeafNodeText: text, LeafNodeLabels: leaf,
-			State: types.SpecStateSkipped, // a dry run or a filtered run: the labels are what matter
+			State: types.SpecStatePassed, // selected by a dry run (it reports the specs its filters leave out as skipped)
 		}
 	}
 	return types.Report{SpecReports: types.SpecReports{
@@ -80,13 +80,13 @@ func listReport() types.Report {
 func TestSpecs(t *testing.T) {
 	got := Specs(listReport())
 	want := []Listed{
-		{Name: "[limitations] control plane is linux", Labels: []string{"claim:LIM-07", "os:linux", "suite:limitations"}},
-		{Name: "[limitations] no labels", Labels: nil},
-		{Name: "[networking] bad labels", Labels: []string{"claim:NET-99", "os:macos", "suite:networking"}},
-		{Name: "[networking] windows to linux", Labels: []string{"claim:NET-01", "claim:NET-03", "needs:windows-node", "os:windows", "suite:networking"}},
+		{Name: "[limitations] control plane is linux", Labels: []string{"claim:LIM-07", "os:linux", "suite:limitations"}, Selected: true},
+		{Name: "[limitations] no labels", Labels: nil, Selected: true},
+		{Name: "[networking] bad labels", Labels: []string{"claim:NET-99", "os:macos", "suite:networking"}, Selected: true},
+		{Name: "[networking] windows to linux", Labels: []string{"claim:NET-01", "claim:NET-03", "needs:windows-node", "os:windows", "suite:networking"}, Selected: true},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Specs() =\n %q\nwant\n %q", got, want)
+		t.Errorf("Specs() =\n %+v\nwant\n %+v", got, want)
 	}
 }
 
@@ -158,7 +158,7 @@ func TestWriteList(t *testing.T) {
 		t.Errorf("WriteList spec lines:\n%s", out)
 	}
 	unc := Uncovered(Specs(listReport()))
-	wantTail := fmt.Sprintf("\n4 specs; 3 of %d claims covered; not yet covered: ", len(claims.All())) + strings.Join(unc, " ") + "\n"
+	wantTail := fmt.Sprintf("\n4 of 4 specs selected; 3 of %d claims covered; not yet covered: ", len(claims.All())) + strings.Join(unc, " ") + "\n"
 	if !strings.HasSuffix(out, wantTail) {
 		t.Errorf("WriteList tail:\n%s\nwant suffix\n%s", out, wantTail)
 	}
@@ -170,16 +170,35 @@ func TestWriteList(t *testing.T) {
 func TestWriteListAllCovered(t *testing.T) {
 	var specs []Listed
 	for _, c := range claims.All() {
-		specs = append(specs, Listed{Name: "covers " + c.ID, Labels: []string{"claim:" + c.ID}})
+		specs = append(specs, Listed{Name: "covers " + c.ID, Labels: []string{"claim:" + c.ID}, Selected: true})
 	}
 	var b bytes.Buffer
 	WriteList(&b, specs)
 	out := b.String()
 	n := len(claims.All())
-	if !strings.HasSuffix(out, fmt.Sprintf("\n%d specs; %d of %d claims covered\n", n, n, n)) {
+	if !strings.HasSuffix(out, fmt.Sprintf("\n%d of %d specs selected; %d of %d claims covered\n", n, n, n, n)) {
 		t.Errorf("WriteList with every claim covered ends %q", out[max(0, len(out)-80):])
 	}
 	if strings.Contains(out, "not yet covered") {
 		t.Error("WriteList mentions uncovered claims when there are none")
+	}
+}
+
+// A dry run reports the specs its selection leaves out as skipped: the list
+// shows the selection alone, and says how many of all it is.
+func TestWriteListPrintsTheSelection(t *testing.T) {
+	r := listReport()
+	r.SpecReports[1].State = types.SpecStatePassed
+	for _, i := range []int{2, 3, 4} {
+		r.SpecReports[i].State = types.SpecStateSkipped
+	}
+	var b strings.Builder
+	WriteList(&b, Specs(r))
+	out := b.String()
+	if !strings.Contains(out, "[networking] windows to linux") || strings.Contains(out, "control plane is linux") || strings.Contains(out, "no labels") {
+		t.Errorf("the list is not the selection:\n%s", out)
+	}
+	if !strings.Contains(out, "1 of 4 specs selected") {
+		t.Errorf("the list does not count the selection:\n%s", out)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -596,20 +595,12 @@ func listCmd() *cobra.Command {
 		Short: "List every spec with its labels (a dry run: no cluster needed), and the claims no spec covers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tmp, err := os.MkdirTemp("", "winconform-list-")
-			if err != nil {
-				return err
+			if err := rf.checkFilters(); err != nil {
+				return usage(err)
 			}
-			defer os.RemoveAll(tmp)
-			report := filepath.Join(tmp, "dry-run.json")
-			args := append([]string{"--ginkgo.dry-run", "--ginkgo.json-report=" + report, "--ginkgo.no-color", "--ginkgo.silence-skips"}, rf.selection()...)
-			out, err := exec.CommandContext(cmd.Context(), rf.binary, args...).CombinedOutput()
+			r, err := selected(cmd.Context(), rf.binary, rf.selection())
 			if err != nil {
-				return fmt.Errorf("dry run of %s: %v: %s", rf.binary, err, out)
-			}
-			r, err := reports.ReadReport(report)
-			if err != nil {
-				return err
+				return usage(err)
 			}
 			specs := reports.Specs(r)
 			reports.WriteList(cmd.OutOrStdout(), specs)

@@ -264,3 +264,30 @@ func TestExitStatus(t *testing.T) {
 		t.Errorf("a failure: %d %q", code, errb.String())
 	}
 }
+
+// list prints the selection (--suite, --claim, --labels), as e2e runs it,
+// and refuses one of no spec as e2e does: exit 2, with the label no spec
+// has and the nearest that one has; no raw Ginkgo output (issue 31: list
+// printed every spec and exited 0, even for os:linx).
+func TestListPrintsTheSelection(t *testing.T) {
+	bin, calls := fakeSuiteBinary(t, 1)
+	code, out, errOut := runCLI(t, "list", "--suite-binary", bin, "--labels", "os:windows")
+	if code != 0 || !strings.Contains(out, "a Windows pod reaches pods") || strings.Contains(out, "pods reach pods\n") {
+		t.Errorf("list --labels os:windows: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "1 of 2 specs selected") {
+		t.Errorf("list does not count its selection:\n%s", out)
+	}
+	if got := calls(); !slices.Contains(got, "--ginkgo.label-filter=os:windows") {
+		t.Errorf("the dry run got %q", got)
+	}
+
+	bin, _ = fakeSuiteBinary(t, 0)
+	code, out, errOut = runCLI(t, "list", "--suite-binary", bin, "--labels", "os:linx")
+	if code != 2 || !strings.Contains(errOut, "no spec has the label os:linx (did you mean os:linux?)") || strings.Contains(out, "pods reach pods") {
+		t.Errorf("list --labels os:linx: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if strings.Contains(errOut, "\x1b[") {
+		t.Errorf("colour codes reach the user: %q", errOut)
+	}
+}

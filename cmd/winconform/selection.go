@@ -95,24 +95,27 @@ func hasFlag(args []string, names ...string) bool {
 }
 
 // checkSelection dry-runs the suite binary with args (the selection and
-// any suite flags) and returns how many specs would run. The suite's own
+// any suite flags) and returns how many specs would run (see selected).
+func checkSelection(ctx context.Context, binary string, args []string) (int, error) {
+	r, err := selected(ctx, binary, args)
+	return r.PreRunStats.SpecsThatWillRun, err
+}
+
+// selected dry-runs the suite binary with args and returns its report,
+// in which the specs the selection leaves out are skipped. The suite's own
 // refusal (an unknown SUITE or claim, a bad filter, an unknown flag)
 // becomes the error; so does a selection that matches no spec, with the
 // labels of the filter that no spec has.
-func checkSelection(ctx context.Context, binary string, args []string) (int, error) {
+func selected(ctx context.Context, binary string, args []string) (types.Report, error) {
 	r, err := dryRun(ctx, binary, args)
-	if err != nil {
-		return 0, err
-	}
-	n := r.PreRunStats.SpecsThatWillRun
-	if n > 0 {
-		return n, nil
+	if err != nil || r.PreRunStats.SpecsThatWillRun > 0 {
+		return r, err
 	}
 	msg := fmt.Sprintf("the selection %s matches none of the %d specs", strings.Join(args, " "), r.PreRunStats.TotalSpecs)
 	if hint := labelHint(args, reports.Specs(r)); hint != "" {
 		msg += ": " + hint
 	}
-	return 0, errors.New(msg + " (`make list` lists every spec with its labels)")
+	return r, errors.New(msg + " (`make list` lists every spec with its labels)")
 }
 
 // labelRe finds the labels a Ginkgo label filter names: its words, outside

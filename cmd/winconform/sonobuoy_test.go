@@ -37,6 +37,7 @@ func fakeSuite(record string, args []string) int {
 	data, _ := json.Marshal(args)
 	os.WriteFile(record, data, 0o644)
 	report := ""
+	filter := func([]string) bool { return true }
 	for _, a := range args {
 		switch {
 		case a == "--suite=nope":
@@ -48,6 +49,8 @@ func fakeSuite(record string, args []string) int {
 			return 2
 		case strings.HasPrefix(a, "--ginkgo.json-report="):
 			report = strings.TrimPrefix(a, "--ginkgo.json-report=")
+		case strings.HasPrefix(a, "--ginkgo.label-filter="):
+			filter, _ = types.ParseLabelFilter(strings.TrimPrefix(a, "--ginkgo.label-filter="))
 		}
 	}
 	n := 0
@@ -57,6 +60,13 @@ func fakeSuite(record string, args []string) int {
 	specs := []types.SpecReport{
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "pods reach pods", ContainerHierarchyLabels: [][]string{{"suite:networking"}}, LeafNodeLabels: []string{"os:linux", "claim:NET-01"}},
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "a Windows pod reaches pods", ContainerHierarchyLabels: [][]string{{"suite:networking"}}, LeafNodeLabels: []string{"os:windows", "claim:NET-02"}},
+	}
+	// The specs the label filter leaves out are skipped, the others passed.
+	for i := range specs {
+		specs[i].State = types.SpecStateSkipped
+		if filter(specs[i].Labels()) {
+			specs[i].State = types.SpecStatePassed
+		}
 	}
 	out, _ := json.Marshal([]types.Report{{SuiteDescription: "winconform", PreRunStats: types.PreRunStats{TotalSpecs: 121, SpecsThatWillRun: n}, SpecReports: specs}})
 	if err := os.WriteFile(report, out, 0o644); err != nil {
