@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -73,11 +74,23 @@ func exitStatus(ctx context.Context, name string, err error, stderr io.Writer) i
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	var exit exitCode
-	if errors.As(err, &exit) {
+	switch {
+	case errors.As(err, &exit):
 		return int(exit)
+	case !errors.As(err, new(ranError)):
+		// Cobra refused the command line before the command ran (a
+		// required flag missing, an unknown command).
+		return exitUsage
 	}
 	return exitFailed
 }
+
+// ranError is an error of a command that ran: a failure (exit 1) unless it
+// says otherwise (usage, exitCode). Any other error is cobra's refusal of
+// the command line, a usage error.
+type ranError struct{ error }
+
+func (e ranError) Unwrap() error { return e.error }
 
 func rootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -106,17 +119,47 @@ func rootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usage(fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath()))
 	})
-	var argsAreUsage func(*cobra.Command)
-	argsAreUsage = func(c *cobra.Command) {
+	var oneRule func(*cobra.Command)
+	oneRule = func(c *cobra.Command) {
+		if c != root && c.HasSubCommands() && !c.Runnable() {
+			c.Args, c.RunE = cobra.ArbitraryArgs, groupNeedsACommand
+		}
 		if check := c.Args; check != nil && c != root {
 			c.Args = func(cmd *cobra.Command, args []string) error { return usage(check(cmd, args)) }
 		}
+		if runE := c.RunE; runE != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if err := runE(cmd, args); err != nil {
+					return ranError{err}
+				}
+				return nil
+			}
+		}
 		for _, sub := range c.Commands() {
-			argsAreUsage(sub)
+			oneRule(sub)
 		}
 	}
-	argsAreUsage(root)
+	// One rule for exit statuses: input refused (a bad flag or argument, a
+	// required flag missing, an unknown command, a group command without
+	// one) exits 2, a run that failed 1.
+	oneRule(root)
 	return root
+}
+
+// groupNeedsACommand is the run of a command that only groups others (vms,
+// images, bench...): without one of them, or with an unknown one, it is a
+// usage error naming them.
+func groupNeedsACommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	if len(args) > 0 {
+		return usage(fmt.Errorf("unknown command %q for %s (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", ")))
+	}
+	return usage(fmt.Errorf("%s needs a command: %s (see %s --help)", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath()))
 }
 
 // exitCode is an error that only carries a process exit status (the failure

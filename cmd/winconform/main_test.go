@@ -260,8 +260,33 @@ func TestExitStatus(t *testing.T) {
 	if code := exitStatus(context.Background(), "winconform e2e", exitCode(1), &errb); code != 1 || errb.Len() != 0 {
 		t.Errorf("a failed run: %d %q", code, errb.String())
 	}
-	if code := exitStatus(context.Background(), "winconform up", errors.New("docker CLI not found"), &errb); code != exitFailed || errb.String() != "winconform up: docker CLI not found\n" {
+	if code := exitStatus(context.Background(), "winconform up", ranError{errors.New("docker CLI not found")}, &errb); code != exitFailed || errb.String() != "winconform up: docker CLI not found\n" {
 		t.Errorf("a failure: %d %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := exitStatus(context.Background(), "winconform vms up", errors.New(`required flag(s) "vms" not set`), &errb); code != exitUsage {
+		t.Errorf("cobra's refusal: %d %q", code, errb.String())
+	}
+}
+
+// One rule for exit statuses (issue 31 item 7): refused input exits 2
+// wherever it is, a failed run 1. Before, a missing required flag and a
+// group command's unknown command (printing help) exited 1 and 0.
+func TestCommandLineRefusalsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"vms", "up"}, {"vms", "down"}, {"vms", "sweep"}, {"vms", "bogus"}, {"images", "bogus"},
+		{"bench", "bogus"}, {"sonobuoy", "bogus"}, {"underlay"}, {"vms"},
+	} {
+		code, out, stderr := runCLI(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, "winconform") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
+	}
+	if _, _, stderr := runCLI(t, "vms", "bogus"); !strings.Contains(stderr, `unknown command "bogus" for winconform vms (its commands: `) {
+		t.Errorf("vms bogus: %q", stderr)
+	}
+	if code, _, _ := runCLI(t, "--help"); code != 0 {
+		t.Errorf("--help: exit %d", code)
 	}
 }
 

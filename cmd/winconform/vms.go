@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -53,11 +52,11 @@ func joinNames() string {
 // machine is made.
 func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) {
 	if path == "" {
-		return nil, nil, errors.New("--vms: give the VM file (see docs/vms.md)")
+		return nil, nil, usage(errors.New("--vms: give the VM file (see docs/vms.md)"))
 	}
 	f, err := vms.LoadFromOS(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, usage(err)
 	}
 	octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -66,13 +65,6 @@ func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) 
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, p, nil
-}
-
-// newVMRunID is a run ID: the time, and a random part, 20 characters.
-func newVMRunID(now time.Time) string {
-	b := make([]byte, 2)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s-%x", now.UTC().Format("20060102-150405"), b)
 }
 
 func vmsUpCmd() *cobra.Command {
@@ -96,10 +88,10 @@ ones), and a machine left behind fails the run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.RunID == "" {
-				o.RunID = newVMRunID(time.Now())
+				o.RunID = runid.New()
 			}
 			if err := runid.Check(o.RunID); err != nil {
-				return fmt.Errorf("--run-id: %w", err)
+				return usage(fmt.Errorf("--run-id: %w", err))
 			}
 			f, p, err := openVMs(cmd.Context(), file)
 			if err != nil {
@@ -150,7 +142,7 @@ error.`,
 			var statePath string
 			switch {
 			case state != "" && runID != "":
-				return errors.New("give --state or --run-id, not both")
+				return usage(errors.New("give --state or --run-id, not both"))
 			case state != "":
 				var err error
 				if st, statePath, err = lifecycle.LoadState(state); err != nil {
@@ -161,10 +153,10 @@ error.`,
 					file = st.VMFile
 				}
 			case runID == "":
-				return errors.New("down needs --state FILE (a run's state.json) or --run-id ID")
+				return usage(errors.New("down needs --state FILE (a run's state.json) or --run-id ID"))
 			}
 			if err := runid.Check(runID); err != nil {
-				return fmt.Errorf("--run-id: %w", err)
+				return usage(fmt.Errorf("--run-id: %w", err))
 			}
 			if st == nil {
 				// The run's own state file, where up keeps it: its IDs
@@ -208,7 +200,7 @@ also sweeps the cluster, leaving the machines of runs whose heartbeat is alive.`
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("older-than") {
-				return errors.New("sweep needs --older-than DURATION (such as 24h): machines younger than that may belong to a run still going")
+				return usage(errors.New("sweep needs --older-than DURATION (such as 24h): machines younger than that may belong to a run still going"))
 			}
 			return sweepVMs(cmd.Context(), file, olderThan, lifecycle.DownOptions{DryRun: dryRun, Log: cmd.ErrOrStderr()}, cmd.ErrOrStderr())
 		},
