@@ -64,8 +64,10 @@ type runFlags struct {
 	quiet, noColor bool
 	// timeout is the suite's time limit (0: suiteTimeout decides).
 	timeout time.Duration
-	// specs is how many specs the run selects (the dry run's count).
-	specs int
+	// specs is how many specs the run selects (the dry run's count);
+	// selected is the dry run's report, the selection's specs not skipped.
+	specs    int
+	selected types.Report
 	// positional is the argument before -- that named the suite.
 	positional string
 	// progressURL is where the suite posts its progress (the CLI's own
@@ -172,6 +174,14 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 	if hasFlag(extra, "kubeconfig", "report-dir") {
 		return nil, usage(errors.New("--kubeconfig and --report-dir are the CLI's own flags: give them before --, not after"))
 	}
+	// A dry run passed to the suite binary would report every spec passed.
+	if hasFlag(extra, "ginkgo.dry-run", "dry-run") {
+		return nil, usage(errors.New("-- --ginkgo.dry-run: a dry run is `winconform list` (or e2e --dry-run), which prints the specs the selection runs; the suite binary's own would report each of them passed"))
+	}
+	// Ginkgo keeps the last of two label filters: one would be dropped.
+	if r.labels != "" && hasFlag(extra, "ginkgo.label-filter") {
+		return nil, usage(errors.New("--labels and -- --ginkgo.label-filter: give one label filter, with --labels (the suite binary would keep the last and drop the other)"))
+	}
 	var value string
 	var found bool
 	if extra, value, found = takeFlag(extra, "ginkgo.timeout"); found && r.timeout == 0 {
@@ -217,11 +227,11 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 	if err := r.rerunFocus(); err != nil {
 		return nil, usage(err)
 	}
-	n, err := checkSelection(ctx, r.binary, append(r.selectionAndFocus(), extra...))
+	rep, err := selected(ctx, r.binary, append(r.selectionAndFocus(), extra...))
 	if err != nil {
 		return nil, usage(r.unknownSuite(err))
 	}
-	r.specs = n
+	r.specs, r.selected = rep.PreRunStats.SpecsThatWillRun, rep
 	return extra, nil
 }
 
@@ -298,6 +308,7 @@ func e2eCmd() *cobra.Command {
 		kubeconfig string
 		remove     bool
 		checkOnly  bool
+		dryRun     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "e2e [SUITE] [-- suite binary flags]",
@@ -316,6 +327,9 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 		RunE: func(cmd *cobra.Command, args []string) error {
 			extra, err := suiteArgs(cmd, args, &rf)
 			if err != nil {
+				return err
+			}
+			if err := e2eFlagConflicts(cmd, kubeconfig, rf.timeout); err != nil {
 				return err
 			}
 			// Check everything before any cluster work: an unknown SUITE or
@@ -337,10 +351,15 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			if err != nil {
 				return err
 			}
+			if dryRun {
+				reports.WriteList(cmd.OutOrStdout(), reports.Specs(rf.selected))
+				return nil
+			}
 			if checkOnly {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%d spec(s) selected; the selection, the suite flags and the files are fine (--check: nothing was run)\n", rf.specs)
 				return nil
 			}
+			noteKubeconfigEnv(cmd, kubeconfig)
 			if kubeconfig != "" {
 				return runSuite(cmd.Context(), rf, kubeconfig, extra, nil)
 			}
@@ -373,7 +392,31 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 	registerTarget(cmd, &kubeconfig, "the cluster to test, as it is (no local cluster is made)")
 	cmd.Flags().BoolVar(&remove, "delete-cluster", false, "delete the local cluster afterwards (also when the run fails or is interrupted)")
 	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check the selection, the suite flags and the files, and say how many specs would run: no cluster work")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the specs the selection runs, as list does, and stop: no cluster work")
 	return cmd
+}
+
+// noteKubeconfigEnv says, when $KUBECONFIG is set and --kubeconfig is not,
+// that the variable is ignored: a run taints nodes and starts privileged
+// pods, never on whatever cluster the shell points at.
+func noteKubeconfigEnv(cmd *cobra.Command, kubeconfig string) {
+	if kubeconfig == "" && os.Getenv("KUBECONFIG") != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "winconform: $KUBECONFIG is set and ignored: e2e runs on the local kind cluster unless --kubeconfig names the cluster to test")
+	}
+}
+
+// e2eFlagConflicts refuses flags that would be ignored or mean nothing:
+// a cluster file beside --kubeconfig (the cluster is then the kubeconfig's),
+// --timeout 0 given (unset, it means the default).
+func e2eFlagConflicts(cmd *cobra.Command, kubeconfig string, timeout time.Duration) error {
+	f := cmd.Flags()
+	if kubeconfig != "" && f.Changed("config") {
+		return usage(errors.New("--config and --kubeconfig: the cluster file makes the local cluster, --kubeconfig names an existing one to test as it is; give one"))
+	}
+	if f.Changed("timeout") && timeout == 0 {
+		return usage(errors.New("--timeout 0: give the suite's time limit, e.g. 2h, or leave --timeout out for the default"))
+	}
+	return nil
 }
 
 // registerTarget adds --kubeconfig, the cluster to test or use (as in
@@ -389,8 +432,14 @@ func checkKubeconfig(path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return usage(fmt.Errorf("--kubeconfig %s: %v: give the kubeconfig of an existing cluster (or none, for the local cluster)", path, err))
 	}
-	if _, err := clientcmd.LoadFromFile(path); err != nil {
-		return usage(fmt.Errorf("--kubeconfig %s is not a kubeconfig: %v", path, err))
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err == nil {
+		// A file with no cluster and context (a cluster file, say) reads as
+		// an empty kubeconfig.
+		_, err = clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	}
+	if err != nil {
+		return usage(fmt.Errorf("--kubeconfig %s is not a kubeconfig of a cluster (%v): give the kubeconfig of the cluster to test; a cluster file goes to --config", path, err))
 	}
 	return nil
 }
@@ -407,9 +456,9 @@ const maxProcs = 32
 // node logs into the report directory. Its last line says how the run
 // ended; it returns the suite's exit status.
 func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []string, local *localLogs) error {
-	cs, err := clientFor(kubeconfig)
+	cs, err := reachCluster(ctx, kubeconfig)
 	if err != nil {
-		return err
+		return rf.stepFailed("reach the cluster", err)
 	}
 	procs, err := checkProcs(ctx, cs, rf.procs)
 	if err != nil {
@@ -536,6 +585,25 @@ func clientFor(kubeconfig string) (kubernetes.Interface, error) {
 	}
 	cfg.Timeout = 30 * time.Second
 	return kubernetes.NewForConfig(cfg)
+}
+
+// reachCluster asks the cluster of kubeconfig for its version before
+// anything of the run: a server that does not answer, or is not an API
+// server, ends the run in one line naming it.
+func reachCluster(ctx context.Context, kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.Timeout = 30 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err == nil {
+		_, err = cs.Discovery().ServerVersion()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the cluster at %s (kubeconfig %s) did not answer /version, so the run never reached it: %v", cfg.Host, kubeconfig, err)
+	}
+	return cs, nil
 }
 
 // localLogs collects the node logs of the local kind cluster when a run

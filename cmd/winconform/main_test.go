@@ -316,3 +316,83 @@ func TestListPrintsTheSelection(t *testing.T) {
 		t.Errorf("colour codes reach the user: %q", errOut)
 	}
 }
+
+// e2e refuses, before any cluster work, what would be ignored or would make
+// a run say more than it saw (issue 31 items 2, 5, 6): a dry run passed to
+// the suite binary (it reports every spec passed), two label filters, a
+// cluster file given as --kubeconfig (it reads as an empty kubeconfig),
+// --config beside --kubeconfig, --timeout 0 given.
+func TestE2ERefusesWhatWouldBeIgnored(t *testing.T) {
+	clusterFile := filepath.Join(t.TempDir(), "cluster.yaml")
+	os.WriteFile(clusterFile, []byte("name: winconform\nkubernetesVersion: v1.37.2\n"), 0o644)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte(unreachable), 0o600)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a dry run after --", []string{"--", "--ginkgo.dry-run"}, "a dry run is `winconform list` (or e2e --dry-run)"},
+		{"two label filters", []string{"--labels", "os:linux", "--", "--ginkgo.label-filter=os:windows"}, "give one label filter"},
+		{"a cluster file as --kubeconfig", []string{"--kubeconfig", clusterFile}, "is not a kubeconfig of a cluster"},
+		{"--config beside --kubeconfig", []string{"--kubeconfig", kc, "--config", clusterFile}, "--config and --kubeconfig"},
+		{"--timeout 0 given", []string{"--timeout", "0"}, "--timeout 0: give the suite's time limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin, _ := fakeSuiteBinary(t, 2)
+			code, _, stderr := runCLI(t, append([]string{"e2e", "--suite-binary", bin, "--check"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// e2e --dry-run prints the selection as list does, with no cluster work.
+func TestE2EDryRunIsList(t *testing.T) {
+	bin, _ := fakeSuiteBinary(t, 1)
+	code, out, stderr := runCLI(t, "e2e", "--suite-binary", bin, "--dry-run", "--labels", "os:windows")
+	if code != 0 || !strings.Contains(out, "a Windows pod reaches pods") || strings.Contains(out, "pods reach pods\n") || !strings.Contains(out, "1 of 2 specs selected") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+}
+
+// A cluster that does not answer ends the run in one line naming it, exit
+// 1, before the suite starts; the report says the run never reached it
+// (issue 31 item 5: the suite started, dumped Ginkgo structs, and results
+// listed 93 claims as not covered).
+func TestE2EUnreachableClusterEndsInOneLine(t *testing.T) {
+	t.Chdir(t.TempDir())
+	bin, calls := fakeSuiteBinary(t, 2)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte(unreachable), 0o600)
+	code, _, stderr := runCLI(t, "e2e", "--suite-binary", bin, "--kubeconfig", kc, "--report-dir", "report")
+	if code != exitFailed || !strings.Contains(stderr, "the cluster at https://127.0.0.1:1") || !strings.Contains(stderr, "did not answer /version") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if got := calls(); !slices.Contains(got, "--ginkgo.dry-run") {
+		t.Errorf("the suite binary ran for real: %q", got)
+	}
+	junit, err := os.ReadFile(filepath.Join("report", "junit_01.xml"))
+	if err != nil || !strings.Contains(string(junit), "reach the cluster") {
+		t.Errorf("the report does not say the run never reached the cluster (%v):\n%s", err, junit)
+	}
+}
+
+// $KUBECONFIG is ignored (a run taints nodes and starts privileged pods:
+// never on whatever cluster the shell points at), and e2e says so.
+func TestE2ESaysKubeconfigIsIgnored(t *testing.T) {
+	cmd := e2eCmd()
+	var errb bytes.Buffer
+	cmd.SetErr(&errb)
+	t.Setenv("KUBECONFIG", "/somewhere/else")
+	noteKubeconfigEnv(cmd, "")
+	if !strings.Contains(errb.String(), "$KUBECONFIG is set and ignored") || !strings.Contains(errb.String(), "--kubeconfig") {
+		t.Errorf("stderr %q", errb.String())
+	}
+	errb.Reset()
+	noteKubeconfigEnv(cmd, "/a/kubeconfig")
+	if errb.Len() != 0 {
+		t.Errorf("with --kubeconfig: %q", errb.String())
+	}
+}

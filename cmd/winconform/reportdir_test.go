@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +38,26 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `
+
+// versionOnly is a kubeconfig of an API server that answers /version and
+// nothing else (404): a cluster the run reaches, whose other answers the
+// run survives.
+func versionOnly(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/version" {
+			fmt.Fprint(w, `{"major":"1","minor":"37","gitVersion":"v1.37.2"}`)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+	}))
+	t.Cleanup(srv.Close)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte(strings.Replace(unreachable, "https://127.0.0.1:1", srv.URL, 1)), 0o600)
+	return kc
+}
 
 // failedRun is a report directory whose run had a failed spec.
 func failedRun(t *testing.T, dir string) *reporttest.Run {
@@ -70,8 +93,7 @@ func TestRerunKeepsItsInput(t *testing.T) {
 	newer.WriteTo(t, next)
 	t.Setenv("FAKE_ARGS", args)
 	t.Setenv("FAKE_REPORT", next)
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kc, []byte(unreachable), 0o600)
+	kc := versionOnly(t)
 
 	rf := runFlags{binary: bin, reportDir: "_output/report", procs: "1", rerun: "_output/report"}
 	if err := rf.rerunFocus(); err != nil {
