@@ -59,8 +59,17 @@ diff.md and diff.json. It reads local files only.`,
 				if policyFile == "" {
 					return unusable{errors.New("gate --check needs --policy FILE")}
 				}
-				if _, err := policy.Load(policyFile); err != nil {
+				p, err := policy.Load(policyFile)
+				if err != nil {
 					return unusable{err}
+				}
+				// An expired known issue waives nothing; it stays loadable,
+				// for gating the old runs it was written for.
+				today := time.Now().UTC()
+				for _, k := range p.KnownIssues {
+					if k.Expired(today) {
+						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: the known issue of %s expired on %s and waives nothing: renew its expires, or remove it\n", policyFile, k.Subject(), k.Expires)
+					}
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "policy %s can be used\n", policyFile)
 				return nil

@@ -208,6 +208,32 @@ func TestGateCheckPolicy(t *testing.T) {
 	}
 }
 
+// gate --check warns of a known issue that has expired (it waives nothing);
+// the policy stays usable, for gating the old runs it was written for
+// (issue 31 item 6).
+func TestGateCheckWarnsOfAnExpiredKnownIssue(t *testing.T) {
+	data, err := os.ReadFile("../../policies/linux-only.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := strings.Replace(string(data), "knownIssues: []", "knownIssues:\n  - claim: NET-01\n    reason: a flake of the CNI\n    link: https://example.com/issues/1\n    expires: 2026-01-31", 1)
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	os.WriteFile(path, []byte(expired), 0o644)
+	code, out, stderr := runCLI(t, "gate", "--check", "--policy", path)
+	if code != 0 || !strings.Contains(out, "can be used") || !strings.Contains(stderr, "the known issue of NET-01 expired on 2026-01-31 and waives nothing") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// vms up --parallel 0 would make no machine at a time: refused (issue 31
+// item 6).
+func TestVMsUpParallelZero(t *testing.T) {
+	code, _, stderr := runCLI(t, "vms", "up", "--vms", "nowhere.yaml", "--parallel", "0")
+	if code != exitUsage || !strings.Contains(stderr, "--parallel 0: give how many machines are created at once") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
 // join and reset refuse a missing or bad inventory and a machine it does
 // not have with exit status 2, before the cluster is looked up.
 func TestWindowsCommandsRefuseBadInput(t *testing.T) {

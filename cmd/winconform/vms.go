@@ -87,6 +87,9 @@ its own creates returned, and nothing else (--keep-on-failure keeps the failed
 ones), and a machine left behind fails the run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("parallel") && o.Parallel < 1 {
+				return usage(fmt.Errorf("--parallel %d: give how many machines are created at once, 1 or more (default %d)", o.Parallel, lifecycle.DefaultParallel))
+			}
 			if o.RunID == "" {
 				o.RunID = runid.New()
 			}

@@ -66,6 +66,11 @@ func Evaluate(o Options) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("--baseline: %w", err)
 		}
+		// A baseline is another run: the report compared with itself (or
+		// a copy of it) would say nothing changed, whatever changed.
+		if base.Summary.RunID == run.Summary.RunID {
+			return Result{}, fmt.Errorf("--baseline %s is run %s, the run --report holds: give an earlier run's report directory (last night's, the last release's)", o.Baseline, run.Summary.RunID)
+		}
 		in.Baseline = base
 	}
 	return Decide(in)

@@ -370,3 +370,16 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A baseline is another run: the report as its own baseline (or a copy of
+// it) would say nothing changed whatever changed (issue 31 item 6).
+func TestBaselineIsAnotherRun(t *testing.T) {
+	r := reporttest.IdealHybrid()
+	dir, copied := r.Write(t), r.Write(t)
+	for _, base := range []string{dir, copied} {
+		_, err := Evaluate(Options{Report: dir, Baseline: base, Policy: "../../policies/windows-node-build.yaml", Clock: func() time.Time { return today }})
+		if err == nil || !strings.Contains(err.Error(), "give an earlier run's report directory") {
+			t.Errorf("baseline %s of the same run: %v", base, err)
+		}
+	}
+}
