@@ -62,7 +62,7 @@ func TestGateExitStatus(t *testing.T) {
 		}
 	}
 	out2 := t.TempDir()
-	code, _ = status(t, "gate", "--report", run, "--policy", "../../policies/windows-node-build.yaml", "--out", out2, "--baseline", run)
+	code, _ = status(t, "gate", "--report", run, "--policy", "../../policies/windows-node-build.yaml", "--out", out2, "--baseline", defaultRun(t))
 	if code != exitBlocked {
 		t.Errorf("exit %d", code)
 	}
