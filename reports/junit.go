@@ -168,10 +168,24 @@ func runProperties(s Summary) [][2]string {
 	if s.Cluster.Known {
 		windows = strconv.Itoa(s.Cluster.WindowsNodes)
 	}
-	return [][2]string{
+	props := [][2]string{
 		{PropShown, strconv.Itoa(s.Shown)}, {PropShownOnWindows, strconv.Itoa(s.ShownOnWindows)}, {PropClaims, strconv.Itoa(s.Total)},
 		{PropWindowsNodes, windows}, {PropStatus, s.Status}, {PropRunID, s.RunID}, {PropVersion, s.Harness.Version}, {PropCommit, s.Harness.CommitLabel()},
 	}
+	// The run's own properties come after, and never in place of, the
+	// harness's (a dashboard reading shown keeps reading the harness's).
+	for _, p := range s.Properties {
+		if !slices.ContainsFunc(props[:8], func(h [2]string) bool { return h[0] == p[0] }) {
+			props = append(props, p)
+		}
+	}
+	return props
+}
+
+// ReservedProperty says whether name is one of the harness's own JUnit
+// properties, which a run's --junit-property may not set.
+func ReservedProperty(name string) bool {
+	return slices.ContainsFunc(runProperties(Summary{}), func(h [2]string) bool { return h[0] == name })
 }
 
 // addProperties copies a JUnit document, adding props to the test cases

@@ -222,3 +222,25 @@ func TestWriteJUnitLeavesOutPassedReportNodes(t *testing.T) {
 		t.Errorf("test cases: %d passed ReportBeforeSuite (want 0), %d failed ReportAfterSuite (want 1)", before, after)
 	}
 }
+
+// A run's own properties (--junit-property, recorded with the run) follow
+// the harness's in the test suite's properties, never in their place.
+func TestWriteJUnitCarriesTheRunsProperties(t *testing.T) {
+	s := Summarize(types.Report{SuiteDescription: "winconform"})
+	s.Properties = [][2]string{{"build", "20348.2340"}, {"shown", "93"}}
+	path := filepath.Join(t.TempDir(), JUnitFile)
+	if err := WriteJUnit(path, types.Report{SuiteDescription: "winconform"}, s); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	out := string(data)
+	if !strings.Contains(out, `<property name="build" value="20348.2340">`) || strings.Count(out, `name="shown"`) != 1 {
+		t.Errorf("the run's properties:\n%s", out)
+	}
+	if i, j := strings.Index(out, `name="commit"`), strings.Index(out, `name="build"`); i < 0 || j < i {
+		t.Errorf("the run's property does not follow the harness's:\n%s", out)
+	}
+	if !ReservedProperty("shown") || ReservedProperty("build") {
+		t.Error("ReservedProperty")
+	}
+}

@@ -254,6 +254,8 @@ type Summary struct {
 	Unrecorded []string `json:"unrecordedEvidence,omitempty"`
 	// Rerun names the report this run reran the failures of.
 	Rerun string `json:"rerunOf,omitempty"`
+	// Properties are the run's JUnit properties (--junit-property).
+	Properties [][2]string `json:"properties,omitempty"`
 	// Stamp is the run's ID (which labels its objects in the cluster:
 	// e2e-run, winconform.io/run) and the harness that ran it, and
 	// Catalogue the version of the claim catalogue it was recorded under,
@@ -280,7 +282,7 @@ func Summarize(r types.Report) Summary {
 	}
 	if run, fs, ok, err := record.Read(r); err == nil {
 		if ok {
-			s.Stamp, s.Catalogue, s.Rerun = run.Stamp, run.Catalogue, run.RerunOf
+			s.Stamp, s.Catalogue, s.Rerun, s.Properties = run.Stamp, run.Catalogue, run.RerunOf, run.Properties
 		}
 		if fs != nil {
 			s.Cluster = clusterView(fs)

@@ -111,7 +111,7 @@ func TestE2E(t *testing.T) {
 // The cluster's facts are discovered once per run, before any spec, by the
 // first process, kept with the reports, and shared with every parallel process.
 var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
-	record.Add(record.New(string(framework.RunID), e2e.Options.RerunOf))
+	record.Add(record.New(string(framework.RunID), e2e.Options.RerunOf, e2e.Options.JUnitProperties...))
 	cs, err := framework.LoadClientset()
 	framework.ExpectNoError(err, "connecting to the cluster in %s", framework.TestContext.KubeConfig)
 	fs, err := facts.Get(ctx, cs)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows/inventory"
@@ -70,6 +71,10 @@ type runFlags struct {
 	selected types.Report
 	// positional is the argument before -- that named the suite.
 	positional string
+	// junitFile is where the run's JUnit file goes too (--junit-file);
+	// junitProperties are its name=value properties (--junit-property).
+	junitFile       string
+	junitProperties []string
 	// progressURL is where the suite posts its progress (the CLI's own
 	// listener); forward, the suite flags' own --progress-report-url.
 	progressURL, forward string
@@ -102,6 +107,8 @@ func (r *runFlags) registerRun(cmd *cobra.Command) {
 	f.BoolVar(&r.noColor, "no-color", false, "no colour codes (also when $CI or $NO_COLOR is set, or the output is not a terminal)")
 	f.DurationVar(&r.deadAfter, "dead-after", runmark.DefaultDeadAfter, "a run whose heartbeat in the cluster is silent this long is dead: before its specs, this run removes what dead runs left (as winconform sweep --older-than; 0: 2m)")
 	f.StringVar(&r.runID, "run-id", "", "the run's ID, on its objects and heartbeat in the cluster (default: wc-<time>-<random>; make e2e VMS= gives its machines' run)")
+	f.StringVar(&r.junitFile, "junit-file", "", "also write the run's JUnit file here (it is always in the report directory)")
+	f.StringArrayVar(&r.junitProperties, "junit-property", nil, "a name=value property of the run's JUnit test suite (repeatable), e.g. build=20348.2340")
 	f.DurationVar(&r.timeout, "timeout", 0, "the suite's time limit (default: 24h on an existing cluster or with --inventory, where machines reboot; Ginkgo's 1h on the local cluster)")
 }
 
@@ -150,6 +157,9 @@ func (r *runFlags) args(kubeconfig string) []string {
 	if !r.started.IsZero() {
 		args = append(args, "--run-started="+r.started.UTC().Format(time.RFC3339))
 	}
+	for _, p := range r.junitProperties {
+		args = append(args, "--junit-property="+p)
+	}
 	if r.rerun != "" {
 		args = append(args, "--rerun-of="+abs(r.rerun))
 	}
@@ -193,6 +203,15 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 	}
 	if r.timeout < 0 {
 		return nil, usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 24h", r.timeout))
+	}
+	for _, s := range r.junitProperties {
+		p, err := record.ParseProperty(s)
+		if err == nil && reports.ReservedProperty(p[0]) {
+			err = fmt.Errorf("JUnit property %s is the harness's own: give the run's property another name", p[0])
+		}
+		if err != nil {
+			return nil, usage(fmt.Errorf("--junit-property: %w", err))
+		}
 	}
 	if r.deadAfter < 0 {
 		return nil, usage(fmt.Errorf("--dead-after %s: want a positive duration, e.g. 2m", r.deadAfter))
@@ -521,6 +540,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		fmt.Fprintln(os.Stderr, "winconform: report.html:", err)
 	}
 	line, readable := closingLine(rf.runID, rf.reportDir, runErr)
+	rf.copyJUnit()
 	fmt.Fprintln(os.Stderr, line)
 	var exit suiterun.ExitError
 	switch {

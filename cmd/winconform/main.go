@@ -117,6 +117,9 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(versionCmd(), resultsCmd())
 	// A bad flag or argument is a usage error, wherever it is.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if hint := flagHint(cmd, err); hint != "" {
+			return usage(fmt.Errorf("%w: %s", err, hint))
+		}
 		return usage(fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath()))
 	})
 	var oneRule func(*cobra.Command)
@@ -144,6 +147,35 @@ func rootCmd() *cobra.Command {
 	// one) exits 2, a run that failed 1.
 	oneRule(root)
 	return root
+}
+
+// habits are flags of the tools winconform's users know (Ginkgo, upstream
+// e2e, hydrophone, Sonobuoy, kind, cilium), and what they are here.
+var habits = map[string]string{
+	"focus":               "select specs with --claim or --labels (Ginkgo's regular expression: -- --ginkgo.focus=...)",
+	"skip":                "leave specs out with --labels, e.g. '!needs:windows-node' (Ginkgo's regular expression: -- --ginkgo.skip=...)",
+	"parallel":            "parallel processes are --procs",
+	"ginkgo.procs":        "parallel processes are --procs",
+	"ginkgo.nodes":        "parallel processes are --procs",
+	"output-dir":          "the reports go to --report-dir",
+	"results-dir":         "the reports go to --report-dir",
+	"version":             "the version is `winconform version`",
+	"ginkgo.v":            "suite binary flags go after --: e2e -- --ginkgo.v",
+	"label-filter":        "a label filter is --labels",
+	"ginkgo.label-filter": "a label filter is --labels (or after --)",
+}
+
+// flagHint is what an unknown flag is called here, from a habit of a
+// related tool, "" when it is no habit.
+func flagHint(cmd *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	if hint, ok := habits[name]; ok && cmd.Flags().Lookup(name) == nil {
+		return hint
+	}
+	return ""
 }
 
 // groupNeedsACommand is the run of a command that only groups others (vms,

@@ -363,6 +363,8 @@ func TestE2ERefusesWhatWouldBeIgnored(t *testing.T) {
 		{"a cluster file as --kubeconfig", []string{"--kubeconfig", clusterFile}, "is not a kubeconfig of a cluster"},
 		{"--config beside --kubeconfig", []string{"--kubeconfig", kc, "--config", clusterFile}, "--config and --kubeconfig"},
 		{"--timeout 0 given", []string{"--timeout", "0"}, "--timeout 0: give the suite's time limit"},
+		{"a JUnit property that is no name=value", []string{"--junit-property", "build"}, "write it as name=value"},
+		{"a JUnit property of the harness's", []string{"--junit-property", "shown=93"}, "JUnit property shown is the harness's own"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin, _ := fakeSuiteBinary(t, 2)
@@ -392,7 +394,7 @@ func TestE2EUnreachableClusterEndsInOneLine(t *testing.T) {
 	bin, calls := fakeSuiteBinary(t, 2)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(kc, []byte(unreachable), 0o600)
-	code, _, stderr := runCLI(t, "e2e", "--suite-binary", bin, "--kubeconfig", kc, "--report-dir", "report")
+	code, _, stderr := runCLI(t, "e2e", "--suite-binary", bin, "--kubeconfig", kc, "--report-dir", "report", "--junit-file", "ci.xml")
 	if code != exitFailed || !strings.Contains(stderr, "the cluster at https://127.0.0.1:1") || !strings.Contains(stderr, "did not answer /version") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -402,6 +404,9 @@ func TestE2EUnreachableClusterEndsInOneLine(t *testing.T) {
 	junit, err := os.ReadFile(filepath.Join("report", "junit_01.xml"))
 	if err != nil || !strings.Contains(string(junit), "reach the cluster") {
 		t.Errorf("the report does not say the run never reached the cluster (%v):\n%s", err, junit)
+	}
+	if copied, err := os.ReadFile("ci.xml"); err != nil || string(copied) != string(junit) {
+		t.Errorf("--junit-file: %v", err)
 	}
 }
 
@@ -420,5 +425,26 @@ func TestE2ESaysKubeconfigIsIgnored(t *testing.T) {
 	noteKubeconfigEnv(cmd, "/a/kubeconfig")
 	if errb.Len() != 0 {
 		t.Errorf("with --kubeconfig: %q", errb.String())
+	}
+}
+
+// A flag of a related tool's habit gets what it is called here, not a
+// bare "unknown flag" (issue 31).
+func TestHabitsGetHints(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"e2e", "--focus", "x"}, "--claim or --labels"},
+		{[]string{"e2e", "--skip", "x"}, "--labels"},
+		{[]string{"e2e", "--parallel", "2"}, "--procs"},
+		{[]string{"list", "--ginkgo.procs", "2"}, "--procs"},
+		{[]string{"e2e", "--output-dir", "x"}, "--report-dir"},
+		{[]string{"--version"}, "winconform version"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

@@ -49,7 +49,23 @@ func (r *runFlags) stepFailed(step string, stepErr error) error {
 	if r.runID == "" {
 		r.runID = runid.New()
 	}
-	return writeStepFailure(os.Stderr, r.reportDir, r.runID, step, stepErr)
+	err := writeStepFailure(os.Stderr, r.reportDir, r.runID, step, stepErr)
+	r.copyJUnit()
+	return err
+}
+
+// copyJUnit writes the run's JUnit file to --junit-file too, when given.
+func (r *runFlags) copyJUnit() {
+	if r.junitFile == "" {
+		return
+	}
+	data, err := os.ReadFile(filepath.Join(r.reportDir, reports.JUnitFile))
+	if err == nil {
+		err = os.WriteFile(r.junitFile, data, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "winconform: --junit-file:", err)
+	}
 }
 
 // underlayFailed ends a run whose underlay check failed: the JUnit of the

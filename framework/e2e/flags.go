@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/internal/runid"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,6 +55,8 @@ type Flags struct {
 	RunStarted time.Time
 	// RerunOf is the report directory whose failed specs this run reruns.
 	RerunOf string
+	// JUnitProperties are the run's JUnit properties (--junit-property).
+	JUnitProperties [][2]string
 }
 
 // Options holds the flags' values once parsed.
@@ -79,6 +82,11 @@ func RegisterFlags(fs *flag.FlagSet) {
 		}
 		Options.RunStarted = t
 		return nil
+	})
+	fs.Func("junit-property", "a name=value property of the run's JUnit test suite (repeatable), recorded with the run", func(s string) error {
+		p, err := record.ParseProperty(s)
+		Options.JUnitProperties = append(Options.JUnitProperties, p)
+		return err
 	})
 	fs.StringVar(&Options.RerunOf, "rerun-of", "", "the report directory whose failed and interrupted specs this run reruns (said in the summary)")
 	fs.BoolVar(&Options.StrictDrift, "strict-drift", false, "fail when a documented limitation no longer holds (drift), instead of only reporting it")

@@ -15,6 +15,8 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -40,12 +42,27 @@ type Run struct {
 	Claims    []string `json:"claims"`
 	// RerunOf names the report directory whose failed specs this run reran.
 	RerunOf string `json:"rerunOf,omitempty"`
+	// Properties are the name=value pairs the run was given for its JUnit
+	// file (--junit-property): the JUnit test suite carries them.
+	Properties [][2]string `json:"properties,omitempty"`
 }
 
 // New is the record of run runID by this harness under this catalogue.
-func New(runID, rerunOf string) Run {
-	return Run{Stamp: version.For(runID), Catalogue: claims.Version(), Claims: claims.IDs(), RerunOf: rerunOf}
+func New(runID, rerunOf string, properties ...[2]string) Run {
+	return Run{Stamp: version.For(runID), Catalogue: claims.Version(), Claims: claims.IDs(), RerunOf: rerunOf, Properties: properties}
 }
+
+// ParseProperty reads a JUnit property given as name=value: a name of
+// letters, digits, '.', '_' and '-', and any value.
+func ParseProperty(s string) ([2]string, error) {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || !propertyName.MatchString(name) {
+		return [2]string{}, fmt.Errorf("JUnit property %q: write it as name=value, the name of letters, digits, '.', '_' and '-' (such as build=20348.2340)", s)
+	}
+	return [2]string{name, value}, nil
+}
+
+var propertyName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // Add records r in the running node's report: call it first in the first
 // function of SynchronizedBeforeSuite.
