@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/record"
@@ -86,6 +88,39 @@ func (r *runFlags) registerSelection(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.suite, "suite", "", "run one area (a package under suites/), e.g. networking; also the argument before --")
 	cmd.Flags().StringVar(&r.claim, "claim", "", "run the specs of these claims, e.g. NET-03 or NET-03,NET-04")
 	cmd.Flags().StringVar(&r.labels, "labels", "", "a Ginkgo label filter, e.g. 'os:linux && !needs:windows-node'")
+	// Shell completion of the values, from the suite binary's dry run
+	// (its suites and labels) and the claim catalogue.
+	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return labels.Values(r.dryRunLabels(), labels.SuitePrefix), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.RegisterFlagCompletionFunc("labels", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return r.dryRunLabels(), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.RegisterFlagCompletionFunc("claim", func(_ *cobra.Command, _ []string, typed string) ([]string, cobra.ShellCompDirective) {
+		before := typed[:strings.LastIndex(typed, ",")+1] // claims are comma-separated: complete the last
+		var out []string
+		for _, c := range claims.All() {
+			out = append(out, before+c.ID)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
+}
+
+// dryRunLabels are the labels of every spec of the suite binary's dry
+// run, sorted, for completion (none when it cannot run).
+func (r *runFlags) dryRunLabels() []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := dryRun(ctx, r.binary, nil)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range reports.Specs(rep) {
+		out = append(out, s.Labels...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {

@@ -448,3 +448,26 @@ func TestHabitsGetHints(t *testing.T) {
 		}
 	}
 }
+
+// Shell completion of values: suites and labels from the suite binary's
+// dry run, claims from the catalogue, outcomes (cobra's __complete is what
+// the shells' completion scripts call).
+func TestCompletionOfValues(t *testing.T) {
+	bin, _ := fakeSuiteBinary(t, 2)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "e2e", "--suite-binary", bin, "--suite", ""}, []string{"networking"}},
+		{[]string{"__complete", "list", "--suite-binary", bin, "--labels", ""}, []string{"os:windows", "claim:NET-01"}},
+		{[]string{"__complete", "e2e", "--claim", "NET-01,NET-0"}, []string{"NET-01,NET-02"}},
+		{[]string{"__complete", "results", "dir", "--outcome", "f"}, []string{"failed"}},
+	} {
+		_, out, stderr := runCLI(t, tc.args...)
+		for _, w := range tc.want {
+			if !strings.Contains(out, w+"\n") {
+				t.Errorf("%q completes to:\n%s%s\nwant %s", tc.args, out, stderr, w)
+			}
+		}
+	}
+}

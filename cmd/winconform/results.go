@@ -52,6 +52,7 @@ covered; passed, never ran).`,
 		},
 	}
 	cmd.Flags().StringVar(&outcome, "outcome", "", "only the claims with this outcome and the specs with this result, e.g. failed")
+	_ = cmd.RegisterFlagCompletionFunc("outcome", cobra.FixedCompletions(reports.Outcomes, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
