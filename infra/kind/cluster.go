@@ -146,6 +146,10 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if exists {
+		// Before any work: a cluster of another line is not the one asked for.
+		if err := c.checkExistingLine(ctx); err != nil {
+			return nil, err
+		}
 		restore, err := c.prepareExisting(ctx, res)
 		if err != nil {
 			return nil, err
