@@ -682,8 +682,13 @@ func (l *localLogs) collect(ctx context.Context, rf runFlags) {
 		return
 	}
 	dir := filepath.Join(rf.reportDir, "artifacts", "nodes")
-	if err := c.ExportLogs(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "winconform:", err)
+	missed, err := c.ExportLogs(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "winconform: the run failed, and its node logs could not be collected:", err)
+		return
+	}
+	for _, m := range missed {
+		fmt.Fprintln(os.Stderr, "winconform:", m)
 	}
 	fmt.Fprintf(os.Stderr, "the run failed: node logs in %s\n", dir)
 }

@@ -16,11 +16,15 @@ import (
 // container and every exec into one. Where the daemon cannot grant that, the
 // harness puts a directory first on PATH whose `docker` is the harness binary
 // itself; invoked under that name it rewrites the arguments (ShimMain) and
-// executes the real CLI. Where the daemon can, nothing is put on PATH.
+// executes the real CLI. Where the daemon can, nothing is put on PATH. What
+// only reads in the nodes (their logs) runs through the shim's exec-only
+// form on every host (ActivateExec).
 
 const (
 	envRealDocker = "WINCONFORM_REAL_DOCKER"
 	envCapDrop    = "WINCONFORM_CAP_DROP"
+	// envExecOnly set (to "1") is the shim's exec-only form (ActivateExec).
+	envExecOnly = "WINCONFORM_SHIM_EXEC_ONLY"
 	// ShimName is the name under which the harness binary acts as the shim.
 	ShimName = "docker"
 )
@@ -50,7 +54,7 @@ func RewriteArgs(args, capDrop []string, entrypoint func(image string) ([]string
 	}
 	switch args[0] {
 	case "exec":
-		return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--privileged" }), nil
+		return RewriteExec(args), nil
 	case "run":
 		image := args[len(args)-1]
 		if strings.HasPrefix(image, "-") {
@@ -77,6 +81,16 @@ func RewriteArgs(args, capDrop []string, entrypoint func(image string) ([]string
 	return args, nil
 }
 
+// RewriteExec is the shim's exec-only form of RewriteArgs: `docker exec
+// --privileged` loses --privileged, and any other command line (a `docker
+// run --privileged` too) is returned unchanged.
+func RewriteExec(args []string) []string {
+	if len(args) == 0 || args[0] != "exec" {
+		return args
+	}
+	return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--privileged" })
+}
+
 // Activate makes kind, and anything else this process starts, run docker
 // through the shim when q says the host needs it. dir is where the shim link
 // goes; self is the harness executable. It returns a function that undoes it.
@@ -84,6 +98,24 @@ func (c *Client) Activate(q Quirks, dir, self string) (restore func(), err error
 	if !q.NoPrivileged {
 		return func() {}, nil
 	}
+	return c.activate(dir, self, map[string]string{envCapDrop: strings.Join(q.CapDrop, ","), envExecOnly: ""})
+}
+
+// ActivateExec makes this process's docker commands run through the shim's
+// exec-only form, on any host: `docker exec --privileged` runs as a plain
+// `docker exec`, and every other command as it is. It is for what only
+// reads in a node container (kind's collection of its logs), for which the
+// container's own capabilities are enough: it needs no probe of the host
+// (DetectQuirks), and a host where exec --privileged fails (exit 126)
+// collects as any other does. It returns a function that undoes it.
+func (c *Client) ActivateExec(dir, self string) (restore func(), err error) {
+	return c.activate(dir, self, map[string]string{envCapDrop: "", envExecOnly: "1"})
+}
+
+// activate links self as the shim in dir, puts dir first on PATH and sets
+// the shim's environment: the real docker CLI and vars (a var set to ""
+// is unset).
+func (c *Client) activate(dir, self string, vars map[string]string) (restore func(), err error) {
 	// PATH entries must be absolute: os/exec refuses programs found through
 	// a relative one.
 	dir, err = filepath.Abs(dir)
@@ -103,12 +135,18 @@ func (c *Client) Activate(q Quirks, dir, self string) (restore func(), err error
 		set   bool
 	}
 	before := map[string]saved{}
-	for _, k := range []string{"PATH", envRealDocker, envCapDrop} {
+	for _, k := range []string{"PATH", envRealDocker, envCapDrop, envExecOnly} {
 		v, set := os.LookupEnv(k)
 		before[k] = saved{v, set}
 	}
 	os.Setenv(envRealDocker, c.Bin)
-	os.Setenv(envCapDrop, strings.Join(q.CapDrop, ","))
+	for k, v := range vars {
+		if v == "" {
+			os.Unsetenv(k)
+		} else {
+			os.Setenv(k, v)
+		}
+	}
 	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return func() {
 		for k, v := range before {
@@ -135,12 +173,15 @@ func ShimMain(args []string) int {
 		capDrop = strings.Split(s, ",")
 	}
 	c := &Client{Bin: real}
-	newArgs, err := RewriteArgs(args, capDrop, c.entrypoint)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "winconform docker shim:", err)
-		return 125
+	newArgs := RewriteExec(args)
+	if os.Getenv(envExecOnly) == "" {
+		var err error
+		if newArgs, err = RewriteArgs(args, capDrop, c.entrypoint); err != nil {
+			fmt.Fprintln(os.Stderr, "winconform docker shim:", err)
+			return 125
+		}
 	}
-	err = syscall.Exec(real, append([]string{"docker"}, newArgs...), os.Environ())
+	err := syscall.Exec(real, append([]string{"docker"}, newArgs...), os.Environ())
 	fmt.Fprintln(os.Stderr, "winconform docker shim: exec", real+":", err)
 	return 125
 }

@@ -597,3 +597,94 @@ func TestActivateMakesTheShimDirAbsolute(t *testing.T) {
 		t.Errorf("the shim is not found on PATH: %v", err)
 	}
 }
+
+func TestRewriteExec(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"exec", "--privileged", "-i", "node", "tar", "-c"}, []string{"exec", "-i", "node", "tar", "-c"}},
+		{[]string{"exec", "node", "true"}, []string{"exec", "node", "true"}},
+		{kindRun, kindRun}, // run --privileged: left as it is
+		{nil, nil},
+	} {
+		orig := slices.Clone(tc.in)
+		if got := RewriteExec(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("RewriteExec(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if !slices.Equal(tc.in, orig) {
+			t.Errorf("RewriteExec modified its input: %q", tc.in)
+		}
+	}
+}
+
+// The exec-only shim (ActivateExec, for reading node logs) drops exec's
+// --privileged and hands any other command line, a run --privileged too,
+// to the real docker as it is, without looking up an entrypoint.
+func TestShimExecOnly(t *testing.T) {
+	real, dir := fakeRealDocker(t)
+	only := []string{envExecOnly + "=1"}
+	res := runShim(t, real, "", "", only, "exec", "--privileged", "wc-worker", "journalctl", "--no-pager")
+	if res.exitCode != 0 {
+		t.Fatalf("shim exited %d: %s", res.exitCode, res.stderr)
+	}
+	if got := readLines(t, filepath.Join(dir, "args")); got != joinLines([]string{"exec", "wc-worker", "journalctl", "--no-pager"}) {
+		t.Errorf("real docker received %q", got)
+	}
+	res = runShim(t, real, "SYS_RESOURCE", "", only, kindRun...)
+	if res.exitCode != 0 {
+		t.Fatalf("shim exited %d: %s", res.exitCode, res.stderr)
+	}
+	if got := readLines(t, filepath.Join(dir, "args")); got != joinLines(kindRun) {
+		t.Errorf("real docker received\n%s\nwant the run as it was", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "inspect")); err == nil {
+		t.Error("the exec-only shim looked up an image entrypoint")
+	}
+}
+
+// ActivateExec routes docker through the shim on a host without quirks
+// too, in its exec-only form; Activate after it is the full shim again,
+// and each restore puts back what was.
+func TestActivateExec(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, dir := fakeRealDocker(t)
+	t.Setenv("PATH", "/usr/bin:/bin")
+	t.Setenv(envRealDocker, "")
+	t.Setenv(envCapDrop, "")
+	t.Setenv(envExecOnly, "")
+	os.Unsetenv(envExecOnly)
+	shimDir := filepath.Join(t.TempDir(), "shim")
+	restore, err := (&Client{Bin: real}).ActivateExec(shimDir, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := exec.LookPath("docker"); err != nil || got != filepath.Join(shimDir, ShimName) {
+		t.Errorf("docker on PATH = %q (%v), want the shim", got, err)
+	}
+	if os.Getenv(envExecOnly) != "1" || os.Getenv(envRealDocker) != real {
+		t.Errorf("%s=%q %s=%q", envExecOnly, os.Getenv(envExecOnly), envRealDocker, os.Getenv(envRealDocker))
+	}
+	c := &Client{Bin: "docker"} // resolved on PATH, as kind does
+	if _, err := c.Output(context.Background(), nil, "exec", "--privileged", "wc-worker", "true"); err != nil {
+		t.Fatalf("docker through the shim: %v", err)
+	}
+	if got := readLines(t, filepath.Join(dir, "args")); got != joinLines([]string{"exec", "wc-worker", "true"}) {
+		t.Errorf("real docker received %q", got)
+	}
+	full, err := (&Client{Bin: real}).Activate(Quirks{NoPrivileged: true, CapDrop: []string{"SYS_RESOURCE"}}, shimDir, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := os.LookupEnv(envExecOnly); ok {
+		t.Errorf("the full shim is exec-only: %s=%q", envExecOnly, v)
+	}
+	full()
+	if os.Getenv(envExecOnly) != "1" {
+		t.Error("restoring the full shim lost the exec-only form under it")
+	}
+	restore()
+	if v, ok := os.LookupEnv(envExecOnly); ok || os.Getenv("PATH") != "/usr/bin:/bin" {
+		t.Errorf("after restore: %s=%q (set %v), PATH %q", envExecOnly, v, ok, os.Getenv("PATH"))
+	}
+}

@@ -146,6 +146,10 @@ func (c *Cluster) Up(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if exists {
+		// Before any work: a cluster of another line is not the one asked for.
+		if err := c.checkExistingLine(ctx); err != nil {
+			return nil, err
+		}
 		restore, err := c.prepareExisting(ctx, res)
 		if err != nil {
 			return nil, err
@@ -512,21 +516,22 @@ func loadArchive(n nodes.Node, path string) error {
 	return nodeutils.LoadImageArchive(n, f)
 }
 
-// collectLogs exports the cluster's logs (kind's own collection) and returns
-// where they are, or "" when that failed.
+// collectLogs exports the cluster's logs (kind's own collection: ExportLogs)
+// and returns where they are, or "" when that failed. What it missed is
+// logged, one line per node.
 func (c *Cluster) collectLogs() string {
 	if c.opts.LogDir == "" {
 		return ""
 	}
 	dir := filepath.Join(c.opts.LogDir, c.cfg.Name+"-"+time.Now().UTC().Format("20060102T150405Z"))
-	// kind reports an error when one of its many collectors fails (the
-	// Debian node has no crictl); what it did collect is still worth keeping.
-	err := c.provider.CollectLogs(c.cfg.Name, dir)
-	if _, statErr := os.Stat(dir); statErr != nil {
+	// What was collected is worth keeping, whatever was not.
+	missed, err := c.ExportLogs(dir)
+	if err != nil {
+		c.logf("the node logs could not be collected: %v", err)
 		return ""
 	}
-	if err != nil {
-		c.logf("some node logs could not be collected: %s", text.FirstLine(err.Error()))
+	for _, m := range missed {
+		c.logf("%s", m)
 	}
 	return dir
 }

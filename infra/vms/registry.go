@@ -22,7 +22,9 @@ type Registration struct {
 	// Existing is true for a provider of machines that exist already
 	// (static): the VM file's image, count, cpus, memory, namePrefix and
 	// machine are refused (every machine of its inventory is taken), and
-	// the provider implements InventorySource.
+	// the provider implements InventorySource, as it must exactly when
+	// Existing is true (Open checks): it neither makes nor deletes
+	// machines (MakesMachines).
 	Existing bool
 	// Endpoint says whether connection.endpoint is required, optional or
 	// refused; EndpointExample is one, for messages ("qemu+tcp://kvm.lab/system").
@@ -98,10 +100,24 @@ type Secret = inventory.Secret
 
 // InventorySource is implemented by providers of existing machines
 // (Registration.Existing): their machines are listed in an inventory file,
-// which is up's output as it is.
+// which is up's output as it is. Such a provider makes and deletes no
+// machine: its Create takes the inventory's machine, its Delete gives it
+// back as it was (MakesMachines).
 type InventorySource interface {
 	// Inventory returns the inventory the provider's machines come from.
 	Inventory() *inventory.Inventory
+}
+
+// MakesMachines says whether p makes the machines its Create returns and
+// removes those its Delete is given: true for the providers that make VMs,
+// false for a provider of machines that exist already (an
+// InventorySource, Registration.Existing), whose Create lists a machine
+// that is there and whose Delete releases it untouched. What the
+// lifecycle says of a machine follows from it: "created" and "deleted",
+// or "listed" and "released".
+func MakesMachines(p Provider) bool {
+	_, existing := p.(InventorySource)
+	return !existing
 }
 
 // FieldError is a problem with a field of the VM file that Open (or the
@@ -180,6 +196,12 @@ func Open(ctx context.Context, f *File) (Provider, error) {
 	}
 	p, err := r.Open(ctx, Config{File: f.Path, Dir: f.Dir, Connection: f.Connection, Settings: f.Settings, Image: f.Image})
 	if err == nil {
+		if existing := !MakesMachines(p); existing != r.Existing {
+			// A programming error: the file's rules and the lifecycle's
+			// words would disagree about the machines.
+			p.Close()
+			return nil, fmt.Errorf("vms: provider %q is registered with Existing=%v, but its Provider implementing InventorySource is %v: the two go together", r.Name, r.Existing, existing)
+		}
 		return p, nil
 	}
 	var fe *FieldError

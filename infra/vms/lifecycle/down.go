@@ -48,6 +48,7 @@ func Down(ctx context.Context, p vms.Provider, runID string, o DownOptions) erro
 		return err
 	}
 	lo := Options{RunID: runID, Dir: o.Dir, Parallel: o.Parallel, Log: o.Log, Secrets: o.Secrets}.withDefaults()
+	lo.words = wordsFor(p)
 	var known []vms.Machine
 	var w *stateWriter
 	if o.State != nil {
@@ -96,6 +97,7 @@ func Sweep(ctx context.Context, p vms.Provider, olderThan time.Duration, now tim
 		return res, fmt.Errorf("--older-than %v is negative: give a duration such as 24h", olderThan)
 	}
 	lo := Options{Dir: o.Dir, Parallel: o.Parallel, Log: o.Log}.withDefaults()
+	lo.words = wordsFor(p) // before sweepRun wraps p
 	all, err := p.List(ctx)
 	if err != nil {
 		return res, fmt.Errorf("listing the harness's machines: %w", err)
@@ -114,7 +116,7 @@ func Sweep(ctx context.Context, p vms.Provider, olderThan time.Duration, now tim
 			lo.logf("%s (%s, run %s): its run is still going, left", m.Name, m.ID, m.RunID)
 		case o.DryRun:
 			res.Deleted = append(res.Deleted, m)
-			lo.logf("%s (%s, run %s): made %s, would be deleted", m.Name, m.ID, m.RunID, m.Created.UTC().Format(time.RFC3339))
+			lo.logf("%s (%s, run %s): made %s, would be %s", m.Name, m.ID, m.RunID, m.Created.UTC().Format(time.RFC3339), lo.words.deleted)
 		default:
 			byRun[m.RunID] = append(byRun[m.RunID], m)
 		}

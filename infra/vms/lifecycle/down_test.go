@@ -87,10 +87,14 @@ func TestDownByRunID(t *testing.T) {
 	fake.Put("win-x-1", "x", time.Now(), false)
 	fake.Put("win-x-2", "x", time.Now(), true) // keep is for sweep: down deletes the run
 	other := fake.Put("win-y-1", "y", time.Now(), false)
+	var log bytes.Buffer
 	for i := 0; i < 2; i++ {
-		if err := Down(t.Context(), fake, "x", DownOptions{}); err != nil {
+		if err := Down(t.Context(), fake, "x", DownOptions{Log: &log}); err != nil {
 			t.Fatalf("down #%d: %v", i+1, err)
 		}
+	}
+	if !strings.Contains(log.String(), "vms: win-x-1: deleted (") {
+		t.Errorf("down of a provider that makes machines does not say it deleted them:\n%s", log.String())
 	}
 	if ms := left(t, fake); len(ms) != 1 || ms[0].ID != other.ID {
 		t.Errorf("left %v", ms)

@@ -70,6 +70,24 @@ type Options struct {
 	now       func() time.Time
 	connect   func(inventory.Machine) (winrmClient, error)
 	authGrace time.Duration
+	words     words
+}
+
+// words are what the log and the errors say a provider's Create and
+// Delete do to a machine. They follow from whether the provider makes its
+// machines (vms.MakesMachines): the providers that make VMs create and
+// delete them; a provider of existing machines (static) lists a lab's
+// machine and releases it, and neither makes nor deletes it.
+type words struct {
+	creating, created, deleting, deleted string
+}
+
+// wordsFor returns p's words.
+func wordsFor(p vms.Provider) words {
+	if vms.MakesMachines(p) {
+		return words{creating: "creating", created: "created", deleting: "deleting", deleted: "deleted"}
+	}
+	return words{creating: "listing", created: "listed", deleting: "releasing", deleted: "released"}
 }
 
 func (o Options) withDefaults() Options {
@@ -158,6 +176,7 @@ var ErrLeftBehind = errors.New("machines left behind")
 // (ErrLeftBehind).
 func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, error) {
 	o = o.withDefaults()
+	o.words = wordsFor(p)
 	if err := runid.Check(o.RunID); err != nil {
 		return nil, err
 	}
@@ -235,12 +254,12 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 				}
 			}
 			if err != nil {
-				res.err = fmt.Errorf("creating machine %s: %w", name, err)
+				res.err = fmt.Errorf("%s machine %s: %w", o.words.creating, name, err)
 				_ = w.machine(name, func(sm *StateMachine) { sm.Error = res.err.Error() })
 				cancelRun()
 				return
 			}
-			o.logf("%s: created (%s) in %v", name, m.ID, o.now().Sub(started).Round(time.Millisecond))
+			o.logf("%s: %s (%s) in %v", name, o.words.created, m.ID, o.now().Sub(started).Round(time.Millisecond))
 			l := &ladder{p: p, id: m.ID, name: name, settle: o.Settle, budget: o.ReadyTimeout, poll: o.Poll, grace: o.authGrace, now: o.now,
 				connect: o.connect, log: o.logf, machine: machineFor(f, src, name)}
 			res.inv, res.err = l.climb(runCtx)
@@ -463,11 +482,11 @@ func teardown(ctx context.Context, p vms.Provider, runID string, targets []vms.M
 			}
 			if err := p.Delete(ctx, m.ID); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("deleting machine %s (%s): %w", m.Name, m.ID, err))
+				errs = append(errs, fmt.Errorf("%s machine %s (%s): %w", o.words.deleting, m.Name, m.ID, err))
 				mu.Unlock()
 				return
 			}
-			o.logf("%s: deleted (%s)", m.Name, m.ID)
+			o.logf("%s: %s (%s)", m.Name, o.words.deleted, m.ID)
 			if w != nil {
 				_ = w.machine(m.Name, func(sm *StateMachine) { sm.Deleted = true })
 			}

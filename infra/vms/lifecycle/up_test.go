@@ -71,6 +71,9 @@ func TestUpReadiesThroughTheLadder(t *testing.T) {
 	if !strings.Contains(console, "console of win-r1-1") || strings.Contains(console, standin.DefaultPassword) {
 		t.Errorf("console log %q: want the console, the password redacted", console)
 	}
+	if !strings.Contains(log.String(), "vms: win-r1-1: created (") {
+		t.Errorf("up of a provider that makes machines does not say it created them:\n%s", log)
+	}
 	if !strings.Contains(log.String(), "win-r1-2: its address changed") && !strings.Contains(log.String(), "address 127.0.0.3") {
 		t.Errorf("log:\n%s", log)
 	}

@@ -69,6 +69,49 @@ machines:
 	}
 }
 
+// The lifecycle's log says what static does to a lab's machine: up lists
+// it (it makes none) and down, by the run's state file as `vms down`
+// goes, releases it (it deletes none); "created" and "deleted" are the
+// words of the providers that make machines.
+func TestStaticLogsListedReleased(t *testing.T) {
+	srv := standin.New(t, standin.WithAddr("127.0.0.2:0"))
+	dir := write(t, map[string]string{
+		"machines.yaml": fmt.Sprintf("defaults: {user: %s, passwordFrom: {env: WIN_PW}}\nmachines:\n- {name: win-lab-a, address: 127.0.0.2, winrm: {port: %d}}\n", standin.DefaultUser, srv.Port()),
+		"vms.yaml":      "provider: static\nstatic: {inventory: machines.yaml}\n",
+	})
+	f, err := vms.Load(filepath.Join(dir, "vms.yaml"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := vms.Open(t.Context(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDir := t.TempDir()
+	var log strings.Builder
+	if _, err := lifecycle.Up(t.Context(), f, p, lifecycle.Options{RunID: "s2", Dir: runDir, Poll: 20 * time.Millisecond, ReadyTimeout: 5 * time.Second, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	st, path, err := lifecycle.LoadState(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lifecycle.Down(t.Context(), p, "s2", lifecycle.DownOptions{State: st, StatePath: path, Dir: runDir, Log: &log}); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	out := log.String()
+	for _, want := range []string{"vms: win-lab-a: listed (win-lab-a)", "vms: win-lab-a: released (win-lab-a)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log has no %q:\n%s", want, out)
+		}
+	}
+	for _, wrong := range []string{"created", "deleted"} {
+		if strings.Contains(out, wrong) {
+			t.Errorf("the log says %q of a machine static neither makes nor deletes:\n%s", wrong, out)
+		}
+	}
+}
+
 // An inventory's machines under two runs of one ID (lifecycletest.Ownership):
 // the second up is refused by the run's state file before anything, and
 // the machines still answer. (The provider lists nothing, makes nothing
