@@ -113,7 +113,7 @@ RUN_FLAGS   = --procs '$(PROCS)' $(if $(RERUN),--rerun-failed '$(RERUN)') $(if $
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
-.PHONY: all build up down e2e list test unit e2e-test kill-test sweep bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean
+.PHONY: all build up down e2e list test unit e2e-test kill-test sweep bench node-image join reset sonobuoy gate report fmt vet lint actionlint pscheck vet-windows clean docs
 
 all: build
 
@@ -264,6 +264,10 @@ bench: build
 	$(WINCONFORM) bench matrix
 	$(WINCONFORM) bench suites --procs 2
 	$(GO) run ./internal/testing/cmd/benchvms
+
+## docs: write the command reference (docs/commands) anew from the CLI
+docs:
+	WINCONFORM_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestCommandReferenceIsCurrent$$' ./cmd/winconform
 
 ## node-image: build (or find cached) the air-gapped node image (of KUBERNETES_VERSION's line)
 node-image: build
