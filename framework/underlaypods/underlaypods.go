@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -23,6 +22,7 @@ import (
 	"github.com/winconform/winconform/framework/probeclient"
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/internal/runid"
 	"github.com/winconform/winconform/internal/runmark"
 )
 
@@ -62,7 +62,7 @@ func (p *Prober) Probe(ctx context.Context, m underlay.Machine) (out, back error
 	}
 	// The check is a run of its own (runmark): its namespace is marked,
 	// and its heartbeat kept, so that a check killed half-way is swept.
-	run := runmark.Run{ID: "underlay-check-" + rand.String(8), Started: time.Now().UTC().Truncate(time.Second)}
+	run := runmark.Run{ID: runid.New(), Started: time.Now().UTC().Truncate(time.Second)}
 	hb, err := runmark.Beat(ctx, p.Clientset, run, runmark.HeartbeatOptions{})
 	if err != nil {
 		return nil, nil, err
