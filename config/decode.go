@@ -199,7 +199,10 @@ func (l *loader) value(p *field.Path, n *yaml.Node, v reflect.Value, what string
 			l.add(p, n.Line, "is "+describe(n)+", not a list", "write a list: one '- item' a line, or [a, b]")
 			return
 		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		s := reflect.Zero(v.Type()) // an empty list is nil
+		if len(n.Content) > 0 {
+			s = reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		}
 		for i, item := range n.Content {
 			l.decode(p.Index(i), item, s.Index(i), what)
 		}

@@ -161,7 +161,8 @@ func (l *loader) machine(p, dp *field.Path, m *Machine, def Machine) {
 	}
 	w, wp := &m.WinRM, p.Child("winrm")
 	if usual, other := w.ports(); from("winrm.port") != "" && w.Port == other {
-		l.add(wp.Child("port"), 0, fmt.Sprintf("%d (from defaults) is not the port of WinRM over %s, which this machine uses", w.Port, map[bool]string{true: "HTTPS", false: "HTTP"}[w.HTTPS]),
+		scheme := map[bool]string{true: "HTTPS", false: "HTTP"}
+		l.add(wp.Child("port"), 0, fmt.Sprintf("%d (from defaults) is WinRM's %s port, but this machine uses %s", w.Port, scheme[!w.HTTPS], scheme[w.HTTPS]),
 			fmt.Sprintf("set port: %d on the machine (or port: ~ for the port that goes with https)", usual))
 	}
 	w.setDefaults()

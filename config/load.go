@@ -66,8 +66,11 @@ func Parse[T any, P interface {
 	if d, ok := any(v).(interface{ defaults() *T }); ok {
 		*v = *d.defaults()
 	}
-	if top := l.document(data); top != nil {
+	top := l.document(data)
+	if top != nil {
 		l.decode(nil, l.typeMeta(top, v.kind()), reflect.ValueOf(v).Elem(), v.kind())
+	} else if len(l.problems) > 0 {
+		return nil, l.err() // not YAML: there is nothing to check
 	}
 	l.decoded = len(l.problems)
 	v.check(l)
@@ -190,7 +193,8 @@ func Detail(e *field.Error) string {
 }
 
 // err makes the problems one *Error, nil without any. A check's problem
-// within a value decoding found wrong is left out: it says the same again.
+// of a value decoding found wrong (it, or a value within it or holding
+// it) is left out: it says the same again.
 func (l *loader) err() error {
 	var ps []problem
 	for i, p := range l.problems {
@@ -214,10 +218,13 @@ func (l *loader) err() error {
 }
 
 // underDecoded reports whether decoding found a problem with the value at
-// path or with one that holds it.
+// path, with one that holds it, or with one it holds.
 func (l *loader) underDecoded(path string) bool {
+	within := func(inner, outer string) bool {
+		return inner == outer || strings.HasPrefix(inner, outer+".") || strings.HasPrefix(inner, outer+"[")
+	}
 	for _, p := range l.problems[:l.decoded] {
-		if f := p.err.Field; f != "" && (path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[")) {
+		if f := p.err.Field; f != "" && path != "" && (within(path, f) || within(f, path)) {
 			return true
 		}
 	}

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 )
@@ -34,17 +36,7 @@ of the harness older than a cutoff; list shows them. See the README's VM section
 }
 
 // joinNames lists the providers this binary has.
-func joinNames() string {
-	names := vms.Names()
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += n
-	}
-	return s
-}
+func joinNames() string { return strings.Join(config.ProviderNames(), ", ") }
 
 // openVMs loads the VM file and opens its provider: every problem of the
 // file, and a provider that does not answer, are refused here, before any
@@ -53,7 +45,7 @@ func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) 
 	if path == "" {
 		return nil, nil, errors.New("--vms: give the VM file (see the README's VM section)")
 	}
-	f, err := vms.LoadFromOS(path)
+	f, err := config.Load[config.Machines](path, nil)
 	if err != nil {
 		return nil, nil, err
 	}

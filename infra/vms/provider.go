@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/winconform/winconform/config"
 )
 
 // Provider makes and unmakes machines in one place (a libvirt host, a
@@ -84,9 +86,6 @@ type Spec struct {
 	CPUs int
 	// MemoryMiB is the memory in MiB.
 	MemoryMiB int
-	// Settings is the provider's own block of the VM file, as its
-	// Registration.Settings decoded it (nil without one).
-	Settings any
 }
 
 // Tags returns the tags (name, value) a provider puts on the machine spec
@@ -138,7 +137,7 @@ const (
 var runIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
 // MaxRunID is the longest run ID.
-const MaxRunID = 20
+const MaxRunID = config.MaxRunID
 
 // CheckRunID returns an error saying what is wrong with id and the fix, or
 // nil for a good run ID.

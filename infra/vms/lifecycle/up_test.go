@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/standin"
 	"github.com/winconform/winconform/internal/testing/vmstest"
 )
@@ -41,7 +41,7 @@ func TestUpReadiesThroughTheLadder(t *testing.T) {
 	if took := time.Since(start); took < 250*time.Millisecond+testSettle {
 		t.Errorf("Up took %v: machine 2 settled at 250ms and needs %v more", took, testSettle)
 	}
-	inv, err := inventory.Parse(res.InventoryPath, mustRead(t, res.InventoryPath), func(string) (string, bool) { return standin.DefaultPassword, true })
+	inv, err := config.Parse[config.Inventory](res.InventoryPath, mustRead(t, res.InventoryPath), func(string) (string, bool) { return standin.DefaultPassword, true })
 	if err != nil {
 		t.Fatalf("the inventory written: %v", err)
 	}
