@@ -146,6 +146,19 @@ func pathString(p *field.Path) string {
 	return p.String()
 }
 
+// Errors makes one error of problems found outside a file (in values the
+// flags set), one a line: "field: what is wrong; the fix"; nil without any.
+func Errors(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = e.Field + ": " + Detail(e)
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
 // Error is every problem of one file, in the order of its lines.
 type Error struct {
 	// File is the file, as given to Load or Parse.

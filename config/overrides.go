@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -64,6 +65,14 @@ func (o *ImageOverrides) Validate() field.ErrorList {
 			errs = append(errs, Invalid(p, "is empty", "write a reference such as mirror.example.com/winconform/probe:v0.1"))
 		} else if err != nil {
 			errs = append(errs, Invalid(p, fmt.Sprintf("%s is not an image reference: %v", Quote(o.Images[k]), err), "write a reference such as mirror.example.com/winconform/probe:v0.1"))
+		}
+	}
+	v := reflect.ValueOf(o).Elem()
+	for i, k := range Fields(o)[2:] {
+		if up := v.Field(i + 2).String(); up != "" {
+			if msg := checkPrefix(up); msg != "" {
+				errs = append(errs, Invalid(field.NewPath(k), msg, "write a registry such as mirror.example.com/k8s"))
+			}
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(o.Registries)) {

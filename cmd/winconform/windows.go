@@ -12,7 +12,6 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // windowsFlags are the flags of the commands that work on the inventory's
@@ -52,11 +51,7 @@ func (w *windowsFlags) machines() ([]config.Machine, error) {
 		for _, m := range inv.Machines {
 			names = append(names, m.Name)
 		}
-		fix := ""
-		if near := strictyaml.Suggest(w.machine, names); near != "" {
-			fix = fmt.Sprintf("did you mean %q? ", near)
-		}
-		return nil, fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, fix, strings.Join(names, ", "))
+		return nil, fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, config.DidYouMean(w.machine, names), strings.Join(names, ", "))
 	}
 	return []config.Machine{m}, nil
 }

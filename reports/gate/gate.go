@@ -218,17 +218,12 @@ func causeBuild(b string) string {
 // ErrUnusable marks an input the gate cannot decide on (exit status 2).
 var ErrUnusable = errors.New("unusable input")
 
-// Decide decides. An error (ErrUnusable) means an input is unusable: a
-// policy that selects nothing, a run whose record the gate cannot decide
-// on (CheckRecord), a day before the run's start, a baseline of another
-// cluster shape when the policy refuses one.
+// Decide decides, on a policy policy.Load or Parse checked. An error
+// (ErrUnusable) means an input is unusable: a run whose record the gate
+// cannot decide on (CheckRecord), a day before the run's start, a baseline
+// of another cluster shape when the policy refuses one.
 func Decide(in Input) (Result, error) {
 	p := *in.Policy
-	p.Default()
-	if errs := p.Validate(); len(errs) > 0 {
-		return Result{}, fmt.Errorf("%w: policy %s: %v", ErrUnusable, in.PolicyFile, errs.ToAggregate())
-	}
-	in.Policy = &p
 	if err := CheckRecord(in.Run); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrUnusable, err)
 	}
@@ -350,7 +345,7 @@ func (g *gater) cluster() {
 	}
 	windowsLevels := 0
 	for _, r := range p.Required {
-		if r.Level.OnWindows() {
+		if claims.Level(r.Level).OnWindows() {
 			windowsLevels++
 		}
 	}
@@ -415,10 +410,10 @@ func (g *gater) requirements(c claims.Claim) ([]claims.Level, bool) {
 	var out []claims.Level
 	required := false
 	for _, r := range g.in.Policy.Required {
-		if r.Selects(c) {
+		if policy.Selects(r, c) {
 			required = true
-			if r.Level != "" && !slices.Contains(out, r.Level) {
-				out = append(out, r.Level)
+			if l := claims.Level(r.Level); l != "" && !slices.Contains(out, l) {
+				out = append(out, l)
 			}
 		}
 	}
