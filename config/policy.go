@@ -154,10 +154,17 @@ func OneOf(p *field.Path, v string, allowed []string) *field.Error {
 	if slices.Contains(allowed, v) {
 		return nil
 	}
-	return Invalid(p, Quote(v)+" is not one of "+joinOr(allowed), DidYouMean(v, allowed)+"use "+joinOr(allowed))
+	return Invalid(p, Quote(v)+" is not one of "+joinOr(allowed), strings.TrimSpace(DidYouMean(v, allowed)+" write one of them"))
 }
 
-func (p *GatePolicy) check(l *loader) {
+func (p *GatePolicy) check(l *loader) { l.addAll(p.Validate()) }
+
+// Validate gives the policy its defaults (block for the actions that block
+// by default, report for the others) and returns the problems of its
+// structure and values; the claims it names are reports/policy's to check.
+func (p *GatePolicy) Validate() field.ErrorList {
+	var errs field.ErrorList
+	bad := func(p *field.Path, msg, fix string) { errs = append(errs, Invalid(p, msg, fix)) }
 	for _, a := range []*Action{&p.Outcomes.Inconclusive, &p.Outcomes.Blocked, &p.Outcomes.Interrupted,
 		&p.Outcomes.NotRun, &p.Outcomes.Skipped, &p.Outcomes.NotCovered, &p.OtherFailures, &p.Baseline.NewlyFailing} {
 		if *a == "" {
@@ -171,23 +178,23 @@ func (p *GatePolicy) check(l *loader) {
 	}
 	path := field.NewPath
 	if strings.TrimSpace(p.Name) == "" {
-		l.require(path("name"), "name the policy, such as name: windows-node-build")
+		errs = append(errs, Missing(path("name"), "name the policy, such as name: windows-node-build"))
 	}
 	if len(p.Required) == 0 {
-		l.require(path("required"), `list what the run must show, such as - labels: ["os:linux"] (policies/ has examples): a policy that requires no claim cannot gate`)
+		errs = append(errs, Missing(path("required"), `list what the run must show, such as - labels: ["os:linux"] (policies/ has examples): a policy that requires no claim cannot gate`))
 	}
 	if p.Cluster.WindowsNodes < 0 {
-		l.add(path("cluster", "windowsNodes"), 0, fmt.Sprintf("%d is fewer than none", p.Cluster.WindowsNodes), "write 0 or more")
+		bad(path("cluster", "windowsNodes"), fmt.Sprintf("%d is fewer than none", p.Cluster.WindowsNodes), "write 0 or more")
 	}
 	for i, b := range p.Cluster.WindowsBuilds {
 		if !ValidBuild(b) {
-			l.add(path("cluster", "windowsBuilds").Index(i), 0, Quote(b)+" is not a Windows build",
+			bad(path("cluster", "windowsBuilds").Index(i), Quote(b)+" is not a Windows build",
 				"write it as the node label node.kubernetes.io/windows-build has it, such as 10.0.20348")
 		}
 	}
 	for i, r := range p.Required {
 		if len(r.Claims)+len(r.Areas)+len(r.Labels) == 0 {
-			l.add(path("required").Index(i), 0, "selects no claim", "select claims with claims: (IDs), areas: (such as [NET]) or labels: (such as [os:windows])")
+			bad(path("required").Index(i), "selects no claim", "select claims with claims: (IDs), areas: (such as [NET]) or labels: (such as [os:windows])")
 		}
 	}
 	block, blockReport := []string{string(Block)}, []string{string(Block), string(Report)}
@@ -196,10 +203,10 @@ func (p *GatePolicy) check(l *loader) {
 	for i, a := range []Action{o.Inconclusive, o.Blocked, o.Interrupted, o.NotRun, o.Skipped, o.NotCovered} {
 		name := Fields(o)[i]
 		if a == Report {
-			l.add(op.Child(name), 0, "a required claim that is "+name+" is not shown, and a release never ships with a required claim unmet",
+			bad(op.Child(name), "a required claim that is "+name+" is not shown, and a release never ships with a required claim unmet",
 				"remove the line (block is the only value), drop the claims that cannot be shown here from required: (except:), or accept a failure with a known issue naming its claim")
 		} else if e := OneOf(op.Child(name), string(a), block); e != nil {
-			l.addAll(field.ErrorList{e})
+			errs = append(errs, e)
 		}
 	}
 	for _, c := range []struct {
@@ -210,15 +217,16 @@ func (p *GatePolicy) check(l *loader) {
 		{path("baseline", "newlyFailing"), p.Baseline.NewlyFailing, blockReport}, {path("baseline", "lostShown"), p.Baseline.LostShown, blockReport},
 		{path("baseline", "otherShape"), p.Baseline.OtherShape, []string{string(Report), string(Refuse)}}} {
 		if e := OneOf(c.p, string(c.a), c.allowed); e != nil {
-			l.addAll(field.ErrorList{e})
+			errs = append(errs, e)
 		}
 	}
 	if p.Flakes.Tolerated < 0 {
-		l.add(path("flakes", "tolerated"), 0, fmt.Sprintf("%d is fewer than none", p.Flakes.Tolerated), "write 0 or more: how many flaky specs and cells are reported without blocking")
+		bad(path("flakes", "tolerated"), fmt.Sprintf("%d is fewer than none", p.Flakes.Tolerated), "write 0 or more: how many flaky specs and cells are reported without blocking")
 	}
 	for i, k := range p.KnownIssues {
-		l.addAll(k.validate(path("knownIssues").Index(i)))
+		errs = append(errs, k.validate(path("knownIssues").Index(i))...)
 	}
+	return errs
 }
 
 func (k KnownIssue) validate(p *field.Path) (errs field.ErrorList) {

@@ -40,7 +40,7 @@ func TestE2ERefusesBadInputBeforeClusterWork(t *testing.T) {
 		want  []string
 	}{
 		{"a label no spec has", 0, []string{"--labels", "os:linx"},
-			[]string{"matches none of the 121 specs", "no spec has the label os:linx (did you mean os:linux?)", "make list"}},
+			[]string{"matches none of the 121 specs", `no spec has the label os:linx (did you mean "os:linux"?)`, "make list"}},
 		{"two positional suites", 5, []string{"networking", "storage"},
 			[]string{"one suite at a time", "suite:networking || suite:storage"}},
 		{"a positional suite that does not exist", 5, []string{"nope"},

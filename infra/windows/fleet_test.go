@@ -28,7 +28,7 @@ func (r *rig) addMachine(name string, cfg simmachine.Config) (config.Machine, *s
 	srv := wsmantest.New(r.t, wsmantest.WithCredentials("Administrator", testPassword),
 		wsmantest.WithHandler(sim.Handler()), wsmantest.WithIntercept(sim.Intercept()))
 	m := r.machine
-	m.Name, m.Address, m.WinRM.Port = name, srv.Host(), srv.Port()
+	m.Name, m.Address, m.WinRM.Port = name, srv.Host(), config.Port(srv.Port())
 	return m, sim
 }
 
@@ -42,7 +42,7 @@ func (r *rig) unreachable(name string) config.Machine {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	m := r.machine
-	m.Name, m.Address, m.WinRM.Port = name, "127.0.0.1", port
+	m.Name, m.Address, m.WinRM.Port = name, "127.0.0.1", config.Port(port)
 	return m
 }
 

@@ -277,10 +277,10 @@ func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*config.Machine)
 		wsmantest.WithHandler(sim.Handler()), wsmantest.WithIntercept(sim.Intercept()))
 	m := config.Machine{
 		Name: "win-2022-a", Address: srv.Host(),
-		WinRM: config.WinRM{Port: srv.Port(), HTTPS: false, Auth: config.AuthNTLM},
-		User:  "Administrator", Password: config.Secret(testPassword),
+		WinRM: config.WinRM{Port: config.Port(srv.Port()), HTTPS: false, Auth: config.AuthNTLM},
+		User:  "Administrator", PasswordFrom: config.SecretRef{Secret: testPassword},
 		Labels:             map[string]string{"topology.kubernetes.io/zone": "lab-1"},
-		Taints:             []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
+		Taints:             []config.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
 		Binaries:           map[string]string{"probe": `C:\install\probe.exe`},
 		DefenderExclusions: true,
 	}

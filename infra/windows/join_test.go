@@ -448,7 +448,7 @@ func TestWrongPasswordFailsFast(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{})
 	wrong := r.machine
-	wrong.Password = config.Secret("not-the-password")
+	wrong.PasswordFrom.Secret = "not-the-password"
 	exec := r.connect(wrong)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -615,7 +615,7 @@ func TestUnreachableMachineFailsFast(t *testing.T) {
 	closed := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // nothing listens here: connections are refused
 	m := r.machine
-	m.Address, m.WinRM.Port, m.WinRM.HTTPS, m.WinRM.CABundle = "127.0.0.1", closed, false, nil
+	m.Address, m.WinRM.Port, m.WinRM.HTTPS, m.WinRM.CABundle = "127.0.0.1", config.Port(closed), false, config.PEMFile{}
 	exec := r.connect(m)
 	timeouts := testTimeouts()
 	timeouts.Reboot = time.Minute // the join must not wait for this

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/ledger"
@@ -218,12 +219,16 @@ func causeBuild(b string) string {
 // ErrUnusable marks an input the gate cannot decide on (exit status 2).
 var ErrUnusable = errors.New("unusable input")
 
-// Decide decides, on a policy policy.Load or Parse checked. An error
-// (ErrUnusable) means an input is unusable: a run whose record the gate
-// cannot decide on (CheckRecord), a day before the run's start, a baseline
-// of another cluster shape when the policy refuses one.
+// Decide decides. An error (ErrUnusable) means an input is unusable: a
+// policy that selects nothing, a run whose record the gate cannot decide
+// on (CheckRecord), a day before the run's start, a baseline of another
+// cluster shape when the policy refuses one.
 func Decide(in Input) (Result, error) {
 	p := *in.Policy
+	if err := config.Errors(policy.Validate(&p)); err != nil {
+		return Result{}, fmt.Errorf("%w: policy %s: %v", ErrUnusable, in.PolicyFile, err)
+	}
+	in.Policy = &p
 	if err := CheckRecord(in.Run); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrUnusable, err)
 	}

@@ -40,24 +40,17 @@ func ValidBuild(b string) bool { return config.ValidBuild(b) }
 // Load reads, defaults and validates the policy file at path (config.Load),
 // then checks it against the claim catalogue: every problem is in the one
 // error, each naming the file, the line, the field and the fix.
-func Load(path string) (*Policy, error) {
-	p, err := config.Load[config.GatePolicy](path, nil, check)
-	return p, usable(err)
-}
+func Load(path string) (*Policy, error) { return config.Load[config.GatePolicy](path, nil, check) }
 
 // Parse is Load for data read from path.
 func Parse(path string, data []byte) (*Policy, error) {
-	p, err := config.Parse[config.GatePolicy](path, data, nil, check)
-	return p, usable(err)
+	return config.Parse[config.GatePolicy](path, data, nil, check)
 }
 
-// usable points a policy's problems at the documentation.
-func usable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%w\n(the policy is not usable: policies/ has examples, the README's \"Release gating\" section describes every field)", err)
-}
+// Validate returns every problem of a policy built in Go (or by an older
+// winconform), as Load would find them; a policy Load or Parse returned
+// has none.
+func Validate(p *Policy) field.ErrorList { return append(p.Validate(), check(p)...) }
 
 // check checks a policy's claims, areas, labels and levels against the
 // catalogue, and gives cluster.windowsNodes, when unset, what the required

@@ -184,6 +184,9 @@ func (s *Settings) Check(f *vms.File, p *field.Path) field.ErrorList {
 }
 
 func (a *Admin) check(p *field.Path, machineUser string) field.ErrorList {
+	if *a == (Admin{}) {
+		return field.ErrorList{config.Missing(p, "set admin: {user: winadmin, password: {env: WINDOWS_ADMIN_PASSWORD}}: the VM's administrator, the same account as machine.user and machine.passwordFrom")}
+	}
 	var errs field.ErrorList
 	bad := func(key, msg, fix string) { errs = append(errs, config.Invalid(p.Child(key), msg, fix)) }
 	switch u := a.User; {

@@ -79,7 +79,7 @@ func TestUpReadiesThroughTheLadder(t *testing.T) {
 	}
 	// The spec the provider got.
 	sp, _ := fake.Spec(res.Machines[0].ID)
-	if sp.Image != "golden" || sp.CPUs != vms.DefaultCPUs || sp.MemoryMiB != vms.DefaultMemoryMiB || sp.RunID != "r1" || sp.Tags()[vms.TagRun] != "r1" {
+	if sp.Image != "golden" || sp.CPUs != config.DefaultCPUs || sp.MemoryMiB != config.DefaultMemoryMiB || sp.RunID != "r1" || sp.Tags()[vms.TagRun] != "r1" {
 		t.Errorf("spec %+v", sp)
 	}
 }
