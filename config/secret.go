@@ -185,7 +185,8 @@ func (f *PEMFile) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 }
 
 // readFile reads a file the file names (raw, as written), reporting one
-// that is missing, a directory or unreadable.
+// that is missing, not a regular file (a device would never end), larger
+// than a secret or a CA bundle is, or unreadable.
 func (l *loader) readFile(p *field.Path, raw, fix string) ([]byte, bool) {
 	abs := l.resolve(raw)
 	info, err := os.Stat(abs)
@@ -193,8 +194,11 @@ func (l *loader) readFile(p *field.Path, raw, fix string) ([]byte, bool) {
 	case errors.Is(err, fs.ErrNotExist):
 		l.add(p, 0, l.describePath(raw)+" does not exist", fix+" (a relative path is from the file's directory)")
 		return nil, false
-	case err == nil && info.IsDir():
-		l.add(p, 0, l.describePath(raw)+" is a directory", "point at a file")
+	case err == nil && !info.Mode().IsRegular():
+		l.add(p, 0, l.describePath(raw)+" is a directory or a device, not a file", "point at a file")
+		return nil, false
+	case err == nil && info.Size() > 1<<20:
+		l.add(p, 0, l.describePath(raw)+" is larger than 1 MiB", "point at the file that holds only the secret, or the certificates")
 		return nil, false
 	}
 	data, err := os.ReadFile(abs)
