@@ -90,17 +90,17 @@ func TestDecodeOverDefaults(t *testing.T) {
 
 func TestDocument(t *testing.T) {
 	for doc, want := range map[string]string{
-		"name: 1\n   b: 2\n":           "c.yaml:2: yaml: the file is not valid YAML: mapping values are not allowed in this context",
-		"name: a\n---\nname: b\n":      "c.yaml:3: yaml: the file holds more than one YAML document",
-		"name: *nowhere\n":             "c.yaml: yaml: the file is not valid YAML: unknown anchor 'nowhere' referenced",
-		"- a\n":                        "c.yaml:1: is a list, not a mapping",
-		"name: a\n---\n# none\n":       "",
-		"~\n":                          "",
-		"name: a\nname: b\n":           "c.yaml:2: name: is written twice (first at line 1); keep one of them",
-		"? [a]\n: b\nname: x\n":        "c.yaml:1: has a key that is a list, not a name",
-		"~: z\nname: x\n":              "c.yaml:1: has a key that is empty, not a name",
-		"<<: 5\nname: x\n":             "c.yaml:1: <<: merges the number 5",
-		"<<: [{name: x}, [y]]\n":       "c.yaml:1: <<: merges a list",
+		"name: 1\n   b: 2\n":            "c.yaml:2: yaml: the file is not valid YAML: mapping values are not allowed in this context",
+		"name: a\n---\nname: b\n":       "c.yaml:3: yaml: the file holds more than one YAML document",
+		"name: *nowhere\n":              "c.yaml: yaml: the file is not valid YAML: unknown anchor 'nowhere' referenced",
+		"- a\n":                         "c.yaml:1: is a list, not a mapping",
+		"name: a\n---\n# none\n":        "",
+		"~\n":                           "",
+		"name: a\nname: b\n":            "c.yaml:2: name: is written twice (first at line 1); keep one of them",
+		"? [a]\n: b\nname: x\n":         "c.yaml:1: has a key that is a list, not a name",
+		"~: z\nname: x\n":               "c.yaml:1: has a key that is empty, not a name",
+		"<<: 5\nname: x\n":              "c.yaml:1: <<: merges the number 5",
+		"<<: [{name: x}, [y]]\n":        "c.yaml:1: <<: merges a list",
 		"cni: {<<: {vni: 1, vni: 2}}\n": "c.yaml:1: cni.vni: is written twice (first at line 1)",
 	} {
 		_, err := parseSample(doc)
@@ -178,10 +178,10 @@ func TestDescribe(t *testing.T) {
 func TestAPIVersionAndKind(t *testing.T) {
 	for doc, want := range map[string]string{
 		"apiVersion: winconform.io/v1alpha1\nkind: Sample\nname: a\n": "",
-		"kind: Sample\nname: a\n":                                       "",
-		"apiVersion: winconform.io/v1\nname: a\n":                       `c.yaml:1: apiVersion: "winconform.io/v1" is not an API version this harness reads; write apiVersion: winconform.io/v1alpha1, or leave it out`,
-		"apiVersion: winconform.io/v1alpha1\nkind: Cluster\n":          `c.yaml:2: kind: "Cluster" is not the kind of this file; write kind: Sample`,
-		"kind: [Sample]\n":                                              `c.yaml:1: kind: "" is not the kind of this file`,
+		"kind: Sample\nname: a\n":                                     "",
+		"apiVersion: winconform.io/v1\nname: a\n":                     `c.yaml:1: apiVersion: "winconform.io/v1" is not an API version this harness reads; write apiVersion: winconform.io/v1alpha1, or leave it out`,
+		"apiVersion: winconform.io/v1alpha1\nkind: Cluster\n":         `c.yaml:2: kind: "Cluster" is not the kind of this file; write kind: Sample`,
+		"kind: [Sample]\n":                                            `c.yaml:1: kind: "" is not the kind of this file`,
 	} {
 		s, err := parseSample(doc)
 		switch {
