@@ -147,14 +147,14 @@ func (c *Cluster) check(l *loader) {
 			c.CNI.Port = 0
 		}
 	}
-	c.SetDefaults()
+	c.setDefaults()
 	l.addAll(c.Validate())
 }
 
-// SetDefaults fills what the file leaves to the harness: the newest line,
+// setDefaults fills what the file leaves to the harness: the newest line,
 // a line's newest patch, kind's node image of the release, flannel's vxlan
 // for Windows, MetalLB on.
-func (c *Cluster) SetDefaults() {
+func (c *Cluster) setDefaults() {
 	if c.KubernetesVersion == "" {
 		c.KubernetesVersion = kubelines.Default().Version
 	}

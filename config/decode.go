@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -271,17 +272,21 @@ func (l *loader) structure(p *field.Path, n *yaml.Node, v reflect.Value, what st
 		l.add(p, n.Line, "is "+describe(n)+", not a mapping", "write one 'key: value' a line, indented under it")
 		return
 	}
-	fields := fieldsOf(v.Type())
 	ex, _ := v.Addr().Interface().(extraKeys)
 	for _, e := range l.entries(p, n, 0) {
-		switch i := fields[e.name]; {
-		case i > 0:
-			l.decode(p.Child(e.name), e.value, v.Field(i-1), e.name)
+		i := -1
+		for j := range v.NumField() {
+			if keyOf(v.Type().Field(j)) == e.name {
+				i = j
+			}
+		}
+		switch known := keys(v.Interface()); {
+		case i >= 0 && e.name != "":
+			l.decode(p.Child(e.name), e.value, v.Field(i), e.name)
 		case ex != nil && ex.extra(e):
 		case isSecretKey(e.name):
 			l.inlineSecret(p.Child(e.name), e.line)
 		default:
-			known := Fields(v.Interface())
 			l.add(p.Child(e.name), e.line, "is not a field of "+what,
 				DidYouMean(e.name, known)+"the fields of "+what+" are "+strings.Join(known, ", "))
 		}
@@ -342,40 +347,27 @@ func (l *loader) entries(p *field.Path, n *yaml.Node, depth int) []entry {
 	return out
 }
 
-// fieldsOf maps a struct's keys to their field's index plus one.
-func fieldsOf(t reflect.Type) map[string]int {
-	out := map[string]int{}
-	for i := 0; i < t.NumField(); i++ {
-		if name := keyOf(t.Field(i)); name != "" {
-			out[name] = i + 1
-		}
-	}
-	return out
-}
-
-// keyOf is the key of a struct field: its yaml tag's name; "" for an
-// unexported field or one tagged "-".
-func keyOf(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-	if !f.IsExported() || name == "-" || name == "" {
-		return ""
-	}
-	return name
-}
-
-// Fields lists the keys of the struct v (or *v), in the order of its fields.
-func Fields(v any) []string {
+// keys lists the keys of the struct v (or *v), in the order of its fields:
+// their yaml tags' names, without unexported fields and those tagged "-".
+func keys(v any) []string {
 	t := reflect.TypeOf(v)
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	var out []string
 	for i := 0; i < t.NumField(); i++ {
-		if name := keyOf(t.Field(i)); name != "" {
-			out = append(out, name)
-		}
+		out = append(out, keyOf(t.Field(i)))
 	}
-	return out
+	return slices.DeleteFunc(out, func(k string) bool { return k == "" })
+}
+
+// keyOf is the key of a struct field, "" for none.
+func keyOf(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if !f.IsExported() || name == "-" {
+		return ""
+	}
+	return name
 }
 
 // DidYouMean returns `did you mean "port"? ` for the known word nearest to

@@ -35,11 +35,11 @@ machines:
 		return
 	}
 	for _, m := range inv.Machines {
-		fmt.Println(m.Name, m.Endpoint(), m.WinRM.Auth, m.User, m.PasswordFrom.Secret, m.ExpectedBuild.ReleaseName())
+		fmt.Println(m.Name, m.Address, m.WinRM.HTTPS, m.WinRM.Port, m.WinRM.Auth, m.User, m.PasswordFrom.Secret, m.ExpectedBuild.ReleaseName())
 	}
 	// Output:
-	// win-2022-a https://192.168.56.20:5986/wsman ntlm Administrator ******** ltsc2022
-	// win-2019-b http://192.168.56.21:5985/wsman ntlm Administrator ********
+	// win-2022-a 192.168.56.20 true 5986 ntlm Administrator ******** ltsc2022
+	// win-2019-b 192.168.56.21 false 5985 ntlm Administrator ********
 }
 
 func ExampleError() {

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,15 +94,6 @@ func (inv *Inventory) Machine(name string) (Machine, bool) {
 		}
 	}
 	return Machine{}, false
-}
-
-// Endpoint is the machine's WinRM URL, such as https://192.168.56.20:5986/wsman.
-func (m Machine) Endpoint() string {
-	scheme := "http"
-	if m.WinRM.HTTPS {
-		scheme = "https"
-	}
-	return scheme + "://" + net.JoinHostPort(m.Address, strconv.Itoa(int(m.WinRM.Port))) + "/wsman"
 }
 
 const fixMachines = "list at least one machine under machines:, each with name, address, user and passwordFrom (user and passwordFrom may come from defaults)"

@@ -152,7 +152,7 @@ func RegisterProvider[T any, P interface {
 }](p Provider) {
 	providersMu.Lock()
 	defer providersMu.Unlock()
-	if _, dup := providers[p.Name]; dup || p.Name == "" || slices.Contains(Fields(Machines{}), p.Name) {
+	if _, dup := providers[p.Name]; dup || p.Name == "" || slices.Contains(keys(Machines{}), p.Name) {
 		panic(fmt.Sprintf("config: cannot register a provider named %q", p.Name))
 	}
 	p.block = func() ProviderBlock { return P(new(T)) }

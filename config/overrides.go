@@ -46,7 +46,7 @@ type ImageOverrides struct {
 func (*ImageOverrides) kind() string { return "ImageOverrides" }
 
 func (o *ImageOverrides) check(l *loader) {
-	upstream := Fields(o)[2:]
+	upstream := keys(o)[2:]
 	for _, k := range upstream {
 		if (l.written(field.NewPath("registries")) || l.written(field.NewPath("images"))) && l.written(field.NewPath(k)) {
 			l.add(field.NewPath(k), 0, "is a "+"KUBE_TEST_REPO_LIST file's key, in a file of registries and images",
@@ -68,7 +68,7 @@ func (o *ImageOverrides) Validate() field.ErrorList {
 		}
 	}
 	v := reflect.ValueOf(o).Elem()
-	for i, k := range Fields(o)[2:] {
+	for i, k := range keys(o)[2:] {
 		if up := v.Field(i + 2).String(); up != "" {
 			if msg := checkPrefix(up); msg != "" {
 				errs = append(errs, Invalid(field.NewPath(k), msg, "write a registry such as mirror.example.com/k8s"))

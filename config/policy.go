@@ -201,7 +201,7 @@ func (p *GatePolicy) Validate() field.ErrorList {
 	op := path("outcomes")
 	o := p.Outcomes
 	for i, a := range []Action{o.Inconclusive, o.Blocked, o.Interrupted, o.NotRun, o.Skipped, o.NotCovered} {
-		name := Fields(o)[i]
+		name := keys(o)[i]
 		if a == Report {
 			bad(op.Child(name), "a required claim that is "+name+" is not shown, and a release never ships with a required claim unmet",
 				"remove the line (block is the only value), drop the claims that cannot be shown here from required: (except:), or accept a failure with a known issue naming its claim")

@@ -137,17 +137,6 @@ type PEMFile struct {
 // MarshalText writes the file as its path.
 func (f PEMFile) MarshalText() ([]byte, error) { return []byte(f.Path), nil }
 
-// CertPool returns a pool of the file's certificates, or nil without a
-// file (the system's roots apply).
-func (f PEMFile) CertPool() *x509.CertPool {
-	if len(f.PEM) == 0 {
-		return nil
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(f.PEM)
-	return pool
-}
-
 func (f *PEMFile) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 	var raw string
 	if l.scalar(p, n, reflect.ValueOf(&raw).Elem()); raw == "" {

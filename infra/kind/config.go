@@ -14,13 +14,6 @@ import (
 	"github.com/winconform/winconform/internal/kubelines"
 )
 
-// Node image policies: what Up does when the node image is not present.
-const (
-	BuildAuto   = config.BuildAuto
-	BuildAlways = config.BuildAlways
-	BuildNever  = config.BuildNever
-)
-
 // Config is a local cluster: the cluster file (config.Cluster) `winconform
 // up --config` reads, and what the harness makes of it.
 type Config struct{ config.Cluster }
@@ -34,16 +27,6 @@ func LoadConfig(path string) (Config, error) {
 		return DefaultConfig(), nil
 	}
 	c, err := config.Load[config.Cluster](path, nil, check)
-	if err != nil {
-		return Config{}, err
-	}
-	return Config{*c}, nil
-}
-
-// ParseConfig decodes and checks a cluster file (config.Parse): a field
-// it leaves out takes the embedded default's value.
-func ParseConfig(source string, data []byte) (Config, error) {
-	c, err := config.Parse[config.Cluster](source, data, nil, check)
 	if err != nil {
 		return Config{}, err
 	}

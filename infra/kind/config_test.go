@@ -21,6 +21,15 @@ import (
 	"github.com/winconform/winconform/internal/text"
 )
 
+// ParseConfig decodes and checks a cluster file as LoadConfig does.
+func ParseConfig(source string, data []byte) (Config, error) {
+	c, err := config.Parse[config.Cluster](source, data, nil, check)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{*c}, nil
+}
+
 // base is a minimal valid cluster file; each case below changes one thing.
 const base = `name: wc
 workers: 2
@@ -45,7 +54,7 @@ func TestDefaultConfig(t *testing.T) {
 		Name:              "winconform",
 		KubernetesVersion: v,
 		NodeImage:         "kindest/node:" + v,
-		NodeImageBuild:    BuildAuto,
+		NodeImageBuild:    config.BuildAuto,
 		Workers:           1,
 		Networking:        config.Networking{PodSubnet: "10.244.0.0/16", ServiceSubnet: "10.96.0.0/12"},
 		CNI:               config.CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789},
@@ -74,7 +83,7 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Errorf("loaded %+v", c)
 	}
 	// Defaults fill what the file leaves out.
-	if c.CNI.VNI != cni.WindowsVNI || c.CNI.Port != cni.WindowsPort || c.NodeImageBuild != BuildAuto ||
+	if c.CNI.VNI != cni.WindowsVNI || c.CNI.Port != cni.WindowsPort || c.NodeImageBuild != config.BuildAuto ||
 		c.KubernetesVersion != kubelines.Default().Version || c.NodeImage != "kindest/node:"+kubelines.Default().Version {
 		t.Errorf("defaults not applied: %+v", c)
 	}

@@ -16,46 +16,27 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 )
 
-// The policy's types are the file's (config.GatePolicy).
-type (
-	Policy      = config.GatePolicy
-	Requirement = config.Requirement
-	KnownIssue  = config.KnownIssue
-	Action      = config.Action
-)
-
-// Actions, and how dates and specs are written.
-const (
-	Block         = config.Block
-	Report        = config.Report
-	Refuse        = config.Refuse
-	DateLayout    = config.DateLayout
-	MinSpecPrefix = config.MinSpecPrefix
-)
-
-// ValidBuild says whether b is a Windows build as the node label
-// node.kubernetes.io/windows-build has it (10.0.20348).
-func ValidBuild(b string) bool { return config.ValidBuild(b) }
-
 // Load reads, defaults and validates the policy file at path (config.Load),
 // then checks it against the claim catalogue: every problem is in the one
 // error, each naming the file, the line, the field and the fix.
-func Load(path string) (*Policy, error) { return config.Load[config.GatePolicy](path, nil, check) }
+func Load(path string) (*config.GatePolicy, error) {
+	return config.Load[config.GatePolicy](path, nil, check)
+}
 
 // Parse is Load for data read from path.
-func Parse(path string, data []byte) (*Policy, error) {
+func Parse(path string, data []byte) (*config.GatePolicy, error) {
 	return config.Parse[config.GatePolicy](path, data, nil, check)
 }
 
 // Validate returns every problem of a policy built in Go (or by an older
 // winconform), as Load would find them; a policy Load or Parse returned
 // has none.
-func Validate(p *Policy) field.ErrorList { return append(p.Validate(), check(p)...) }
+func Validate(p *config.GatePolicy) field.ErrorList { return append(p.Validate(), check(p)...) }
 
 // check checks a policy's claims, areas, labels and levels against the
 // catalogue, and gives cluster.windowsNodes, when unset, what the required
 // claims need on Windows (WindowsNodes).
-func check(p *Policy) field.ErrorList {
+func check(p *config.GatePolicy) field.ErrorList {
 	var errs field.ErrorList
 	cp := field.NewPath("cluster", "windowsNodes")
 	if need, who := WindowsNodes(p); p.Cluster.WindowsNodes == 0 {
@@ -75,7 +56,7 @@ func check(p *Policy) field.ErrorList {
 	return errs
 }
 
-func validate(r Requirement, path *field.Path) field.ErrorList {
+func validate(r config.Requirement, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, id := range r.Claims {
 		errs = append(errs, checkClaim(path.Child("claims").Index(i), id)...)
@@ -205,7 +186,7 @@ func checkLabel(l string) (msg, fix string) {
 }
 
 // selected lists the catalogue's claims the requirement selects.
-func selected(r Requirement) []claims.Claim {
+func selected(r config.Requirement) []claims.Claim {
 	var out []claims.Claim
 	for _, c := range claims.All() {
 		if Selects(r, c) {
@@ -216,7 +197,7 @@ func selected(r Requirement) []claims.Claim {
 }
 
 // describe is the requirement's selectors in a line, for its problems.
-func describe(r Requirement) string {
+func describe(r config.Requirement) string {
 	var parts []string
 	for _, f := range []struct {
 		name string
@@ -233,7 +214,7 @@ func describe(r Requirement) string {
 // need to be shown on Windows (a claim required on Windows needs one, a
 // path between Windows pods on two nodes two: claims.Claim.WindowsNodes),
 // and the first claim that needs that many ("" when none needs any).
-func WindowsNodes(p *Policy) (int, string) {
+func WindowsNodes(p *config.GatePolicy) (int, string) {
 	need, who := 0, ""
 	for _, c := range claims.All() {
 		onWindows := c.Level.OnWindows()
@@ -249,7 +230,7 @@ func WindowsNodes(p *Policy) (int, string) {
 }
 
 // Selects says whether the requirement r selects claim c.
-func Selects(r Requirement, c claims.Claim) bool {
+func Selects(r config.Requirement, c claims.Claim) bool {
 	if slices.Contains(r.Except, c.ID) {
 		return false
 	}

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 )
 
 // parse parses a policy written to a file named in a temporary directory.
-func parse(t *testing.T, body string) (*Policy, string, error) {
+func parse(t *testing.T, body string) (*config.GatePolicy, string, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
@@ -62,13 +63,13 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, a := range map[string]Action{"inconclusive": p.Outcomes.Inconclusive, "blocked": p.Outcomes.Blocked, "interrupted": p.Outcomes.Interrupted,
+	for name, a := range map[string]config.Action{"inconclusive": p.Outcomes.Inconclusive, "blocked": p.Outcomes.Blocked, "interrupted": p.Outcomes.Interrupted,
 		"notRun": p.Outcomes.NotRun, "skipped": p.Outcomes.Skipped, "notCovered": p.Outcomes.NotCovered, "otherFailures": p.OtherFailures, "baseline.newlyFailing": p.Baseline.NewlyFailing} {
-		if a != Block {
+		if a != config.Block {
 			t.Errorf("%s defaults to %q, want block", name, a)
 		}
 	}
-	if p.Drift != Report || p.Baseline.LostShown != Report || p.Baseline.OtherShape != Report || p.Flakes.Tolerated != 0 {
+	if p.Drift != config.Report || p.Baseline.LostShown != config.Report || p.Baseline.OtherShape != config.Report || p.Flakes.Tolerated != 0 {
 		t.Errorf("defaults: drift %q, lostShown %q, otherShape %q, flakes %d", p.Drift, p.Baseline.LostShown, p.Baseline.OtherShape, p.Flakes.Tolerated)
 	}
 }
@@ -151,7 +152,7 @@ func TestMissingFile(t *testing.T) {
 }
 
 func TestSelects(t *testing.T) {
-	ids := func(r Requirement) []string {
+	ids := func(r config.Requirement) []string {
 		var out []string
 		for _, c := range claims.All() {
 			if Selects(r, c) {
@@ -160,18 +161,18 @@ func TestSelects(t *testing.T) {
 		}
 		return out
 	}
-	linuxOnly := ids(Requirement{Labels: []string{"os:linux", "!os:windows"}})
+	linuxOnly := ids(config.Requirement{Labels: []string{"os:linux", "!os:windows"}})
 	if strings.Join(linuxOnly, ",") != "INF-01,INF-10,LIM-07,NET-07,NET-08,NET-15,NET-16" {
 		t.Errorf("os:linux without os:windows selects %v", linuxOnly)
 	}
-	net := ids(Requirement{Areas: []string{"NET"}, Labels: []string{"kind:limit"}, Except: []string{"NET-27"}})
+	net := ids(config.Requirement{Areas: []string{"NET"}, Labels: []string{"kind:limit"}, Except: []string{"NET-27"}})
 	if strings.Join(net, ",") != "NET-21" {
 		t.Errorf("NET limits but NET-27 selects %v", net)
 	}
-	if got := ids(Requirement{Claims: []string{"WEB-01", "WEB-02"}, Areas: []string{"WEB", "NET"}}); strings.Join(got, ",") != "WEB-01,WEB-02" {
+	if got := ids(config.Requirement{Claims: []string{"WEB-01", "WEB-02"}, Areas: []string{"WEB", "NET"}}); strings.Join(got, ",") != "WEB-01,WEB-02" {
 		t.Errorf("claims and areas select %v", got)
 	}
-	for _, id := range ids(Requirement{Labels: []string{"os:windows"}}) {
+	for _, id := range ids(config.Requirement{Labels: []string{"os:windows"}}) {
 		if !claims.MustGet(id).About("windows") {
 			t.Errorf("os:windows selects %s, which is not about Windows", id)
 		}
@@ -191,9 +192,9 @@ func contains(s []string, v string) bool {
 }
 
 func TestExpiry(t *testing.T) {
-	k := KnownIssue{Claim: "NET-21", Expires: "2026-03-31"}
+	k := config.KnownIssue{Claim: "NET-21", Expires: "2026-03-31"}
 	day := func(s string) time.Time {
-		d, err := time.Parse(DateLayout, s)
+		d, err := time.Parse(config.DateLayout, s)
 		if err != nil {
 			t.Fatal(err)
 		}
