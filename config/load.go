@@ -237,8 +237,8 @@ func (l *loader) underDecoded(path string) bool {
 		return inner == outer || strings.HasPrefix(inner, outer+".") || strings.HasPrefix(inner, outer+"[")
 	}
 	for _, p := range l.problems[:l.decoded] {
-		if f := p.err.Field; f != "" && path != "" && (within(path, f) || within(f, path)) {
-			return true
+		if f := p.err.Field; f == "" || within(path, f) || within(f, path) {
+			return true // "": the file is no mapping, and nothing was decoded
 		}
 	}
 	return false

@@ -2,11 +2,11 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,12 +171,7 @@ func LookupProvider(name string) (Provider, bool) {
 func ProviderNames() []string {
 	providersMu.RLock()
 	defer providersMu.RUnlock()
-	names := make([]string, 0, len(providers))
-	for n := range providers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(providers))
 }
 
 func (*Machines) kind() string { return "Machines" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/winconform/winconform/config"
@@ -83,7 +84,7 @@ func Open(ctx context.Context, f *File) (Provider, error) {
 	r, _ := config.LookupProvider(f.Provider)
 	if !ok {
 		return nil, &FieldError{Field: "provider", Message: fmt.Sprintf("%q is not a provider this harness has", f.Provider),
-			Fix: "use one of " + fmt.Sprint(config.ProviderNames())}
+			Fix: "use one of " + strings.Join(config.ProviderNames(), ", ")}
 	}
 	p, err := open(ctx, f)
 	var fe *FieldError
