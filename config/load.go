@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -152,11 +153,7 @@ func Errors(errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	lines := make([]string, len(errs))
-	for i, e := range errs {
-		lines[i] = e.Field + ": " + Detail(e)
-	}
-	return errors.New(strings.Join(lines, "\n"))
+	return &Error{List: errs, Lines: make([]int, len(errs))}
 }
 
 // Error is every problem of one file, in the order of its lines.
@@ -177,14 +174,11 @@ type Error struct {
 func (e *Error) Error() string {
 	out := make([]string, len(e.List))
 	for i, fe := range e.List {
-		out[i] = e.File
+		parts := []string{e.File, fe.Field, Detail(fe)}
 		if e.Lines[i] > 0 {
-			out[i] += fmt.Sprintf(":%d", e.Lines[i])
+			parts[0] += fmt.Sprintf(":%d", e.Lines[i])
 		}
-		if fe.Field != "" {
-			out[i] += ": " + fe.Field
-		}
-		out[i] += ": " + Detail(fe)
+		out[i] = strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ": ")
 	}
 	return strings.Join(out, "\n")
 }

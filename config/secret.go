@@ -44,10 +44,7 @@ func (s Secret) Format(f fmt.State, verb rune) {
 	_, _ = io.WriteString(f, redacted)
 }
 
-// MarshalJSON encodes the Secret as "********".
-func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
-
-// MarshalText encodes the Secret as ********.
+// MarshalText encodes the Secret (as JSON, YAML, text) as ********.
 func (Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
 // LogValue makes log/slog record "********".

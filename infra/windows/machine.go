@@ -1,6 +1,6 @@
 // Package windows joins remote Windows machines to a cluster and resets
 // them, over WinRM: the machines come from an inventory
-// (infra/windows/inventory) and every step is PowerShell run through the
+// (config.Inventory) and every step is PowerShell run through the
 // remote-exec interface (infra/windows/remote).
 package windows
 

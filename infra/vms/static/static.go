@@ -1,5 +1,5 @@
 // Package static is the provider of existing machines: the machines of an
-// inventory file (infra/windows/inventory), as the harness took them
+// inventory file (config.Inventory), as the harness took them
 // before it made VMs, behind the same interface. Create takes the
 // inventory's machine of that name, Addresses is its address, Delete does
 // nothing, and List lists nothing: an inventory's machines carry no run
