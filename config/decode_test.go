@@ -102,6 +102,8 @@ func TestDocument(t *testing.T) {
 		"<<: 5\nname: x\n":              "c.yaml:1: <<: merges the number 5",
 		"<<: [{name: x}, [y]]\n":        "c.yaml:1: <<: merges a list",
 		"cni: {<<: {vni: 1, vni: 2}}\n": "c.yaml:1: cni.vni: is written twice (first at line 1)",
+		"cni: {<<: {<<: 5}}\n":          "c.yaml:1: cni.<<: merges the number 5",
+		"cni: {<<: {? [x] : 1}}\n":      "c.yaml:1: cni: has a key that is a list, not a name",
 	} {
 		_, err := parseSample(doc)
 		switch {

@@ -139,6 +139,9 @@ func (s *Settings) Check(f *vms.File, p *field.Path) field.ErrorList {
 			bad(p.Child(c.key), config.Quote(c.v)+" is not "+c.what, c.how)
 		}
 	}
+	if _, err := parseImage(f.Image); err != nil && f.Image != "" {
+		bad(field.NewPath("image"), err.Error(), fixImage)
+	}
 	conn, cp := f.Connection, field.NewPath("connection")
 	_, secret := conn.Credentials["clientSecret"]
 	switch {

@@ -89,6 +89,7 @@ func TestSettingsRefused(t *testing.T) {
 		{"run tag set by hand", "tags: {team: sig-windows}", "tags: {winconform-run: x}", "azure.tags[winconform-run]", "harness sets"},
 		{"unknown setup", "  tags:", "  winrmSetup: customData\n  tags:", "azure.winrmSetup", `"customData" is not one of runCommand or none`},
 		{"unknown key", "  tags:", "  vmSize: Standard_D4s_v3\n  tags:", "azure.vmSize", "is not a field of azure"},
+		{"not an image", "image: " + galleryVersion, "image: win2022.qcow2", "image", "neither a resource ID"},
 		{"admin is not the join's", "  user: winadmin\n  passwordFrom", "  user: Administrator\n  passwordFrom", "azure.admin.user", "machine.user"},
 		{"secret without user", "  user: aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee\n", "", "connection.user", "is missing"},
 	}
