@@ -216,7 +216,7 @@ func (f *Machines) check(l *loader) {
 	if known {
 		f.connection(l, reg)
 	}
-	top := func(key string) *field.Path { return field.NewPath(key) }
+	top := field.NewPath
 	if reg.Existing {
 		for _, k := range []string{"image", "count", "cpus", "memory", "namePrefix", "machine"} {
 			if l.written(top(k)) {
@@ -261,7 +261,7 @@ func (f *Machines) connection(l *loader, reg Provider) {
 				fmt.Sprintf("set credentials.%s: {env: VARIABLE} or {file: PATH}, where %s's %s is kept", cr.Name, reg.Name, cr.Name))
 		}
 	}
-	for name := range c.Credentials {
+	for _, name := range slices.Sorted(maps.Keys(c.Credentials)) {
 		if !slices.Contains(takes, name) {
 			fix := reg.Name + " takes no credentials"
 			if len(takes) > 0 {
