@@ -204,20 +204,21 @@ func TestOverridesErrors(t *testing.T) {
 		name, content string
 		want          []string
 	}{
-		{"unknown image", "images:\n  probe: a.example.com/probe:1\n  busybox: a.example.com/busybox:1\n", []string{":3: images.busybox: unknown image name", "names: nanoserver"}},
-		{"bad reference", "images:\n  probe: 'Mirror Example/probe'\n", []string{":2: images.probe", `"Mirror Example/probe" is not an image reference`}},
-		{"malformed YAML", "images:\n  probe: [unclosed\n", []string{"not valid YAML", "line"}},
+		{"unknown image", "images:\n  probe: a.example.com/probe:1\n  busybox: a.example.com/busybox:1\n", []string{`:3: images[busybox]: "busybox" is not an image's name`, "the names are nanoserver"}},
+		{"bad reference", "images:\n  probe: 'Mirror Example/probe'\n", []string{":2: images[probe]", `"Mirror Example/probe" is not an image reference`}},
+		{"malformed YAML", "images:\n  probe: [unclosed\n", []string{"yaml: the file is not valid YAML"}},
 		{"tab indent", "images:\n\tprobe: x\n", []string{"not valid YAML"}},
-		{"unknown section", "image:\n  probe: a.example.com/probe:1\n", []string{`:1: unknown key "image" (want registries or images)`}},
-		{"not a mapping", "- probe\n", []string{":1: the file is a list"}},
-		{"section is a list", "images:\n  - probe\n", []string{":2: images is a list", "probe: mirror.example.com/winconform/probe:v0.1"}},
-		{"value is a mapping", "images:\n  probe:\n    ref: x\n", []string{":3: images.probe is a mapping"}},
-		{"value is empty", "images:\n  probe:\n", []string{":2: images.probe is empty"}},
-		{"duplicate image", "images:\n  probe: a.example.com/probe:1\n  probe: a.example.com/probe:2\n", []string{":3: images.probe appears twice"}},
-		{"duplicate section", "images: {}\nimages: {}\n", []string{":2: images appears twice"}},
-		{"registry with scheme", "registries:\n  https://mcr.microsoft.com: mirror.example.com\n", []string{":2: registries.https://mcr.microsoft.com", "has a scheme"}},
-		{"registry value with slash", "registries:\n  mcr.microsoft.com: mirror.example.com/\n", []string{":2: registries.mcr.microsoft.com", `"mirror.example.com/" ends with '/'`}},
-		{"registry value bad", "registries:\n  mcr.microsoft.com: Mirror Example\n", []string{"registries.mcr.microsoft.com", `"Mirror Example" is not a registry`}},
+		{"unknown section", "image:\n  probe: a.example.com/probe:1\n", []string{`:1: image: is not a field of ImageOverrides; did you mean "images"?`}},
+		{"not a mapping", "- probe\n", []string{":1: is a list, not a mapping"}},
+		{"section is a list", "images:\n  - probe\n", []string{":2: images: is a list, not a mapping"}},
+		{"value is a mapping", "images:\n  probe:\n    ref: x\n", []string{":3: images[probe]: is a mapping"}},
+		{"value is empty", "images:\n  probe:\n", []string{":2: images[probe]: is empty"}},
+		{"duplicate image", "images:\n  probe: a.example.com/probe:1\n  probe: a.example.com/probe:2\n", []string{":3: images.probe: is written twice (first at line 2)"}},
+		{"duplicate section", "images: {}\nimages: {}\n", []string{":2: images: is written twice (first at line 1)"}},
+		{"registry with scheme", "registries:\n  https://mcr.microsoft.com: mirror.example.com\n", []string{":2: registries[https://mcr.microsoft.com]", "has a scheme"}},
+		{"registry value with slash", "registries:\n  mcr.microsoft.com: mirror.example.com/\n", []string{":2: registries[mcr.microsoft.com]", `"mirror.example.com/" ends with '/'`}},
+		{"registry value bad", "registries:\n  mcr.microsoft.com: Mirror Example\n", []string{"registries[mcr.microsoft.com]", `"Mirror Example" is not a registry`}},
+		{"both forms", "registries:\n  mcr.microsoft.com: mirror.example.com\ngcRegistry: mirror.example.com/k8s\n", []string{":3: gcRegistry:", "keep one form"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -244,7 +245,7 @@ func TestOverridesErrors(t *testing.T) {
 func TestSetOverridesValidates(t *testing.T) {
 	t.Cleanup(func() { SetOverrides(nil) })
 	err := SetOverrides(&Overrides{Images: map[string]string{"nope": "a.example.com/x:1"}})
-	if err == nil || !strings.Contains(err.Error(), "image overrides: images.nope: unknown image name") {
+	if err == nil || !strings.HasPrefix(err.Error(), "image overrides: ") || !strings.Contains(err.Error(), `images[nope]: "nope" is not an image's name`) {
 		t.Errorf("err = %v", err)
 	}
 	o := &Overrides{Images: map[string]string{"probe": "a.example.com/probe:1"}}
@@ -325,7 +326,7 @@ gcRegistry: 127.0.0.1:5001/k8s
 		}
 	}
 	_, err := ParseOverrides("repo-list.yaml", []byte("microsoftRegistry: 127.0.0.1:5001\nmicrosoftRegistery: x\ngcRegistry: [a]\n"))
-	for _, w := range []string{`repo-list.yaml:2: unknown key "microsoftRegistery"`, `did you mean "microsoftRegistry"`, "repo-list.yaml:3: gcRegistry is"} {
+	for _, w := range []string{"repo-list.yaml:2: microsoftRegistery: is not a field", `did you mean "microsoftRegistry"`, "repo-list.yaml:3: gcRegistry: is a list"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("%v; want %q", err, w)
 		}

@@ -101,7 +101,7 @@ var active atomic.Pointer[Overrides]
 // what the overrides in force (SetOverrides, LoadOverrides, FromEnv) make of
 // it. It panics when no image has that name, a programming error.
 func Ref(name string) string {
-	return active.Load().resolve(name, Default(name))
+	return resolve(active.Load(), name, Default(name))
 }
 
 // RefForBuild is Ref of the variant of family (Servercore, Nanoserver or Pause)

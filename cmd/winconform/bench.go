@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/nodeimage"
@@ -51,7 +52,7 @@ alternate between the two; the medians and their ratio are printed.`,
 			// The baseline makes no load balancer: neither does the harness here,
 			// so that both sides end at the same state.
 			off := false
-			cfg.LoadBalancer = kind.LoadBalancer{Enabled: &off}
+			cfg.LoadBalancer = config.LoadBalancer{Enabled: &off}
 			opts, err := cf.options()
 			if err != nil {
 				return err

@@ -19,13 +19,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/text"
@@ -271,7 +271,7 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 		return nil, usage(err)
 	}
 	if r.inventory != "" {
-		if _, err := inventory.LoadFromOS(r.inventory); err != nil {
+		if _, err := config.Load[config.Inventory](r.inventory, nil); err != nil {
 			return nil, usage(fmt.Errorf("--inventory: %w", err))
 		}
 	}

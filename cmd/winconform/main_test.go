@@ -40,7 +40,7 @@ func TestE2ERefusesBadInputBeforeClusterWork(t *testing.T) {
 		want  []string
 	}{
 		{"a label no spec has", 0, []string{"--labels", "os:linx"},
-			[]string{"matches none of the 121 specs", "no spec has the label os:linx (did you mean os:linux?)", "make list"}},
+			[]string{"matches none of the 121 specs", `no spec has the label os:linx (did you mean "os:linux"?)`, "make list"}},
 		{"two positional suites", 5, []string{"networking", "storage"},
 			[]string{"one suite at a time", "suite:networking || suite:storage"}},
 		{"a positional suite that does not exist", 5, []string{"nope"},
@@ -335,7 +335,7 @@ func TestListPrintsTheSelection(t *testing.T) {
 
 	bin, _ = fakeSuiteBinary(t, 0)
 	code, out, errOut = runCLI(t, "list", "--suite-binary", bin, "--labels", "os:linx")
-	if code != 2 || !strings.Contains(errOut, "no spec has the label os:linx (did you mean os:linux?)") || strings.Contains(out, "pods reach pods") {
+	if code != 2 || !strings.Contains(errOut, "no spec has the label os:linx (did you mean \"os:linux\"?)") || strings.Contains(out, "pods reach pods") {
 		t.Errorf("list --labels os:linx: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	if strings.Contains(errOut, "\x1b[") {

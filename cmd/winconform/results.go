@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/winconform/winconform/internal/strictyaml"
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
@@ -36,10 +36,7 @@ covered; passed, never ran).`,
 			if outcome != "" {
 				known := slices.Concat(reports.Outcomes, specResults)
 				if !slices.Contains(known, outcome) {
-					fix := ""
-					if near := strictyaml.Suggest(outcome, known); near != "" {
-						fix = fmt.Sprintf("did you mean %q? ", near)
-					}
+					fix := config.DidYouMean(outcome, known)
 					slices.Sort(known)
 					return usage(fmt.Errorf("--outcome %q: %sthe outcomes are %s", outcome, fix, strings.Join(slices.Compact(known), ", ")))
 				}

@@ -237,7 +237,7 @@ func TestClusterShape(t *testing.T) {
 		t.Errorf("the same shape: %v, %q", err, log.String())
 	}
 	patient := made
-	patient.ReadyTimeout = kind.Duration{Duration: time.Hour}
+	patient.ReadyTimeout.Duration = time.Hour
 	if err := compareShape(ctx, cs, patient, &log); err != nil {
 		t.Errorf("another ready timeout is the same shape: %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 
-	"github.com/winconform/winconform/internal/strictyaml"
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/reports"
 )
@@ -144,9 +144,9 @@ func labelHint(args []string, specs []reports.Listed) string {
 			if slices.Contains(known, l) {
 				continue
 			}
-			h := fmt.Sprintf("no spec has the label %s", l)
-			if near := strictyaml.Suggest(l, known); near != "" {
-				h += fmt.Sprintf(" (did you mean %s?)", near)
+			h := "no spec has the label " + l
+			if dym := config.DidYouMean(l, known); dym != "" {
+				h += " (" + strings.TrimSpace(dym) + ")"
 			}
 			hints = append(hints, h)
 		}

@@ -36,15 +36,15 @@ const (
 // shapeOf is the shape of cfg, as canonical JSON, and its SHA-256. What
 // does not change what the cluster is (how long up waits for it, whether
 // the node image may be built here) is left out.
-func shapeOf(cfg kind.Config) (config []byte, hash string) {
-	cfg.ReadyTimeout = kind.Duration{}
+func shapeOf(cfg kind.Config) (data []byte, hash string) {
+	cfg.ReadyTimeout.Duration = 0
 	cfg.NodeImageBuild = ""
-	config, err := json.Marshal(cfg)
+	data, err := json.Marshal(cfg)
 	if err != nil {
 		panic(err) // a kind.Config always marshals
 	}
-	sum := sha256.Sum256(config)
-	return config, hex.EncodeToString(sum[:])
+	sum := sha256.Sum256(data)
+	return data, hex.EncodeToString(sum[:])
 }
 
 // recordShape writes cfg's shape into the cluster at kubeconfig.

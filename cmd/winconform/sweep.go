@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/internal/runmark"
@@ -53,7 +54,7 @@ so --older-than is required with --vms (longer than making them takes, e.g.
 				if !cmd.Flags().Changed("older-than") {
 					return usage(errors.New("--vms needs --older-than DURATION (such as 24h): machines have no heartbeat while they are made, and younger ones may belong to a run still going"))
 				}
-				if _, err := vms.LoadFromOS(vmsFile); err != nil {
+				if _, err := config.Load[config.Machines](vmsFile, nil); err != nil {
 					return usage(err)
 				}
 			}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
 
@@ -58,7 +58,7 @@ func (w *windowsFlags) underlayMachines(ctx context.Context, log io.Writer) ([]u
 	return out, sides, func() {}, errors.Join(errs...)
 }
 
-func windowsConn(m inventory.Machine) (*remote.WinRM, error) {
+func windowsConn(m config.Machine) (*remote.WinRM, error) {
 	return remote.NewWinRM(windows.RemoteConfig(m))
 }
 
@@ -67,7 +67,7 @@ func windowsConn(m inventory.Machine) (*remote.WinRM, error) {
 // unless the inventory says otherwise) and, routed, the kind host's
 // address it routes through (underlay.via, else this host's source address
 // toward it, from the kernel's route to it).
-func underlayMachine(ctx context.Context, m inventory.Machine) (underlay.Machine, error) {
+func underlayMachine(ctx context.Context, m config.Machine) (underlay.Machine, error) {
 	shape := underlay.Routed
 	if m.Underlay.Shape != "" {
 		s, err := underlay.ParseShape(m.Underlay.Shape)
@@ -145,7 +145,7 @@ func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machin
 	if w.inventory == "" {
 		return nil, nil
 	}
-	inv, err := inventory.LoadFromOS(w.inventory)
+	inv, err := config.Load[config.Inventory](w.inventory, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 )
@@ -35,17 +37,7 @@ of the harness older than a cutoff; list shows them. See docs/vms.md.`,
 }
 
 // joinNames lists the providers this binary has.
-func joinNames() string {
-	names := vms.Names()
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += n
-	}
-	return s
-}
+func joinNames() string { return strings.Join(config.ProviderNames(), ", ") }
 
 // openVMs loads the VM file and opens its provider: every problem of the
 // file, and a provider that does not answer, are refused here, before any
@@ -54,7 +46,7 @@ func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) 
 	if path == "" {
 		return nil, nil, usage(errors.New("--vms: give the VM file (see docs/vms.md)"))
 	}
-	f, err := vms.LoadFromOS(path)
+	f, err := config.Load[config.Machines](path, nil)
 	if err != nil {
 		return nil, nil, usage(err)
 	}

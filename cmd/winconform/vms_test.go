@@ -48,10 +48,10 @@ func TestVMsRefusesBadInputBeforeMachineWork(t *testing.T) {
 		{"missing image", strings.Replace(good, "image: golden\n", "", 1), nil, []string{"image: is missing", "golden image"}},
 		{"zero count", strings.Replace(good, "count: 1", "count: 0", 1), nil, []string{"count: 0 is not a number of machines", "from 1 to"}},
 		{"negative count", strings.Replace(good, "count: 1", "count: -2", 1), nil, []string{"count: -2"}},
-		{"credentials inline", strings.Replace(good, "endpoint: fake://cli}", "endpoint: fake://cli, credentials: {token: s3cr3t}}", 1), nil, []string{"connection.credentials.token", "inline credential is refused", "{env: VARIABLE}"}},
+		{"credentials inline", strings.Replace(good, "endpoint: fake://cli}", "endpoint: fake://cli, credentials: {token: s3cr3t}}", 1), nil, []string{"connection.credentials[token]", "inline secret is refused", "{env: VARIABLE}"}},
 		{"password unset", strings.Replace(good, "WINCONFORM_TEST_PASSWORD", "WINCONFORM_UNSET", 1), nil, []string{"machine.passwordFrom.env", "WINCONFORM_UNSET is not set"}},
 		{"unreachable provider endpoint", strings.Replace(good, "fake://cli", "fake://nowhere", 1), nil, []string{"connection.endpoint", "cannot reach", "connection refused"}},
-		{"no VM file", "", []string{"--vms", filepath.Join(dir, "missing.yaml")}, []string{"the VM file does not exist"}},
+		{"no VM file", "", []string{"--vms", filepath.Join(dir, "missing.yaml")}, []string{"missing.yaml: the file does not exist"}},
 		{"bad run ID", good, []string{"--run-id", "Nightly_1"}, []string{"--run-id", "lower-case"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

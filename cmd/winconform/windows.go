@@ -9,10 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
-	"github.com/winconform/winconform/internal/strictyaml"
 )
 
 // windowsFlags are the flags of the commands that work on the inventory's
@@ -38,8 +37,8 @@ func (w *windowsFlags) registerUp(cmd *cobra.Command) {
 }
 
 // machines loads the inventory and selects the machines.
-func (w *windowsFlags) machines() ([]inventory.Machine, error) {
-	inv, err := inventory.LoadFromOS(w.inventory)
+func (w *windowsFlags) machines() ([]config.Machine, error) {
+	inv, err := config.Load[config.Inventory](w.inventory, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -52,13 +51,9 @@ func (w *windowsFlags) machines() ([]inventory.Machine, error) {
 		for _, m := range inv.Machines {
 			names = append(names, m.Name)
 		}
-		fix := ""
-		if near := strictyaml.Suggest(w.machine, names); near != "" {
-			fix = fmt.Sprintf("did you mean %q? ", near)
-		}
-		return nil, fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, fix, strings.Join(names, ", "))
+		return nil, fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, config.DidYouMean(w.machine, names), strings.Join(names, ", "))
 	}
-	return []inventory.Machine{m}, nil
+	return []config.Machine{m}, nil
 }
 
 // precheck fails before any work when the inventory or the cluster file
@@ -71,7 +66,7 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	if w.inventory == "" && !w.check {
 		return nil
 	}
-	var machines []inventory.Machine
+	var machines []config.Machine
 	if w.inventory != "" {
 		var err error
 		if machines, err = w.machines(); err != nil {
@@ -114,7 +109,7 @@ func (w *windowsFlags) controlPlane(cmd *cobra.Command, cf *clusterFlags) (*kind
 // other (windows.JoinAll): each machine's report and transcript go to the
 // artifacts directory, and the logs of those that fail.
 func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
-	var machines []inventory.Machine
+	var machines []config.Machine
 	if !w.check {
 		var err error
 		if machines, err = w.machines(); err != nil {

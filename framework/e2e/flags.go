@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/runmark"
 )
@@ -140,7 +140,7 @@ func Machines() (map[string]remote.Exec, error) {
 	if Options.Inventory == "" {
 		return nil, nil
 	}
-	inv, err := inventory.LoadFromOS(Options.Inventory)
+	inv, err := config.Load[config.Inventory](Options.Inventory, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -8,19 +8,18 @@ import (
 	"net"
 	"strings"
 	"text/template"
+
+	"github.com/winconform/winconform/config"
 )
 
-// Back ends of flannel that the harness supports.
+// Back ends of flannel that the harness supports, and the VNI and the
+// standard VXLAN port Windows flannel's vxlan back end (overlay networking
+// on HNS) needs: the cluster file's (config.Cluster).
 const (
-	VXLAN  = "vxlan"
-	HostGW = "host-gw"
-)
-
-// Windows flannel's vxlan back end (overlay networking on HNS) needs this VNI
-// and the standard VXLAN port.
-const (
-	WindowsVNI  = 4096
-	WindowsPort = 4789
+	VXLAN       = config.VXLAN
+	HostGW      = config.HostGW
+	WindowsVNI  = config.WindowsVNI
+	WindowsPort = config.WindowsPort
 )
 
 // UpstreamFlannelImage is flannel's published image, used when the node image

@@ -20,6 +20,7 @@ import (
 	kindcmd "sigs.k8s.io/kind/pkg/cmd"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/kube"
@@ -336,12 +337,12 @@ func (c *Cluster) clients() (*rest.Config, kubernetes.Interface, error) {
 // or can be pulled (unless a local build is asked for), else a local build.
 func (c *Cluster) resolveImage(ctx context.Context, res *Result) error {
 	want := c.cfg.NodeImage
-	if c.cfg.NodeImageBuild != BuildAlways {
+	if c.cfg.NodeImageBuild != config.BuildAlways {
 		if c.docker.ImageExists(ctx, want) {
 			res.NodeImage = want
 		} else if err := c.docker.Pull(ctx, want, 5*time.Minute); err == nil {
 			res.NodeImage = want
-		} else if c.cfg.NodeImageBuild == BuildNever {
+		} else if c.cfg.NodeImageBuild == config.BuildNever {
 			return fmt.Errorf("node image %s is not present and cannot be pulled (%v): make it available, or set nodeImageBuild: auto to build one locally", want, err)
 		} else {
 			c.logf("node image %s cannot be pulled (%s): using a locally built one", want, text.FirstLine(err.Error()))

@@ -1,217 +1,53 @@
 package kind
 
 import (
-	_ "embed"
-	"fmt"
-	"net"
-	"os"
-	"regexp"
-	"time"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/kubelines"
-	"github.com/winconform/winconform/internal/strictyaml"
 )
 
-// Node image policies: what Up does when the node image is not present.
-const (
-	BuildAuto   = "auto"   // pull it; where that fails, build one locally
-	BuildAlways = "always" // always use a locally built image
-	BuildNever  = "never"  // pull it or fail
-)
-
-// Config is a local cluster: the file `winconform up --config` reads. The
-// embedded default (default.yaml) is the cluster `make up` and `make e2e` use.
-type Config struct {
-	// Name is the kind cluster's name (node containers are <name>-control-plane, <name>-worker...).
-	Name string `json:"name"`
-	// KubernetesVersion is the cluster's Kubernetes: a release of a line
-	// the harness supports (v1.36.3), or a line's name (1.36, v1.36) for
-	// its newest served patch; internal/kubelines lists the lines. It
-	// defaults to the newest line's (kubelines.Default).
-	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
-	// NodeImage defaults to kindest/node:<kubernetesVersion>.
-	NodeImage string `json:"nodeImage,omitempty"`
-	// NodeImageBuild is auto, always or never.
-	NodeImageBuild string `json:"nodeImageBuild,omitempty"`
-	// Workers is the number of Linux worker nodes beside the control plane.
-	Workers int `json:"workers"`
-	// RemoteNodes is the number of Linux nodes made outside kind's Docker
-	// network, on a network of their own that reaches it only through this
-	// host, and joined through the routed underlay (infra/underlay), as a
-	// lab machine is. They need root and the vxlan back end.
-	RemoteNodes int        `json:"remoteNodes,omitempty"`
-	Networking  Networking `json:"networking"`
-	CNI         CNI        `json:"cni"`
-	// LoadBalancer is MetalLB, which gives LoadBalancer Services addresses
-	// of the Docker network; on unless switched off.
-	LoadBalancer LoadBalancer `json:"loadBalancer"`
-	// ReadyTimeout bounds the wait for every node and system pod to be Ready.
-	ReadyTimeout Duration `json:"readyTimeout,omitempty"`
-}
-
-// Networking is the cluster's addressing.
-type Networking struct {
-	PodSubnet     string `json:"podSubnet"`
-	ServiceSubnet string `json:"serviceSubnet"`
-	// APIServerAddress is the host address the API server listens on; set it
-	// to an address the Windows machines can reach (or 0.0.0.0) for a hybrid cluster.
-	APIServerAddress string `json:"apiServerAddress,omitempty"`
-	// APIServerPort is the host port; 0 picks a free one.
-	APIServerPort int32 `json:"apiServerPort,omitempty"`
-	// CertSANs are extra names and addresses in the API server's certificate.
-	CertSANs []string `json:"certSANs,omitempty"`
-}
-
-// CNI is the flannel back end.
-type CNI struct {
-	Backend string `json:"backend"`
-	VNI     int    `json:"vni,omitempty"`
-	Port    int    `json:"port,omitempty"`
-}
-
-// LoadBalancer says whether `up` installs MetalLB, and with which addresses.
-type LoadBalancer struct {
-	// Enabled defaults to true.
-	Enabled *bool `json:"enabled,omitempty"`
-	// Addresses is the pool: a range (172.18.255.200-172.18.255.250) or a
-	// CIDR of the kind Docker network, away from the node addresses. Empty:
-	// a /28 in the upper half of the network, computed when the cluster is made.
-	Addresses string `json:"addresses,omitempty"`
-}
-
-// On reports whether MetalLB is to be installed.
-func (l LoadBalancer) On() bool { return l.Enabled == nil || *l.Enabled }
-
-// Duration is a time.Duration written as "5m" in YAML.
-type Duration struct{ time.Duration }
-
-// UnmarshalJSON reads "90s", "5m".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if len(s) < 2 || s[0] != '"' {
-		return fmt.Errorf("duration %s: write it as a quoted string such as \"5m\"", s)
-	}
-	v, err := time.ParseDuration(s[1 : len(s)-1])
-	if err != nil {
-		return fmt.Errorf("want a duration such as \"5m\" or \"90s\"")
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
-
-//go:embed default.yaml
-var defaultConfig []byte
+// Config is a local cluster: the cluster file (config.Cluster) `winconform
+// up --config` reads, and what the harness makes of it.
+type Config struct{ config.Cluster }
 
 // DefaultConfig is the embedded default cluster.
-func DefaultConfig() Config {
-	c, err := ParseConfig("default.yaml (embedded)", defaultConfig)
-	if err != nil {
-		panic(err) // a test keeps the embedded file valid
-	}
-	return c
-}
+func DefaultConfig() Config { return Config{config.DefaultCluster()} }
 
 // LoadConfig reads a cluster file; an empty path means the embedded default.
 func LoadConfig(path string) (Config, error) {
 	if path == "" {
 		return DefaultConfig(), nil
 	}
-	data, err := os.ReadFile(path)
+	c, err := config.Load[config.Cluster](path, nil, check)
 	if err != nil {
-		return Config{}, fmt.Errorf("cluster config: %w", err)
-	}
-	return ParseConfig(path, data)
-}
-
-// ParseConfig decodes and validates a cluster file, as kind reads its own:
-// a strict decode (internal/strictyaml: every problem at once, each with
-// its line and field, an unknown field with the nearest known one) over the
-// embedded default, so that every field the file leaves out has the
-// default's value; then the defaults that depend on other fields; then
-// validation.
-func ParseConfig(source string, data []byte) (Config, error) {
-	// The file alone first: its problems, and the CNI back end it names.
-	var own Config
-	var d strictyaml.Decoder
-	d.Unmarshal(data, &own)
-	if err := strictyaml.Err(source, d.Problems); err != nil {
 		return Config{}, err
 	}
-	c := decodeDefault()
-	var over strictyaml.Decoder
-	over.Unmarshal(data, &c)
-	// The default's vni and port are vxlan's: a file that names its back end
-	// has the vni and port it sets, or that back end's defaults.
-	if own.CNI.Backend != "" {
-		c.CNI = own.CNI
-	}
-	c.setDefaults()
-	if err := c.Validate(); err != nil {
-		return Config{}, d.Wrap(source, err)
-	}
-	return c, nil
+	return Config{*c}, nil
 }
 
-// decodeDefault is the embedded default, decoded (a test keeps it valid).
-func decodeDefault() Config {
-	var c Config
-	var d strictyaml.Decoder
-	d.Unmarshal(defaultConfig, &c)
-	if err := strictyaml.Err("default.yaml (embedded)", d.Problems); err != nil {
-		panic(err)
-	}
-	return c
-}
-
-func (c *Config) setDefaults() {
-	if c.KubernetesVersion == "" {
-		c.KubernetesVersion = kubelines.Default().Version
-	}
-	// A line's name stands for its newest patch; a bad version is left for
-	// Validate to name.
-	if _, release, err := kubelines.Resolve(c.KubernetesVersion); err == nil {
-		c.KubernetesVersion = release
-	}
-	if c.NodeImage == "" {
-		c.NodeImage = defaultNodeImage(c.KubernetesVersion)
-	}
-	if c.NodeImageBuild == "" {
-		c.NodeImageBuild = BuildAuto
-	}
-	if c.CNI.Backend == "" {
-		c.CNI.Backend = cni.VXLAN
-	}
-	if c.CNI.Backend == cni.VXLAN {
-		if c.CNI.VNI == 0 {
-			c.CNI.VNI = cni.WindowsVNI
-		}
-		if c.CNI.Port == 0 {
-			c.CNI.Port = cni.WindowsPort
+// check adds what only infra knows: the load balancer's pool, flannel's
+// settings.
+func check(c *config.Cluster) field.ErrorList {
+	var errs field.ErrorList
+	if a := c.LoadBalancer.Addresses; a != "" {
+		if _, err := metallb.ParsePool(a); err != nil {
+			errs = append(errs, config.Invalid(field.NewPath("loadBalancer", "addresses"), err.Error(), "write a range or a CIDR of the kind network, such as 172.18.255.200-172.18.255.250"))
 		}
 	}
-	if c.ReadyTimeout.Duration == 0 {
-		c.ReadyTimeout.Duration = 5 * time.Minute
+	if err := (Config{*c}).flannel("validation", false).Validate(); err != nil {
+		path, msg, _ := strings.Cut(err.Error(), ": ")
+		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: path, BadValue: field.OmitValueType{}, Detail: msg})
 	}
-	if c.LoadBalancer.Enabled == nil {
-		on := true
-		c.LoadBalancer.Enabled = &on
-	}
+	return errs
 }
-
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
-
-// defaultNodeImage is kind's published node image of a Kubernetes release;
-// where it cannot be pulled, Up builds one (nodeImageBuild: auto).
-func defaultNodeImage(version string) string { return "kindest/node:" + version }
 
 // WithKubernetesVersion returns c on Kubernetes version (as kubernetesVersion
 // takes it: v1.36.3 or 1.36), the override of `--kubernetes-version` and
@@ -222,8 +58,8 @@ func (c Config) WithKubernetesVersion(version string) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	if c.NodeImage == defaultNodeImage(c.KubernetesVersion) {
-		c.NodeImage = defaultNodeImage(release)
+	if c.NodeImage == config.DefaultNodeImage(c.KubernetesVersion) {
+		c.NodeImage = config.DefaultNodeImage(release)
 	}
 	c.KubernetesVersion = release
 	return c, nil
@@ -239,63 +75,10 @@ func (c Config) Line() kubelines.Line {
 	return l
 }
 
-// Validate names the first wrong field and the fix.
+// Validate returns every problem of c (once its overrides are applied),
+// each naming its field and the fix.
 func (c Config) Validate() error {
-	if !dnsLabel.MatchString(c.Name) {
-		return fmt.Errorf("name: %q is not a cluster name: use lower-case letters, digits and '-', at most 40", c.Name)
-	}
-	// Any supported line can be built locally (infra/nodeimage); a line the
-	// harness does not support is refused, whatever the node image.
-	if _, release, err := kubelines.Resolve(c.KubernetesVersion); err != nil {
-		return fmt.Errorf("kubernetesVersion: %w", err)
-	} else if release != c.KubernetesVersion {
-		return fmt.Errorf("kubernetesVersion: %q: write the release, %s", c.KubernetesVersion, release)
-	}
-	switch c.NodeImageBuild {
-	case BuildAuto, BuildAlways, BuildNever:
-	default:
-		return fmt.Errorf("nodeImageBuild: %q: use %s, %s or %s", c.NodeImageBuild, BuildAuto, BuildAlways, BuildNever)
-	}
-	if c.Workers < 0 || c.Workers > 10 {
-		return fmt.Errorf("workers: %d: use 0 to 10 Linux workers", c.Workers)
-	}
-	if c.RemoteNodes < 0 || c.RemoteNodes > 4 {
-		return fmt.Errorf("remoteNodes: %d: use 0 to 4 remote Linux nodes", c.RemoteNodes)
-	}
-	if c.RemoteNodes > 0 && c.CNI.Backend != cni.VXLAN {
-		return fmt.Errorf("remoteNodes: %d with cni.backend %s: remote nodes reach the kind nodes through a router (the kind host), and flannel's %s needs every node on one L2 network; use cni.backend: vxlan", c.RemoteNodes, c.CNI.Backend, c.CNI.Backend)
-	}
-	for _, f := range []struct{ field, cidr string }{
-		{"networking.podSubnet", c.Networking.PodSubnet},
-		{"networking.serviceSubnet", c.Networking.ServiceSubnet},
-	} {
-		if _, _, err := net.ParseCIDR(f.cidr); err != nil {
-			return fmt.Errorf("%s: %q is not a CIDR (for example 10.244.0.0/16)", f.field, f.cidr)
-		}
-	}
-	if a := c.Networking.APIServerAddress; a != "" && net.ParseIP(a) == nil {
-		return fmt.Errorf("networking.apiServerAddress: %q is not an IP address", a)
-	}
-	if p := c.Networking.APIServerPort; p < 0 || p > 65535 {
-		return fmt.Errorf("networking.apiServerPort: %d is not a port", p)
-	}
-	for i, san := range c.Networking.CertSANs {
-		if san == "" {
-			return fmt.Errorf("networking.certSANs[%d] is empty", i)
-		}
-	}
-	if a := c.LoadBalancer.Addresses; a != "" {
-		if !c.LoadBalancer.On() {
-			return fmt.Errorf("loadBalancer.addresses: %q is set but loadBalancer.enabled is false: drop one of them", a)
-		}
-		if _, err := metallb.ParsePool(a); err != nil {
-			return fmt.Errorf("loadBalancer.addresses: %w", err)
-		}
-	}
-	if c.ReadyTimeout.Duration < 10*time.Second {
-		return fmt.Errorf("readyTimeout: %s is too short to bring a cluster up: use at least 10s", c.ReadyTimeout.Duration)
-	}
-	return c.flannel("validation", false).Validate()
+	return config.Errors(append(c.Cluster.Validate(), check(&c.Cluster)...))
 }
 
 // flannel is the CNI configuration for image (local: pre-loaded in the node image).

@@ -15,10 +15,20 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 )
+
+// ParseConfig decodes and checks a cluster file as LoadConfig does.
+func ParseConfig(source string, data []byte) (Config, error) {
+	c, err := config.Parse[config.Cluster](source, data, nil, check)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{*c}, nil
+}
 
 // base is a minimal valid cluster file; each case below changes one thing.
 const base = `name: wc
@@ -31,26 +41,26 @@ cni:
 `
 
 func TestDefaultConfig(t *testing.T) {
-	c, err := ParseConfig("default.yaml", defaultConfig)
+	c, err := ParseConfig("empty.yaml", nil)
 	if err != nil {
 		t.Fatalf("the embedded default does not parse: %v", err)
 	}
 	if !reflect.DeepEqual(c, DefaultConfig()) {
-		t.Errorf("DefaultConfig() = %+v, differs from parsing default.yaml: %+v", DefaultConfig(), c)
+		t.Errorf("DefaultConfig() = %+v, differs from an empty file's: %+v", DefaultConfig(), c)
 	}
 	v := kubelines.Default().Version
 	on := true
-	want := Config{
+	want := Config{config.Cluster{
 		Name:              "winconform",
 		KubernetesVersion: v,
 		NodeImage:         "kindest/node:" + v,
-		NodeImageBuild:    BuildAuto,
+		NodeImageBuild:    config.BuildAuto,
 		Workers:           1,
-		Networking:        Networking{PodSubnet: "10.244.0.0/16", ServiceSubnet: "10.96.0.0/12"},
-		CNI:               CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789},
-		LoadBalancer:      LoadBalancer{Enabled: &on},
-		ReadyTimeout:      Duration{5 * time.Minute},
-	}
+		Networking:        config.Networking{PodSubnet: "10.244.0.0/16", ServiceSubnet: "10.96.0.0/12"},
+		CNI:               config.CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789},
+		LoadBalancer:      config.LoadBalancer{Enabled: &on},
+		ReadyTimeout:      config.Duration{Duration: 5 * time.Minute},
+	}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("default config =\n%+v\nwant\n%+v", c, want)
 	}
@@ -73,13 +83,13 @@ func TestLoadConfigFile(t *testing.T) {
 		t.Errorf("loaded %+v", c)
 	}
 	// Defaults fill what the file leaves out.
-	if c.CNI.VNI != cni.WindowsVNI || c.CNI.Port != cni.WindowsPort || c.NodeImageBuild != BuildAuto ||
+	if c.CNI.VNI != cni.WindowsVNI || c.CNI.Port != cni.WindowsPort || c.NodeImageBuild != config.BuildAuto ||
 		c.KubernetesVersion != kubelines.Default().Version || c.NodeImage != "kindest/node:"+kubelines.Default().Version {
 		t.Errorf("defaults not applied: %+v", c)
 	}
 
 	_, err = LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
-	if err == nil || !strings.HasPrefix(err.Error(), "cluster config: ") {
+	if err == nil || !strings.Contains(err.Error(), "missing.yaml: the file does not exist") {
 		t.Errorf("missing file: %v", err)
 	}
 
@@ -139,7 +149,7 @@ func TestParseConfigValidation(t *testing.T) {
 		{"port", set("backend: vxlan", "backend: vxlan\n  port: 70000"), "cni.port: "},
 		{"host-gw", set("backend: vxlan", "backend: host-gw"), ""},
 		{"remote nodes", base + "remoteNodes: 1\n", ""},
-		{"remote nodes 5", base + "remoteNodes: 5\n", "remoteNodes: 5: use 0 to 4"},
+		{"remote nodes 5", base + "remoteNodes: 5\n", "remoteNodes: 5 is out of range; use 0 to 4"},
 		{"remote nodes -1", base + "remoteNodes: -1\n", "remoteNodes: "},
 		{"remote nodes on host-gw", set("backend: vxlan", "backend: host-gw") + "remoteNodes: 1\n", "remoteNodes: 1 with cni.backend host-gw"},
 		{"default backend", set("  backend: vxlan\n", "  port: 8472\n"), ""},
@@ -183,7 +193,7 @@ func TestParseConfigTakesTheDefaultForWhatItLeavesOut(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", c, want)
 	}
-	if c.Networking.PodSubnet != "10.244.0.0/16" || c.Networking.ServiceSubnet != "10.96.0.0/12" || c.CNI != (CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789}) {
+	if c.Networking.PodSubnet != "10.244.0.0/16" || c.Networking.ServiceSubnet != "10.96.0.0/12" || c.CNI != (config.CNI{Backend: cni.VXLAN, VNI: 4096, Port: 4789}) {
 		t.Errorf("the default's networking and CNI not taken: %+v %+v", c.Networking, c.CNI)
 	}
 
@@ -191,8 +201,8 @@ func TestParseConfigTakesTheDefaultForWhatItLeavesOut(t *testing.T) {
 	for doc, check := range map[string]func(Config) bool{
 		"workers: 0\n":              func(c Config) bool { return c.Name == "winconform" && c.Workers == 0 },
 		"name: other\n":             func(c Config) bool { return c.Name == "other" && c.Workers == 1 },
-		"cni: {port: 8472}\n":       func(c Config) bool { return c.CNI == CNI{Backend: cni.VXLAN, VNI: 4096, Port: 8472} },
-		"cni: {backend: host-gw}\n": func(c Config) bool { return c.CNI == CNI{Backend: cni.HostGW} },
+		"cni: {port: 8472}\n":       func(c Config) bool { return c.CNI == config.CNI{Backend: cni.VXLAN, VNI: 4096, Port: 8472} },
+		"cni: {backend: host-gw}\n": func(c Config) bool { return c.CNI == config.CNI{Backend: cni.HostGW} },
 		"readyTimeout: 90s\n": func(c Config) bool {
 			return c.ReadyTimeout.Duration == 90*time.Second && c.Networking.PodSubnet == "10.244.0.0/16"
 		},
@@ -355,7 +365,7 @@ func TestParseConfigBadDuration(t *testing.T) {
 		}
 	}
 	_, err := ParseConfig("c.yaml", []byte(base+"readyTimeout: 300\n"))
-	if err == nil || !strings.Contains(err.Error(), `quoted string such as "5m"`) {
+	if err == nil || !strings.Contains(err.Error(), `readyTimeout: "300" is not a duration; write one such as 5m`) {
 		t.Errorf("unquoted number: %v", err)
 	}
 }
@@ -370,16 +380,16 @@ func TestParseConfigBadDurationNamesField(t *testing.T) {
 }
 
 func TestDurationJSON(t *testing.T) {
-	b, err := json.Marshal(Duration{90 * time.Second})
+	b, err := json.Marshal(config.Duration{Duration: 90 * time.Second})
 	if err != nil || string(b) != `"1m30s"` {
 		t.Errorf("Marshal = %s, %v", b, err)
 	}
-	var d Duration
+	var d config.Duration
 	if err := json.Unmarshal([]byte(`"2m"`), &d); err != nil || d.Duration != 2*time.Minute {
 		t.Errorf("Unmarshal \"2m\" = %v, %v", d, err)
 	}
-	for _, bad := range []string{`120`, `""`, `"x"`, `null`} {
-		var d Duration
+	for _, bad := range []string{`120`, `""`, `"x"`} {
+		var d config.Duration
 		if err := json.Unmarshal([]byte(bad), &d); err == nil {
 			t.Errorf("Unmarshal %s = %v, want an error", bad, d)
 		}
@@ -387,7 +397,7 @@ func TestDurationJSON(t *testing.T) {
 	// A config survives a round trip through YAML.
 	c := DefaultConfig()
 	c.Networking.CertSANs = []string{"a.example"}
-	c.ReadyTimeout = Duration{7 * time.Minute}
+	c.ReadyTimeout.Duration = 7 * time.Minute
 	out, err := yaml.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
@@ -547,7 +557,7 @@ func TestCNIManifest(t *testing.T) {
 			t.Errorf("local=%v: net-conf does not follow the config", local)
 		}
 	}
-	c.CNI = CNI{Backend: cni.HostGW}
+	c.CNI = config.CNI{Backend: cni.HostGW}
 	m, err := c.CNIManifest(false)
 	if err != nil {
 		t.Fatal(err)
@@ -591,10 +601,10 @@ func atField(err error, source, field string) bool {
 	return regexp.MustCompile(`^` + regexp.QuoteMeta(source) + `(:\d+)?: ` + regexp.QuoteMeta(field)).MatchString(err.Error())
 }
 
-// The cluster file is read by the harness's one YAML decoder
-// (internal/strictyaml), as the inventory, the VM file, the policy and the
-// image overrides are: every problem at once, each with its line and
-// field, and an unknown field with the nearest known one.
+// The cluster file is read by the harness's one loader (config), as the
+// inventory, the VM file, the policy and the image overrides are: every
+// problem at once, each with its line and field, and an unknown field with
+// the nearest known one.
 func TestParseConfigSaysEveryProblemWithLineAndSuggestion(t *testing.T) {
 	doc := "name: wc\nwrokers: 2\nnetworking:\n  podSubnet: 10.244.0.0/16\n  serviceSubnet: 10.96.0.0/12\ncni:\n  backend: vxlan\n  vnii: 4096\nreadyTimeout: 5 minutes\n"
 	_, err := ParseConfig("c.yaml", []byte(doc))
@@ -602,9 +612,9 @@ func TestParseConfigSaysEveryProblemWithLineAndSuggestion(t *testing.T) {
 		t.Fatal("accepted")
 	}
 	for _, want := range []string{
-		"c.yaml:2: wrokers: is not a field of the file; did you mean workers?",
-		"c.yaml:8: cni.vnii: is not a field of cni; did you mean vni?",
-		`c.yaml:9: readyTimeout: is the string "5 minutes": want a duration such as "5m" or "90s"`,
+		`c.yaml:2: wrokers: is not a field of Cluster; did you mean "workers"?`,
+		`c.yaml:8: cni.vnii: is not a field of cni; did you mean "vni"?`,
+		`c.yaml:9: readyTimeout: "5 minutes" is not a duration; write one such as 5m or 90s`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

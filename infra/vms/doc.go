@@ -1,47 +1,25 @@
 // Package vms makes the Windows machines a run joins: VMs created from a
 // golden image by a provider (libvirt, vSphere, Azure, Hyper-V), or the
 // machines of an inventory file (static), and deleted after the run. Its
-// output is an inventory (infra/windows/inventory), which join, reset and
+// output is an inventory (config.Inventory), which join, reset and
 // the suites read as any other.
 //
-// # The VM file
-//
-//	provider: libvirt               # a registered provider (Names)
-//	connection:                     # how to reach it; what it takes is the provider's
-//	  endpoint: qemu+tcp://kvm.lab/system
-//	  user: admin
-//	  credentials:                  # by reference only: name -> {env: VAR} or {file: PATH}
-//	    password: {env: LIBVIRT_PASSWORD}
-//	image: /var/lib/libvirt/images/win2022.qcow2   # the golden image, as the provider names it
-//	count: 2                        # 1 to MaxCount
-//	cpus: 2                         # default 2
-//	memory: 4Gi                     # with its unit; default 4Gi
-//	namePrefix: win                 # machines are <namePrefix>-<run ID>-<n>; default win
-//	machine:                        # what every VM is to the join: an inventory's defaults
-//	  user: Administrator
-//	  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}
-//	  winrm: {https: false}
-//	libvirt:                        # the provider's own block, decoded by the provider
-//	  network: kind
-//
-// Load checks it all before any machine is made and returns a *Error
-// listing every problem, each naming the field, its line and the fix. A
-// secret written in the file (a credential, a password) is refused: the
-// file holds references only. The machine block is checked as the
-// inventory checks its defaults (and cannot set name, address or nodeIP,
-// which the harness sets per VM); File.Inventory writes the inventory of
-// the machines a run made from it.
+// The VM file (config.Machines; docs/config.md describes it) says which
+// provider makes the machines, from what image, how many, and what they
+// are to the join (an inventory's defaults); config.Load checks it before
+// any machine is made. Machines.Inventory writes the inventory of the
+// machines a run made from it.
 //
 // # How a provider plugs in
 //
 // A provider is a package under infra/vms (infra/vms/libvirt...) that, in
-// its init function, calls Register with a Registration: its name (the VM
-// file's provider, and the key of its own block), what its connection
-// takes (endpoint, user, credentials by name), a Settings function that
-// decodes its block with a *Block (which reports problems with their field
-// and line, and reads credentials by reference only), and an Open function
-// that connects, checks the connection and returns a Provider. The CLI
-// imports the package for its side effect.
+// its init function, calls Register with what its VM file takes (a
+// config.Provider: its name, the key of its own block, and its
+// connection's endpoint, user and credentials by name), the Go type of
+// its block (which config decodes strictly and checks with its Check
+// method), and an Open function that gets the block typed, connects,
+// checks the connection and returns a Provider. The CLI imports the
+// package for its side effect.
 //
 // A Provider's contract (vmstest.Conformance checks it against any provider):
 //

@@ -82,9 +82,6 @@ type Spec struct {
 	CPUs int
 	// MemoryMiB is the memory in MiB.
 	MemoryMiB int
-	// Settings is the provider's own block of the VM file, as its
-	// Registration.Settings decoded it (nil without one).
-	Settings any
 }
 
 // Tags returns the tags (name, value) a provider puts on the machine spec

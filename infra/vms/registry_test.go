@@ -5,23 +5,29 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/vmstest"
 )
 
-// A registration that says its machines exist already, whose provider
-// makes them (it is no InventorySource): the lifecycle would say "listed"
-// of machines it creates.
+// misdeclared is the block of a registration that says its machines exist
+// already, whose provider makes them (it is no InventorySource): the
+// lifecycle would say "listed" of machines it creates.
+type misdeclared struct{}
+
+func (*misdeclared) Check(*vms.File, *field.Path) field.ErrorList { return nil }
+
 func init() {
-	vms.Register(vms.Registration{Name: "misdeclared", Summary: "a provider that says it makes no machine and makes them", Existing: true,
-		Open: func(context.Context, vms.Config) (vms.Provider, error) { return vmstest.New(), nil }})
+	vms.Register(config.Provider{Name: "misdeclared", Summary: "a provider that says it makes no machine and makes them", Existing: true},
+		func(context.Context, *vms.File, *misdeclared) (vms.Provider, error) { return vmstest.New(), nil })
 }
 
 // lender is a provider of existing machines.
 type lender struct{ *vmstest.Fake }
 
-func (lender) Inventory() *inventory.Inventory { return &inventory.Inventory{} }
+func (lender) Inventory() *config.Inventory { return &config.Inventory{} }
 
 // Whether a provider makes its machines is whether it is an
 // InventorySource, and Open holds the registration to it.
@@ -32,7 +38,7 @@ func TestMakesMachines(t *testing.T) {
 	if vms.MakesMachines(lender{vmstest.New()}) {
 		t.Error("a provider of existing machines makes machines")
 	}
-	f, err := vms.Parse("vms.yaml", []byte("provider: misdeclared\n"), stdEnv)
+	f, err := config.Parse[config.Machines]("vms.yaml", []byte("provider: misdeclared\n"), stdEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

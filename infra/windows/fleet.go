@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/text"
 )
@@ -44,7 +44,7 @@ type FleetOptions struct {
 	// Connect reaches a machine; the caller closes what it returns. Nil:
 	// over WinRM (RemoteConfig), each connection closed once its machine
 	// is done.
-	Connect func(inventory.Machine) (Conn, error)
+	Connect func(config.Machine) (Conn, error)
 	// UnderlayRoutes are each machine's routes to the kind network, by
 	// machine (JoinOptions.UnderlayRoutes, ResetOptions.UnderlayRoutes).
 	UnderlayRoutes map[string][]UnderlayRoute
@@ -92,7 +92,7 @@ func (e *FleetError) Unwrap() []error { return e.Errs }
 // not join, or the failure to connect to one. First it checks every
 // machine's versions against the cluster (ResolveVersions): when any is
 // refused it touches no machine, and the error is a *VersionsError.
-func JoinAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane, opts FleetOptions) ([]JoinResult, error) {
+func JoinAll(ctx context.Context, machines []config.Machine, cp ControlPlane, opts FleetOptions) ([]JoinResult, error) {
 	if err := checkFleetVersions(machines, cp.KubernetesVersion()); err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func JoinAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane,
 	}
 	return eachMachine(ctx, machines, opts, fleetOp[*JoinReport]{
 		verb: "join", outcome: "did not join", file: "join-report.json", stopWhenCancelled: true,
-		run: func(ctx context.Context, m inventory.Machine, exec Conn) (*JoinReport, error) {
+		run: func(ctx context.Context, m config.Machine, exec Conn) (*JoinReport, error) {
 			rep, err := Join(ctx, m, exec, cp, JoinOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log, LogsDir: logs, Registry: opts.Registry,
 				UnderlayRoutes: opts.UnderlayRoutes[m.Name]})
 			if err == nil && opts.CollectLogs && logs != "" {
@@ -126,10 +126,10 @@ func JoinAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane,
 // machine that fails does not stop the others. The error is a *FleetError
 // naming the machines that were not reset, or the failure to connect to
 // one.
-func ResetAll(ctx context.Context, machines []inventory.Machine, cp ControlPlane, opts FleetOptions) ([]ResetResult, error) {
+func ResetAll(ctx context.Context, machines []config.Machine, cp ControlPlane, opts FleetOptions) ([]ResetResult, error) {
 	return eachMachine(ctx, machines, opts, fleetOp[*ResetReport]{
 		verb: "reset", outcome: "were not reset", file: "reset-report.json",
-		run: func(ctx context.Context, m inventory.Machine, exec Conn) (*ResetReport, error) {
+		run: func(ctx context.Context, m config.Machine, exec Conn) (*ResetReport, error) {
 			return Reset(ctx, m, exec, cp, ResetOptions{Timeouts: opts.Timeouts, ConnRetries: opts.ConnRetries, Log: opts.Log, UnderlayRoutes: opts.UnderlayRoutes[m.Name]})
 		},
 	})
@@ -144,12 +144,12 @@ type fleetOp[R any] struct {
 	file string
 	// stopWhenCancelled: no machine is tried once ctx has ended.
 	stopWhenCancelled bool
-	run               func(context.Context, inventory.Machine, Conn) (R, error)
+	run               func(context.Context, config.Machine, Conn) (R, error)
 	// logsDir, when set, says where a failed machine's logs went.
 	logsDir func(R) string
 }
 
-func eachMachine[R any](ctx context.Context, machines []inventory.Machine, opts FleetOptions, op fleetOp[R]) ([]MachineResult[R], error) {
+func eachMachine[R any](ctx context.Context, machines []config.Machine, opts FleetOptions, op fleetOp[R]) ([]MachineResult[R], error) {
 	var results []MachineResult[R]
 	fe := &FleetError{Outcome: op.outcome, Total: len(machines)}
 	for _, m := range machines {
@@ -185,7 +185,7 @@ func eachMachine[R any](ctx context.Context, machines []inventory.Machine, opts 
 }
 
 // connect reaches m, and returns what to call when done with it.
-func (o FleetOptions) connect(m inventory.Machine) (Conn, func(), error) {
+func (o FleetOptions) connect(m config.Machine) (Conn, func(), error) {
 	if o.Connect != nil {
 		c, err := o.Connect(m)
 		return c, func() {}, err

@@ -12,15 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
 // addMachine puts a second simulated machine, called name, beside the
 // rig's, in the same cluster.
-func (r *rig) addMachine(name string, cfg simmachine.Config) (inventory.Machine, *simmachine.Machine) {
+func (r *rig) addMachine(name string, cfg simmachine.Config) (config.Machine, *simmachine.Machine) {
 	r.t.Helper()
 	cfg.Password = testPassword
 	sim := simmachine.New(cfg)
@@ -28,12 +28,12 @@ func (r *rig) addMachine(name string, cfg simmachine.Config) (inventory.Machine,
 	srv := wsmantest.New(r.t, wsmantest.WithCredentials("Administrator", testPassword),
 		wsmantest.WithHandler(sim.Handler()), wsmantest.WithIntercept(sim.Intercept()))
 	m := r.machine
-	m.Name, m.Address, m.WinRM.Port = name, srv.Host(), srv.Port()
+	m.Name, m.Address, m.WinRM.Port = name, srv.Host(), config.Port(srv.Port())
 	return m, sim
 }
 
 // unreachable is the machine at an address where nothing listens.
-func (r *rig) unreachable(name string) inventory.Machine {
+func (r *rig) unreachable(name string) config.Machine {
 	r.t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -42,7 +42,7 @@ func (r *rig) unreachable(name string) inventory.Machine {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	m := r.machine
-	m.Name, m.Address, m.WinRM.Port = name, "127.0.0.1", port
+	m.Name, m.Address, m.WinRM.Port = name, "127.0.0.1", config.Port(port)
 	return m
 }
 
@@ -82,7 +82,7 @@ func TestJoinAllSavesEachMachine(t *testing.T) {
 	third, _ := r.addMachine("win-2022-c", simmachine.Config{ContainersInstalled: true})
 	artifacts := t.TempDir()
 	var log strings.Builder
-	results, err := windows.JoinAll(fleetContext(t), []inventory.Machine{r.machine, old, third}, r.cluster,
+	results, err := windows.JoinAll(fleetContext(t), []config.Machine{r.machine, old, third}, r.cluster,
 		windows.FleetOptions{Artifacts: artifacts, Log: &syncWriter{w: &log}, Timeouts: testTimeouts()})
 
 	var fe *windows.FleetError
@@ -107,7 +107,7 @@ func TestJoinAllSavesEachMachine(t *testing.T) {
 		t.Errorf("the machine of a build too old ran %v", oldSim.Steps())
 	}
 
-	for i, m := range []inventory.Machine{r.machine, old, third} {
+	for i, m := range []config.Machine{r.machine, old, third} {
 		dir := filepath.Join(artifacts, m.Name)
 		var rep windows.JoinReport
 		readReport(t, filepath.Join(dir, "join-report.json"), &rep)
@@ -120,7 +120,7 @@ func TestJoinAllSavesEachMachine(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(logs, old.Name, "kubelet.log")); err != nil {
 		t.Errorf("the failed machine's logs: %v", err)
 	}
-	for _, m := range []inventory.Machine{r.machine, third} {
+	for _, m := range []config.Machine{r.machine, third} {
 		if _, err := os.Stat(filepath.Join(logs, m.Name)); !os.IsNotExist(err) {
 			t.Errorf("logs of %s, which joined, were collected without CollectLogs: %v", m.Name, err)
 		}
@@ -141,7 +141,7 @@ func TestJoinAllCollectsLogs(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true})
 	artifacts := t.TempDir()
-	_, err := windows.JoinAll(fleetContext(t), []inventory.Machine{r.machine}, r.cluster,
+	_, err := windows.JoinAll(fleetContext(t), []config.Machine{r.machine}, r.cluster,
 		windows.FleetOptions{Artifacts: artifacts, CollectLogs: true, Timeouts: testTimeouts()})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestResetAllSavesEachMachine(t *testing.T) {
 	gone := r.unreachable("win-gone")
 	artifacts := t.TempDir()
 	var log strings.Builder
-	results, err := windows.ResetAll(fleetContext(t), []inventory.Machine{gone, r.machine}, r.cluster,
+	results, err := windows.ResetAll(fleetContext(t), []config.Machine{gone, r.machine}, r.cluster,
 		windows.FleetOptions{Artifacts: artifacts, Log: &syncWriter{w: &log}, Timeouts: testTimeouts()})
 	if err == nil || err.Error() != "1 of 2 machines were not reset: win-gone" {
 		t.Fatalf("err = %v, want the unreachable machine named", err)
@@ -176,7 +176,7 @@ func TestResetAllSavesEachMachine(t *testing.T) {
 	if r.sim.Joined() {
 		t.Error("the machine is still joined")
 	}
-	for _, m := range []inventory.Machine{gone, r.machine} {
+	for _, m := range []config.Machine{gone, r.machine} {
 		var rep windows.ResetReport
 		readReport(t, filepath.Join(artifacts, m.Name, "reset-report.json"), &rep)
 		if rep.Machine != m.Name || (rep.Error != "") != (m.Name == gone.Name) {
@@ -201,7 +201,7 @@ func TestFleetWhenCancelled(t *testing.T) {
 	b, bSim := r.addMachine("win-2022-b", simmachine.Config{ContainersInstalled: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	machines := []inventory.Machine{r.machine, b}
+	machines := []config.Machine{r.machine, b}
 	joined, err := windows.JoinAll(ctx, machines, r.cluster, windows.FleetOptions{Timeouts: testTimeouts()})
 	if len(joined) != 1 || !errors.Is(err, context.Canceled) || len(bSim.Steps()) != 0 {
 		t.Errorf("JoinAll: %d results, err %v, the second machine ran %v; want it stopped after the first", len(joined), err, bSim.Steps())
@@ -219,13 +219,13 @@ func TestFleetConnect(t *testing.T) {
 	r := newRig(t, simmachine.Config{ContainersInstalled: true})
 	b, _ := r.addMachine("win-2022-b", simmachine.Config{ContainersInstalled: true})
 	refused := errors.New("no connection to win-2022-b")
-	connect := func(m inventory.Machine) (windows.Conn, error) {
+	connect := func(m config.Machine) (windows.Conn, error) {
 		if m.Name == r.machine.Name {
 			return r.exec, nil
 		}
 		return nil, refused
 	}
-	results, err := windows.JoinAll(fleetContext(t), []inventory.Machine{r.machine, b}, r.cluster,
+	results, err := windows.JoinAll(fleetContext(t), []config.Machine{r.machine, b}, r.cluster,
 		windows.FleetOptions{Connect: connect, Timeouts: testTimeouts()})
 	var fe *windows.FleetError
 	if !errors.Is(err, refused) || errors.As(err, &fe) || len(results) != 1 || results[0].Err != nil {

@@ -31,8 +31,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 	"github.com/winconform/winconform/internal/testing/wsmantest"
@@ -263,11 +263,11 @@ type rig struct {
 	sim     *simmachine.Machine
 	srv     *wsmantest.Server
 	cluster *fakeCluster
-	machine inventory.Machine
+	machine config.Machine
 	exec    *remote.WinRM
 }
 
-func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*inventory.Machine)) *rig {
+func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*config.Machine)) *rig {
 	t.Helper()
 	cfg.Password = testPassword
 	sim := simmachine.New(cfg)
@@ -275,12 +275,12 @@ func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*inventory.Machi
 	sim.OnJoin = cluster.joinFor(sim)
 	srv := wsmantest.New(t, wsmantest.WithCredentials("Administrator", testPassword),
 		wsmantest.WithHandler(sim.Handler()), wsmantest.WithIntercept(sim.Intercept()))
-	m := inventory.Machine{
+	m := config.Machine{
 		Name: "win-2022-a", Address: srv.Host(),
-		WinRM: inventory.WinRM{Port: srv.Port(), HTTPS: false, Auth: inventory.AuthNTLM},
-		User:  "Administrator", Password: inventory.Secret(testPassword),
+		WinRM: config.WinRM{Port: config.Port(srv.Port()), HTTPS: false, Auth: config.AuthNTLM},
+		User:  "Administrator", PasswordFrom: config.SecretRef{Secret: testPassword},
 		Labels:             map[string]string{"topology.kubernetes.io/zone": "lab-1"},
-		Taints:             []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
+		Taints:             []config.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
 		Binaries:           map[string]string{"probe": `C:\install\probe.exe`},
 		DefenderExclusions: true,
 	}
@@ -307,7 +307,7 @@ func assertStockTraffic(t *testing.T, srv *wsmantest.Server) {
 }
 
 // connect makes the WinRM client the CLI makes, with short timeouts.
-func (r *rig) connect(m inventory.Machine) *remote.WinRM {
+func (r *rig) connect(m config.Machine) *remote.WinRM {
 	cfg := windows.RemoteConfig(m)
 	cfg.ConnectTimeout = 2 * time.Second
 	cfg.OperationTimeout = 2 * time.Second

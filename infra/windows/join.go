@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/cni"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/winrelease"
@@ -204,7 +204,7 @@ func (r *JoinReport) ComponentOrder() []string {
 // joinRun is one Join.
 type joinRun struct {
 	*runner
-	m       inventory.Machine
+	m       config.Machine
 	cp      ControlPlane
 	version string
 	report  *JoinReport
@@ -236,7 +236,7 @@ var kubernetesVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 // The report is returned even with an error, with the steps run until then.
 // The error is a *StepError (errors.Is-able against the named errors of this
 // package and the remote package's classes).
-func Join(ctx context.Context, m inventory.Machine, exec remote.Exec, cp ControlPlane, opts JoinOptions) (rep *JoinReport, err error) {
+func Join(ctx context.Context, m config.Machine, exec remote.Exec, cp ControlPlane, opts JoinOptions) (rep *JoinReport, err error) {
 	if exec == nil || cp == nil {
 		return nil, errors.New("windows: Join needs a remote exec and a control plane")
 	}

@@ -15,9 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 	"github.com/winconform/winconform/internal/testing/wsmantest"
@@ -411,16 +411,16 @@ func TestBuildTooOld(t *testing.T) {
 
 func TestExpectedBuildDiffers(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, simmachine.Config{Build: "10.0.20348.2340"}, func(m *inventory.Machine) {
-		m.ExpectedBuild = inventory.Build{Major: 10, Minor: 0, Number: 17763}
+	r := newRig(t, simmachine.Config{Build: "10.0.20348.2340"}, func(m *config.Machine) {
+		m.ExpectedBuild = config.Build{Major: 10, Minor: 0, Number: 17763}
 	})
 	_, err := r.join(windows.JoinOptions{})
 	if !errors.Is(err, windows.ErrBuildMismatch) || !strings.Contains(err.Error(), "10.0.20348") || !strings.Contains(err.Error(), "expects 10.0.17763") {
 		t.Fatalf("err = %v, want ErrBuildMismatch naming both builds", err)
 	}
 	// The same build with another update revision is the expected build.
-	r2 := newRig(t, simmachine.Config{Build: "10.0.17763.6893", ContainersInstalled: true}, func(m *inventory.Machine) {
-		m.ExpectedBuild = inventory.Build{Major: 10, Minor: 0, Number: 17763}
+	r2 := newRig(t, simmachine.Config{Build: "10.0.17763.6893", ContainersInstalled: true}, func(m *config.Machine) {
+		m.ExpectedBuild = config.Build{Major: 10, Minor: 0, Number: 17763}
 	})
 	r2.cluster.buildLabel = "10.0.17763"
 	if _, err := r2.join(windows.JoinOptions{}); err != nil {
@@ -448,7 +448,7 @@ func TestWrongPasswordFailsFast(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{})
 	wrong := r.machine
-	wrong.Password = inventory.Secret("not-the-password")
+	wrong.PasswordFrom.Secret = "not-the-password"
 	exec := r.connect(wrong)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -502,7 +502,7 @@ func TestSimulatedHangingStepTimesOut(t *testing.T) {
 
 func TestProbeSkippedWithoutSource(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) {
+	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) {
 		m.Binaries = nil
 		m.DefenderExclusions = false
 	})
@@ -615,7 +615,7 @@ func TestUnreachableMachineFailsFast(t *testing.T) {
 	closed := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // nothing listens here: connections are refused
 	m := r.machine
-	m.Address, m.WinRM.Port, m.WinRM.HTTPS, m.WinRM.CABundle = "127.0.0.1", closed, false, nil
+	m.Address, m.WinRM.Port, m.WinRM.HTTPS, m.WinRM.CABundle = "127.0.0.1", config.Port(closed), false, config.PEMFile{}
 	exec := r.connect(m)
 	timeouts := testTimeouts()
 	timeouts.Reboot = time.Minute // the join must not wait for this
@@ -652,7 +652,7 @@ func TestSimulatedJoinWhoseConnectionTheNewNetworkCuts(t *testing.T) {
 	for name, ip := range map[string]string{"without nodeIP": "", "with nodeIP": "10.20.30.40"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) { m.NodeIP = ip })
+			r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) { m.NodeIP = ip })
 			r.sim.DropAfter = map[string][]int{"kubeadm-join": {2}} // check, then join
 			rep, err := r.join(windows.JoinOptions{})
 			if err != nil {

@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -100,7 +100,7 @@ func TestKubeletCommandLineChangeReachesTheRunningKubelet(t *testing.T) {
 func TestJoinWithTheNodesAddress(t *testing.T) {
 	t.Parallel()
 	const ip = "10.20.30.40"
-	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) { m.NodeIP = ip })
+	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) { m.NodeIP = ip })
 	if _, err := r.join(windows.JoinOptions{}); err != nil {
 		t.Fatalf("Join: %v", err)
 	}

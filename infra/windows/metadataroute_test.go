@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -46,7 +46,7 @@ func flannelOnFirstPod(r *rig) {
 // second join changes nothing.
 func TestJoinGivesACloudMachineItsMetadataRoute(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) { m.CloudMetadataRoute = true })
+	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) { m.CloudMetadataRoute = true })
 	r.sim.SetFact("route:"+metadataRoute, "Ethernet via 192.0.2.1") // the cloud image's own
 	flannelOnFirstPod(r)
 	if _, err := r.join(windows.JoinOptions{}); err != nil {

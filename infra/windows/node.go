@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/internal/kubenode"
 )
 
@@ -91,7 +92,7 @@ func waitNodeReady(ctx context.Context, cs kubernetes.Interface, name string, ti
 
 // applyLabelsAndTaints sets the labels and adds (or updates) the taints
 // the node lacks; it reports whether it changed the node.
-func applyLabelsAndTaints(ctx context.Context, cs kubernetes.Interface, name string, labels map[string]string, taints []corev1.Taint) (bool, error) {
+func applyLabelsAndTaints(ctx context.Context, cs kubernetes.Interface, name string, labels map[string]string, taints []config.Taint) (bool, error) {
 	return kubenode.UpdateNode(ctx, cs, name, func(n *corev1.Node) (bool, error) {
 		changed := false
 		if n.Labels == nil {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -27,7 +27,7 @@ func nodeImageRefs() []string {
 // sandbox image nor the kubelet's IfNotPresent pulls an image it has.
 func TestJoinImportsTheNodesImagesOnAnAirGappedMachine(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, simmachine.Config{ContainersInstalled: true, NoRegistry: true}, func(m *inventory.Machine) {
+	r := newRig(t, simmachine.Config{ContainersInstalled: true, NoRegistry: true}, func(m *config.Machine) {
 		m.Binaries["images"] = `C:\install\node-images.tar`
 	})
 	rep, err := r.join(windows.JoinOptions{})
@@ -54,7 +54,7 @@ func TestJoinImportsTheNodesImagesOnAnAirGappedMachine(t *testing.T) {
 // mirror's), before the node needs them; a second join finds them there.
 func TestJoinPullsTheNodesImagesFromTheMirror(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) { m.PrepullImages = true })
+	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) { m.PrepullImages = true })
 	rep, err := r.join(windows.JoinOptions{})
 	if err != nil {
 		t.Fatalf("Join: %v", err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -80,7 +80,7 @@ func TestJoinStopsOnSeveralAddressesWithoutNodeIP(t *testing.T) {
 		t.Errorf("the machine ran %v, want preflight alone", got)
 	}
 
-	r = newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) { m.NodeIP = "192.168.56.20" })
+	r = newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) { m.NodeIP = "192.168.56.20" })
 	r.sim.SetFact("env:ipv4", two)
 	if _, err := r.join(windows.JoinOptions{}); err != nil {
 		t.Fatalf("with nodeIP: %v", err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
 
@@ -49,7 +49,7 @@ func TestRealPowerShellRunsPingAndPreflight(t *testing.T) {
 		t.Fatalf("preflight: %v", err)
 	}
 	t.Logf("preflight: %v", sr.Status)
-	j := &joinRun{runner: r, m: inventory.Machine{Name: "runner"}, report: &JoinReport{}}
+	j := &joinRun{runner: r, m: config.Machine{Name: "runner"}, report: &JoinReport{}}
 	if err := j.checkPreflight(st); err != nil {
 		t.Errorf("the runner (an administrator's account on Windows Server) does not pass preflight: %v", err)
 	}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/kubenode"
 )
@@ -57,7 +57,7 @@ type ResetReport struct {
 // removes flannel's HNS networks. The runtime and the binaries stay: Join
 // works again afterwards. Resetting a machine that is not joined changes
 // nothing.
-func Reset(ctx context.Context, m inventory.Machine, exec remote.Exec, cp ControlPlane, opts ResetOptions) (rep *ResetReport, err error) {
+func Reset(ctx context.Context, m config.Machine, exec remote.Exec, cp ControlPlane, opts ResetOptions) (rep *ResetReport, err error) {
 	if exec == nil || cp == nil {
 		return nil, errors.New("windows: Reset needs a remote exec and a control plane")
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/internal/kubelines"
 )
 
@@ -135,7 +135,7 @@ func minorOf(v string) (int, bool) {
 // (internal/kubelines), and a containerd release the harness knows that the
 // kubelet's line works with (containerd 1.x only up to 1.35). The error, a
 // *StepError of kind ErrVersions, lists every problem with its fix.
-func ResolveVersions(m inventory.Machine, apiServer string) (Versions, error) {
+func ResolveVersions(m config.Machine, apiServer string) (Versions, error) {
 	var problems []string
 	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	bin := m.Binaries
@@ -294,13 +294,13 @@ func (e *VersionsError) Unwrap() []error { return e.Errs }
 // apiServer; a *VersionsError when any is refused. The CLI calls it with
 // the version of the cluster it will make or use, before any cluster work;
 // JoinAll again with the API server's own version.
-func CheckVersions(machines []inventory.Machine, apiServer string) error {
+func CheckVersions(machines []config.Machine, apiServer string) error {
 	return checkFleetVersions(machines, apiServer)
 }
 
 // checkFleetVersions resolves every machine's versions; a *VersionsError
 // when any is refused.
-func checkFleetVersions(machines []inventory.Machine, apiServer string) error {
+func checkFleetVersions(machines []config.Machine, apiServer string) error {
 	var errs []error
 	for _, m := range machines {
 		if _, err := ResolveVersions(m, apiServer); err != nil {

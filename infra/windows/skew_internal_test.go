@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/config"
 )
 
 // The version a source's name holds: dl.k8s.io's layout and mirrors of it,
@@ -34,7 +34,7 @@ func TestVersionsInNames(t *testing.T) {
 // A control plane whose version could not be read (APIControlPlane returns
 // "" when discovery fails) is named as such.
 func TestVersionsOfAnUnreadableCluster(t *testing.T) {
-	_, err := ResolveVersions(inventory.Machine{Name: "win-a"}, "")
+	_, err := ResolveVersions(config.Machine{Name: "win-a"}, "")
 	if err == nil || !strings.Contains(err.Error(), "the API server's version could not be read") {
 		t.Errorf("ResolveVersions = %v", err)
 	}

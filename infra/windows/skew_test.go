@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -25,58 +25,58 @@ func TestJoinRefusesVersionsBeforeTouchingTheMachine(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		cluster string
-		machine func(*inventory.Machine)
+		machine func(*config.Machine)
 		want    []string // in the error, each
 	}{
 		{name: "a 1.37 kubelet on a 1.36 cluster", cluster: "v1.36.3",
-			machine: func(m *inventory.Machine) { m.KubeletVersion = "v1.37.2" },
+			machine: func(m *config.Machine) { m.KubeletVersion = "v1.37.2" },
 			want:    []string{"the kubelet v1.37.2 (kubeletVersion) is newer than the API server, v1.36.3", "install a kubelet of 1.36, such as v1.36.3 (kubeletVersion"}},
 		{name: "a 1.37 kubelet from a mirror on a 1.36 cluster", cluster: "v1.36.3",
-			machine: func(m *inventory.Machine) { m.Binaries["kubelet"] = "https://mirror.lab/v1.37.2/kubelet.exe" },
+			machine: func(m *config.Machine) { m.Binaries["kubelet"] = "https://mirror.lab/v1.37.2/kubelet.exe" },
 			want:    []string{"the kubelet v1.37.2 (binaries.kubelet https://mirror.lab/v1.37.2/kubelet.exe) is newer than the API server"}},
 		{name: "a 1.33 kubelet on a 1.37 cluster", cluster: "v1.37.2",
-			machine: func(m *inventory.Machine) { m.KubeletVersion = "v1.33.7" },
+			machine: func(m *config.Machine) { m.KubeletVersion = "v1.33.7" },
 			want:    []string{"the kubelet v1.33.7 (kubeletVersion) is 4 minors older than the API server, v1.37.2", "install a kubelet of 1.34 or newer"}},
 		{name: "containerd 1.7 for a 1.36 kubelet", cluster: "v1.36.3",
-			machine: func(m *inventory.Machine) { m.ContainerdVersion = "1.7.28" },
+			machine: func(m *config.Machine) { m.ContainerdVersion = "1.7.28" },
 			want: []string{"containerd 1.7.28 (containerdVersion) with the kubelet v1.36.3 (the cluster's version)",
 				"1.35 is the last line that supports containerd 1.x", "pairs 1.36 with 2.3.0+, 2.2.0+", "set containerdVersion to 2.3.7"}},
 		{name: "containerd 1.7 from an archive for a 1.37 kubelet", cluster: "v1.37.2",
-			machine: func(m *inventory.Machine) {
+			machine: func(m *config.Machine) {
 				m.Binaries["containerd"] = `C:\install\containerd-1.7.28-windows-amd64.tar.gz`
 			},
 			want: []string{"containerd 1.7.28 (binaries.containerd", "point binaries.containerd at containerd 2.3.7"}},
 		{name: "containerd 2.1 for a 1.36 kubelet", cluster: "v1.36.3",
-			machine: func(m *inventory.Machine) { m.ContainerdVersion = "2.1.9" },
+			machine: func(m *config.Machine) { m.ContainerdVersion = "2.1.9" },
 			want:    []string{"containerd 2.1.9 does not support Kubernetes 1.36"}},
 		{name: "a version that is no Kubernetes version", cluster: "v1.37.2",
-			machine: func(m *inventory.Machine) { m.KubeletVersion = "1.37" },
+			machine: func(m *config.Machine) { m.KubeletVersion = "1.37" },
 			want:    []string{`the kubelet's version 1.37 (kubeletVersion) is not a Kubernetes version such as v1.37.2`}},
 		{name: "a cluster of a line the harness does not know", cluster: "v1.38.0",
 			want: []string{`the cluster: "v1.38.0" is on Kubernetes 1.38, newer than any line the harness knows`, "the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)", "make the cluster of a supported line"}},
 		{name: "a kubelet of a line past its end of life", cluster: "v1.35.4",
-			machine: func(m *inventory.Machine) { m.KubeletVersion = "v1.34.4" },
+			machine: func(m *config.Machine) { m.KubeletVersion = "v1.34.4" },
 			want:    []string{`the kubelet v1.34.4 (kubeletVersion): "v1.34.4" is on Kubernetes 1.34, older than the oldest line the harness supports`}},
 		{name: "a containerd version that does not exist", cluster: "v1.37.2",
-			machine: func(m *inventory.Machine) { m.ContainerdVersion = "2.3.70" },
+			machine: func(m *config.Machine) { m.ContainerdVersion = "2.3.70" },
 			want: []string{"containerd 2.3.70 (containerdVersion): containerd 2.3.70 is no release the harness knows",
 				"2.3.0 to 2.3.7", "from containerd's tags and the Go module proxy"}},
 		{name: "containerd from a directory, its version not given", cluster: "v1.37.2",
-			machine: func(m *inventory.Machine) { m.Binaries["containerd"] = `C:\install\containerd` },
+			machine: func(m *config.Machine) { m.Binaries["containerd"] = `C:\install\containerd` },
 			want:    []string{`binaries.containerd C:\install\containerd names no version`, "set containerdVersion to the version it holds"}},
 		{name: "kubeletVersion and binaries.kubelet disagree", cluster: "v1.37.2",
-			machine: func(m *inventory.Machine) {
+			machine: func(m *config.Machine) {
 				m.KubeletVersion = "v1.36.3"
 				m.Binaries["kubelet"] = "https://mirror.lab/v1.37.2/kubelet.exe"
 			},
 			want: []string{"v1.36.3 (kubeletVersion) and v1.37.2 (binaries.kubelet https://mirror.lab/v1.37.2/kubelet.exe) disagree", "make them agree"}},
 		{name: "a kube-proxy newer than the API server", cluster: "v1.36.3",
-			machine: func(m *inventory.Machine) { m.Binaries["kube-proxy"] = "https://mirror.lab/v1.37.2/kube-proxy.exe" },
+			machine: func(m *config.Machine) { m.Binaries["kube-proxy"] = "https://mirror.lab/v1.37.2/kube-proxy.exe" },
 			want:    []string{"the kube-proxy v1.37.2 (binaries.kube-proxy https://mirror.lab/v1.37.2/kube-proxy.exe) is newer than the API server"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) {
+			r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) {
 				if tc.machine != nil {
 					tc.machine(m)
 				}
@@ -108,7 +108,7 @@ func TestJoinRefusesVersionsBeforeTouchingTheMachine(t *testing.T) {
 // containerd 1.7's configuration, and the node runs a pod.
 func TestJoinOlderKubeletWithContainerd17(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *inventory.Machine) {
+	r := newRig(t, simmachine.Config{ContainersInstalled: true}, func(m *config.Machine) {
 		m.KubeletVersion = "v1.35.4"
 		m.ContainerdVersion = "1.7.28"
 	})
@@ -149,8 +149,8 @@ func TestJoinAllRefusesVersionsBeforeAnyMachine(t *testing.T) {
 	bad := r.machine
 	bad.Name = "win-2022-b"
 	bad.ContainerdVersion = "1.7.28" // on a 1.37 cluster
-	results, err := windows.JoinAll(fleetContext(t), []inventory.Machine{good, bad}, r.cluster,
-		windows.FleetOptions{Timeouts: testTimeouts(), Connect: func(inventory.Machine) (windows.Conn, error) { return r.exec, nil }})
+	results, err := windows.JoinAll(fleetContext(t), []config.Machine{good, bad}, r.cluster,
+		windows.FleetOptions{Timeouts: testTimeouts(), Connect: func(config.Machine) (windows.Conn, error) { return r.exec, nil }})
 	var ve *windows.VersionsError
 	if !errors.As(err, &ve) || !errors.Is(err, windows.ErrVersions) || len(ve.Errs) != 1 || !strings.Contains(err.Error(), "machine win-2022-b") {
 		t.Fatalf("JoinAll = %v, want win-2022-b's versions refused", err)

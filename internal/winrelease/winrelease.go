@@ -188,11 +188,16 @@ func (b Build) Supported() bool { return b.Compare(Oldest()) >= 0 }
 // MarshalText encodes the build as major.minor.build.
 func (b Build) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 
-// UnmarshalText parses a build written as 10.0.NNNNN.
+// UnmarshalText parses a build written as 10.0.NNNNN; its error says the
+// fix after "; ".
 func (b *Build) UnmarshalText(text []byte) error {
 	v, err := ParseBuild(string(text))
 	if err != nil {
-		return err
+		fix := `write the build as 10.0.NNNNN (quoted), such as "10.0.20348" for Windows Server 2022; [Environment]::OSVersion.Version on the machine shows it`
+		if r, perr := Parse(string(text)); perr == nil && r.HasRevision && r.Major == 10 && r.Minor == 0 {
+			fix = fmt.Sprintf("drop the revision: write %q (the check compares major.minor.build)", r.Build)
+		}
+		return fmt.Errorf("%w; %s", err, fix)
 	}
 	*b = v
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/reports/policy"
 	"github.com/winconform/winconform/reports/rundir"
 )
@@ -28,7 +29,7 @@ func Evaluate(o Options) (Result, error) {
 	}
 	var asked time.Time
 	if o.Now != "" {
-		d, err := time.Parse(policy.DateLayout, o.Now)
+		d, err := time.Parse(config.DateLayout, o.Now)
 		if err != nil {
 			return Result{}, fmt.Errorf("--now %q is not a date YYYY-MM-DD: write the day to read known issues' expiry against, e.g. 2026-03-31", o.Now)
 		}
@@ -39,7 +40,7 @@ func Evaluate(o Options) (Result, error) {
 		return Result{}, err
 	}
 	for _, b := range o.WindowsBuilds {
-		if !policy.ValidBuild(b) {
+		if !config.ValidBuild(b) {
 			return Result{}, fmt.Errorf("--windows-build %q is not a Windows build: write it as the node label node.kubernetes.io/windows-build has it, e.g. 10.0.20348", b)
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/ledger"
@@ -95,7 +96,7 @@ type Item struct {
 	// the findings of one cause group together ("no Windows node: ...").
 	Cause string `json:"cause,omitempty"`
 	// KnownIssue is the known issue applied (waiving, or expired).
-	KnownIssue *policy.KnownIssue `json:"knownIssue,omitempty"`
+	KnownIssue *config.KnownIssue `json:"knownIssue,omitempty"`
 	// specs are the failing specs the item is about, for known issues by
 	// spec; owners the claims whose failure it is (a matrix cell or a spec
 	// may be several claims'), for known issues by claim.
@@ -190,7 +191,7 @@ func (r Result) Blocked() bool { return r.Decision == Blocked }
 
 // Input is what the gate decides from.
 type Input struct {
-	Policy     *policy.Policy
+	Policy     *config.GatePolicy
 	PolicyFile string
 	Run        *rundir.Run
 	// Baseline is nil without --baseline.
@@ -224,9 +225,8 @@ var ErrUnusable = errors.New("unusable input")
 // cluster shape when the policy refuses one.
 func Decide(in Input) (Result, error) {
 	p := *in.Policy
-	p.Default()
-	if errs := p.Validate(); len(errs) > 0 {
-		return Result{}, fmt.Errorf("%w: policy %s: %v", ErrUnusable, in.PolicyFile, errs.ToAggregate())
+	if err := config.Errors(policy.Validate(&p)); err != nil {
+		return Result{}, fmt.Errorf("%w: policy %s: %v", ErrUnusable, in.PolicyFile, err)
 	}
 	in.Policy = &p
 	if err := CheckRecord(in.Run); err != nil {
@@ -234,10 +234,10 @@ func Decide(in Input) (Result, error) {
 	}
 	if start := day(in.Run.Started); day(in.Now).Before(start) {
 		return Result{}, fmt.Errorf("%w: known issues cannot be read as of %s, before run %s started (%s): the decision's day is the run's or later (--now %s, or leave --now out)",
-			ErrUnusable, in.Now.UTC().Format(policy.DateLayout), in.Run.Summary.RunID, start.Format(policy.DateLayout), start.Format(policy.DateLayout))
+			ErrUnusable, in.Now.UTC().Format(config.DateLayout), in.Run.Summary.RunID, start.Format(config.DateLayout), start.Format(config.DateLayout))
 	}
 	s := in.Run.Summary
-	res := Result{Format: Format, Stamp: version.For(s.RunID), Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(policy.DateLayout),
+	res := Result{Format: Format, Stamp: version.For(s.RunID), Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(config.DateLayout),
 		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{}}
 	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
 	g.flakes = len(in.Run.Retried)
@@ -249,7 +249,7 @@ func Decide(in Input) (Result, error) {
 	if in.Baseline != nil {
 		d := diff.Compare(in.Baseline, in.Run)
 		res.Diff, res.Baseline = &d, in.Baseline.Dir
-		if len(d.ShapeChanges) > 0 && p.Baseline.OtherShape == policy.Refuse {
+		if len(d.ShapeChanges) > 0 && p.Baseline.OtherShape == config.Refuse {
 			return res, fmt.Errorf("%w: baseline %s comes from a cluster of another shape (%s), and the policy %s refuses it (baseline.otherShape: refuse): pass a baseline from a cluster of this shape, or set baseline.otherShape: report",
 				ErrUnusable, in.Baseline.Dir, strings.Join(d.ShapeChanges, "; "), in.PolicyFile)
 		}
@@ -350,7 +350,7 @@ func (g *gater) cluster() {
 	}
 	windowsLevels := 0
 	for _, r := range p.Required {
-		if r.Level.OnWindows() {
+		if claims.Level(r.Level).OnWindows() {
 			windowsLevels++
 		}
 	}
@@ -415,10 +415,10 @@ func (g *gater) requirements(c claims.Claim) ([]claims.Level, bool) {
 	var out []claims.Level
 	required := false
 	for _, r := range g.in.Policy.Required {
-		if r.Selects(c) {
+		if policy.Selects(r, c) {
 			required = true
-			if r.Level != "" && !slices.Contains(out, r.Level) {
-				out = append(out, r.Level)
+			if l := claims.Level(r.Level); l != "" && !slices.Contains(out, l) {
+				out = append(out, l)
 			}
 		}
 	}
@@ -535,8 +535,8 @@ func (g *gater) flakyOnly(id string) []string {
 	return flaky
 }
 
-func decision(a policy.Action) Decision {
-	if a == policy.Report {
+func decision(a config.Action) Decision {
+	if a == config.Report {
 		return Report
 	}
 	return Block
@@ -921,7 +921,7 @@ func (g *gater) knownIssues() {
 // names says whether known issue ki is about item it: by claim, an item
 // that is (among others) that claim's; by spec, an item whose failing
 // specs are the one spec ki names (specMatches).
-func (g *gater) names(ki policy.KnownIssue, it Item) bool {
+func (g *gater) names(ki config.KnownIssue, it Item) bool {
 	if ki.Claim != "" {
 		return slices.Contains(it.owners, ki.Claim)
 	}
@@ -939,7 +939,7 @@ func (g *gater) names(ki policy.KnownIssue, it Item) bool {
 // refuses says why known issue ki, which names item it, cannot waive it
 // ("" when it can): it waives one observed failure of the one thing it
 // names.
-func (g *gater) refuses(ki policy.KnownIssue, it Item) string {
+func (g *gater) refuses(ki config.KnownIssue, it Item) string {
 	switch {
 	case !it.waivable:
 		return "a known issue waives an observed failure, not a claim left " + notShownWord(it)
@@ -983,14 +983,14 @@ func (g *gater) claimsOf(name string) []string {
 }
 
 // specMatches says whether a known issue's spec: names spec name: the full
-// name, or a prefix of at least policy.MinSpecPrefix characters that ends
+// name, or a prefix of at least config.MinSpecPrefix characters that ends
 // where a word of the name does.
 func specMatches(ki, name string) bool {
 	ki = strings.TrimSpace(ki)
 	if ki == name {
 		return true
 	}
-	if len(ki) < policy.MinSpecPrefix || !strings.HasPrefix(name, ki) {
+	if len(ki) < config.MinSpecPrefix || !strings.HasPrefix(name, ki) {
 		return false
 	}
 	next := name[len(ki)]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
@@ -23,7 +24,7 @@ import (
 // today is the day the synthetic runs started (reporttest.Started).
 var today = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
-func loadPolicy(t *testing.T, body string) *policy.Policy {
+func loadPolicy(t *testing.T, body string) *config.GatePolicy {
 	t.Helper()
 	p, err := policy.Parse("test.yaml", []byte(body))
 	if err != nil {
@@ -41,7 +42,7 @@ func load(t *testing.T, r *reporttest.Run) *rundir.Run {
 	return run
 }
 
-func decide(t *testing.T, p *policy.Policy, run, base *rundir.Run) Result {
+func decide(t *testing.T, p *config.GatePolicy, run, base *rundir.Run) Result {
 	t.Helper()
 	res, err := Decide(Input{Policy: p, PolicyFile: "test.yaml", Run: run, Baseline: base, Now: today})
 	if err != nil {
@@ -70,7 +71,7 @@ func hasReason(r Result, s string) bool {
 	return false
 }
 
-func examplePolicy(t *testing.T, name string) *policy.Policy {
+func examplePolicy(t *testing.T, name string) *config.GatePolicy {
 	t.Helper()
 	p, err := policy.Load(filepath.Join("../../policies", name))
 	if err != nil {

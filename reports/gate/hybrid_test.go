@@ -8,6 +8,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
@@ -25,7 +26,7 @@ import (
 // harness's own reports (reporttest.Run.Write: reports.Summarize,
 // reports.Ledger), then rundir and the gate, as `winconform gate` does.
 
-func gateHybrid(t *testing.T, r *reporttest.Run, p *policy.Policy, builds ...string) Result {
+func gateHybrid(t *testing.T, r *reporttest.Run, p *config.GatePolicy, builds ...string) Result {
 	t.Helper()
 	run, err := rundir.Load(r.Write(t))
 	if err != nil {
@@ -335,7 +336,7 @@ func TestKnownIssueBySpecNamesOneSpec(t *testing.T) {
 	}
 	for _, spec := range []string{"", " ", "W", "u", "[synthetic] unc"} {
 		p := loadPolicy(t, "name: x\nrequired:\n- claims: [NET-07]\n")
-		p.KnownIssues = []policy.KnownIssue{{Spec: spec, Reason: "r", Link: "https://example.com/1", Expires: "2026-12-31"}}
+		p.KnownIssues = []config.KnownIssue{{Spec: spec, Reason: "r", Link: "https://example.com/1", Expires: "2026-12-31"}}
 		res, err := Decide(Input{Policy: p, PolicyFile: "policy.yaml", Run: run, Now: today})
 		if !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "knownIssues[0]") {
 			t.Errorf("spec %q: %v (decision %s), want the policy refused naming knownIssues[0]", spec, err, res.Decision)

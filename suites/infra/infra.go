@@ -30,6 +30,7 @@ import (
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 	admissionapi "k8s.io/pod-security-admission/api"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/evidence"
@@ -40,7 +41,6 @@ import (
 	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/framework/verdicts"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
 
@@ -54,11 +54,11 @@ const (
 // real machines (windows-machine, with the build each reported), recorded
 // only once every one answered. A machine that cannot say what it is (one
 // the harness simulates, say) fails the spec.
-func machines(ctx context.Context) (*inventory.Inventory, map[string]*remote.WinRM, map[string]windows.Identity) {
+func machines(ctx context.Context) (*config.Inventory, map[string]*remote.WinRM, map[string]windows.Identity) {
 	if e2e.Options.Inventory == "" {
 		skips.Skip(skips.NoInventory)
 	}
-	inv, err := inventory.LoadFromOS(e2e.Options.Inventory)
+	inv, err := config.Load[config.Inventory](e2e.Options.Inventory, nil)
 	framework.ExpectNoError(err)
 	conns, err := windows.Connect(inv)
 	framework.ExpectNoError(err)
@@ -77,7 +77,7 @@ func machines(ctx context.Context) (*inventory.Inventory, map[string]*remote.Win
 // fleetOptions join and reset the machines over the suite's connections,
 // logging to the spec's output.
 func fleetOptions(conns map[string]*remote.WinRM) windows.FleetOptions {
-	return windows.FleetOptions{Log: ginkgo.GinkgoWriter, Connect: func(m inventory.Machine) (windows.Conn, error) {
+	return windows.FleetOptions{Log: ginkgo.GinkgoWriter, Connect: func(m config.Machine) (windows.Conn, error) {
 		if c := conns[m.Name]; c != nil {
 			return c, nil
 		}

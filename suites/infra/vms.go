@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/evidence"
@@ -23,7 +24,6 @@ import (
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/vms/static"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 )
 
 // INF-11: the machines were made for this run. The inventory `winconform
@@ -60,7 +60,7 @@ var _ = ginkgo.Describe("provisioning VMs", labels.Suite("infra"), func() {
 			if st.Provider == static.Name {
 				skips.Skip(skips.NoVMs, "the run took the machines of an inventory (provider static): none was made")
 			}
-			inv, err := inventory.LoadFromOS(e2e.Options.Inventory)
+			inv, err := config.Load[config.Inventory](e2e.Options.Inventory, nil)
 			framework.ExpectNoError(err)
 			if st.Phase != lifecycle.PhaseReady || len(st.Machines) != len(inv.Machines) {
 				framework.Failf("run %s is %s with %d machine(s), the inventory lists %d: not the inventory of a run that is up", st.RunID, st.Phase, len(st.Machines), len(inv.Machines))
@@ -109,7 +109,7 @@ var _ = ginkgo.Describe("provisioning VMs", labels.Suite("infra"), func() {
 
 // stateOf says what is wrong with the run's state about machine m: it must
 // be there, made (a provider ID), ready, at the inventory's address.
-func stateOf(st *lifecycle.State, m inventory.Machine) error {
+func stateOf(st *lifecycle.State, m config.Machine) error {
 	for _, sm := range st.Machines {
 		if sm.Name != m.Name {
 			continue

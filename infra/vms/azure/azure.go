@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v7"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -35,16 +35,11 @@ var clouds = map[string]azcloud.Configuration{
 }
 
 func init() {
-	vms.Register(vms.Registration{
-		Name:            "azure",
-		Summary:         "an Azure subscription",
-		Endpoint:        vms.Optional,
-		EndpointExample: "https://management.azure.com",
-		User:            vms.Optional,
-		Credentials:     []vms.Credential{{Name: "clientSecret"}},
-		Settings:        decodeSettings,
-		Open:            func(ctx context.Context, cfg vms.Config) (vms.Provider, error) { return open(ctx, cfg, deps{}) },
-	})
+	vms.Register(config.Provider{Name: "azure", Summary: "an Azure subscription", Endpoint: config.Optional, EndpointExample: "https://management.azure.com",
+		User: config.Optional, Credentials: []config.Credential{{Name: "clientSecret"}}},
+		func(ctx context.Context, f *vms.File, s *Settings) (vms.Provider, error) {
+			return open(ctx, f, *s, deps{})
+		})
 }
 
 // deps are what tests replace: the transport to Azure Resource Manager
@@ -60,8 +55,6 @@ type deps struct {
 	// (0: pollEvery); retry is the SDK's retry policy (zero: retryPolicy).
 	poll  time.Duration
 	retry policy.RetryOptions
-	// readFile reads the VM file (nil: os.ReadFile).
-	readFile func(string) ([]byte, error)
 	// blob reads the serial log's blob (nil: a client of its own).
 	blob *http.Client
 }
@@ -79,7 +72,7 @@ var retryPolicy = policy.RetryOptions{MaxRetries: 6, RetryDelay: 2 * time.Second
 // provider makes machines in one subscription.
 type provider struct {
 	s     Settings
-	cfg   vms.Config
+	f     *vms.File
 	cred  azcore.TokenCredential
 	opts  *arm.ClientOptions
 	poll  time.Duration
@@ -115,16 +108,13 @@ type runState struct {
 	inflight int    // Creates under way: the group is not deleted while > 0
 }
 
-func open(ctx context.Context, cfg vms.Config, d deps) (vms.Provider, error) {
-	s, ok := cfg.Settings.(Settings)
-	if !ok {
-		return nil, &vms.FieldError{Field: "azure", Message: "is missing", Fix: "add the azure block: subscription, location, size and admin"}
-	}
+func open(ctx context.Context, f *vms.File, s Settings, d deps) (vms.Provider, error) {
+	cfg := f.Connection
 	cloudCfg := azcloud.AzurePublic
-	if e := strings.TrimRight(cfg.Connection.Endpoint, "/"); e != "" {
+	if e := strings.TrimRight(cfg.Endpoint, "/"); e != "" {
 		c, known := clouds[strings.ToLower(e)]
 		if !known {
-			return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not an Azure cloud's Resource Manager endpoint", cfg.Connection.Endpoint),
+			return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not an Azure cloud's Resource Manager endpoint", cfg.Endpoint),
 				Fix: "remove endpoint for Azure's public cloud, or write https://management.usgovcloudapi.net or https://management.chinacloudapi.cn"}
 		}
 		cloudCfg = c
@@ -138,35 +128,19 @@ func open(ctx context.Context, cfg vms.Config, d deps) (vms.Provider, error) {
 	cred := d.cred
 	if cred == nil {
 		var err error
-		if cred, err = credential(cfg.Connection, s, azcore.ClientOptions{Cloud: cloudCfg, Transport: d.login, Retry: retry}); err != nil {
+		if cred, err = credential(cfg, s, azcore.ClientOptions{Cloud: cloudCfg, Transport: d.login, Retry: retry}); err != nil {
 			return nil, err
 		}
 	}
-	p := &provider{s: s, cfg: cfg, cred: cred, opts: &arm.ClientOptions{ClientOptions: client}, poll: d.poll, retry: retry, runs: map[string]*runState{}, blob: d.blob}
+	p := &provider{s: s, f: f, cred: cred, opts: &arm.ClientOptions{ClientOptions: client}, poll: d.poll, retry: retry, runs: map[string]*runState{}, blob: d.blob}
 	if p.poll == 0 {
 		p.poll = pollEvery
 	}
 	if err := p.clients(); err != nil {
 		return nil, err
 	}
-	// The VM file's image and machine user, which Open is not given.
-	read := d.readFile
-	if read == nil {
-		read = os.ReadFile
-	}
-	var imageText, machineUser string
-	if cfg.File != "" {
-		var err error
-		if imageText, machineUser, err = imageFromFile(cfg.File, read); err != nil {
-			return nil, &vms.FieldError{Field: "image", Message: "cannot read the VM file again: " + err.Error(), Fix: "check the file", Err: err}
-		}
-	}
-	if machineUser != "" && !strings.EqualFold(machineUser, s.AdminUser) {
-		return nil, &vms.FieldError{Field: "azure.admin.user", Message: fmt.Sprintf("is %q, but machine.user is %q: the join logs in as machine.user, which Azure makes as the VM's administrator from admin.user", s.AdminUser, machineUser),
-			Fix: "set both to the same account (and admin.password to the same reference as machine.passwordFrom)"}
-	}
-	if imageText != "" {
-		im, err := parseImage(imageText)
+	if f.Image != "" {
+		im, err := parseImage(f.Image)
 		if err != nil {
 			return nil, &vms.FieldError{Field: "image", Message: err.Error(), Fix: fixImage, Err: err}
 		}
@@ -182,7 +156,7 @@ func open(ctx context.Context, cfg vms.Config, d deps) (vms.Provider, error) {
 			return nil, err
 		}
 	}
-	if s.Subnet != "" {
+	if s.Network.Subnet != "" {
 		if err := p.checkSubnet(ctx); err != nil {
 			return nil, err
 		}
@@ -193,9 +167,9 @@ func open(ctx context.Context, cfg vms.Config, d deps) (vms.Provider, error) {
 // credential is the identity the provider signs in as: the service
 // principal of connection.user with its clientSecret, else the default
 // chain (AZURE_* variables, workload identity, managed identity, az login).
-func credential(c vms.Connection, s Settings, opts azcore.ClientOptions) (azcore.TokenCredential, error) {
+func credential(c config.Connection, s Settings, opts azcore.ClientOptions) (azcore.TokenCredential, error) {
 	if c.User != "" {
-		cred, err := azidentity.NewClientSecretCredential(s.Tenant, c.User, c.Credentials["clientSecret"].Reveal(),
+		cred, err := azidentity.NewClientSecretCredential(s.Tenant, c.User, c.Credentials["clientSecret"].Secret.Reveal(),
 			&azidentity.ClientSecretCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: opts.Transport != nil})
 		if err != nil {
 			return nil, &vms.FieldError{Field: "connection.user", Message: "cannot make the service principal's credential: " + err.Error(),
@@ -271,7 +245,7 @@ func (p *provider) checkSize(ctx context.Context) error {
 }
 
 func (p *provider) checkSubnet(ctx context.Context) error {
-	id, err := arm.ParseResourceID(p.s.Subnet)
+	id, err := arm.ParseResourceID(p.s.Network.Subnet)
 	if err != nil {
 		return &vms.FieldError{Field: "azure.network.subnet", Message: err.Error(), Fix: "write the subnet's resource ID", Err: err}
 	}
@@ -284,11 +258,11 @@ func (p *provider) checkSubnet(ctx context.Context) error {
 	_, err = c.Get(ctx, id.ResourceGroupName, id.Parent.Name, id.Name, nil)
 	var re *azcore.ResponseError
 	if errors.As(err, &re) && re.StatusCode == 404 {
-		return &vms.FieldError{Field: "azure.network.subnet", Message: fmt.Sprintf("%s does not exist (Azure: %s)", p.s.Subnet, re.ErrorCode),
+		return &vms.FieldError{Field: "azure.network.subnet", Message: fmt.Sprintf("%s does not exist (Azure: %s)", p.s.Network.Subnet, re.ErrorCode),
 			Fix: "write an existing subnet's ID (az network vnet subnet list -g GROUP --vnet-name VNET --query [].id), or remove subnet to make a network in the run's group", Err: err}
 	}
 	if err != nil {
-		return p.explain(err, "read subnet "+p.s.Subnet)
+		return p.explain(err, "read subnet "+p.s.Network.Subnet)
 	}
 	return nil
 }
@@ -311,7 +285,7 @@ func (p *provider) explain(err error, doing string) error {
 		return err
 	case errors.As(err, &authErr):
 		field, fix := "connection.credentials.clientSecret", "check the service principal's secret (it may have expired: az ad app credential list --id CLIENT_ID), connection.user and azure.tenant"
-		if p.cfg.Connection.User == "" {
+		if p.f.Connection.User == "" {
 			field, fix = "connection", "sign in again (az login), or set connection.user, azure.tenant and connection.credentials.clientSecret for a service principal"
 		}
 		return &vms.FieldError{Field: field, Message: "Microsoft Entra ID refused the sign-in: " + entraCode(authErr.Error()), Fix: fix, Err: err}

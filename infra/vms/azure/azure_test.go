@@ -20,6 +20,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/internal/testing/vmstest"
 )
@@ -31,11 +32,12 @@ const (
 
 func goodSettings() Settings {
 	return Settings{Subscription: testSub, Location: "westeurope", Size: "Standard_D4s_v3", ResourceGroupPrefix: "winconform",
-		AdminUser: "winadmin", AdminPassword: vms.Secret(adminPassword), AddressSpace: netip.MustParsePrefix(DefaultAddressSpace),
+		Admin: Admin{User: "winadmin", Password: config.SecretRef{Secret: adminPassword}}, Network: Network{AddressSpace: Range{netip.MustParsePrefix(DefaultAddressSpace)}},
 		WinRMSetup: SetupRunCommand, Tags: map[string]string{"team": "sig-windows"}}
 }
 
-func vmsConfig(s Settings) vms.Config { return vms.Config{Settings: s} }
+// vmsFile is a VM file of the azure provider with no image.
+func vmsFile() *vms.File { return &vms.File{Provider: "azure"} }
 
 func stdCloud() *cloud {
 	c := newCloud()
@@ -169,8 +171,8 @@ func count(calls []string, api string) int {
 func TestPublicIPAndWinRMRule(t *testing.T) {
 	c := stdCloud()
 	s := goodSettings()
-	s.PublicIP = true
-	s.WinRMFrom = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("192.0.2.7/32")}
+	s.Network.PublicIP = true
+	s.Network.WinRMFrom = []Range{{netip.MustParsePrefix("198.51.100.0/24")}, {netip.MustParsePrefix("192.0.2.7/32")}}
 	p := c.provider(t, s)
 	m, err := p.Create(ctx(t), spec("pip", 1))
 	if err != nil {
@@ -538,59 +540,40 @@ func TestComputerName(t *testing.T) {
 // answer, an administrator other than the join's.
 func TestOpenErrorsNameTheField(t *testing.T) {
 	const secret = "v3ry-s3cret-value"
-	sp := func(s Settings) vms.Config {
-		s.Tenant = "99999999-8888-7777-6666-555555555555"
-		cfg := vmsConfig(s)
-		cfg.Connection = vms.Connection{User: "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", Credentials: map[string]vms.Secret{"clientSecret": secret}}
-		return cfg
-	}
-	file := func(image, user string) func(string) ([]byte, error) {
-		return func(string) ([]byte, error) {
-			return fmt.Appendf(nil, "provider: azure\nimage: %q\nmachine: {user: %s}\n", image, user), nil
-		}
-	}
 	cases := []struct {
 		name  string
-		cfg   func(Settings) vms.Config
-		edit  func(*Settings, *cloud, *deps)
+		edit  func(*Settings, *cloud, *deps, *vms.File)
 		field string
 		says  string
 	}{
-		{"bad secret", sp, func(_ *Settings, _ *cloud, d *deps) { d.cred, d.login = nil, entra{} }, "connection.credentials.clientSecret", "AADSTS7000215"},
-		{"no subscription", nil, func(_ *Settings, c *cloud, _ *deps) { c.noSubscription = true }, "azure.subscription", "SubscriptionNotFound"},
-		{"bad location", nil, func(s *Settings, _ *cloud, _ *deps) { s.Location = "moon" }, "azure.location", "moon"},
-		{"size not offered", nil, func(s *Settings, _ *cloud, _ *deps) { s.Size = "Standard_M416ms_v2" }, "azure.size", "not offered in westeurope"},
-		{"missing image", nil, func(_ *Settings, _ *cloud, d *deps) { d.readFile = file(galleryVersion+"9", "winadmin") }, "image", "does not exist"},
-		{"marketplace image not offered", nil, func(_ *Settings, _ *cloud, d *deps) {
-			d.readFile = file("MicrosoftWindowsServer:WindowsServer:2019-datacenter:latest", "winadmin")
+		{"bad secret", func(s *Settings, _ *cloud, d *deps, f *vms.File) {
+			s.Tenant = "99999999-8888-7777-6666-555555555555"
+			f.Connection = config.Connection{User: "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", Credentials: map[string]config.SecretRef{"clientSecret": {Secret: secret}}}
+			d.cred, d.login = nil, entra{}
+		}, "connection.credentials.clientSecret", "AADSTS7000215"},
+		{"no subscription", func(_ *Settings, c *cloud, _ *deps, _ *vms.File) { c.noSubscription = true }, "azure.subscription", "SubscriptionNotFound"},
+		{"bad location", func(s *Settings, _ *cloud, _ *deps, _ *vms.File) { s.Location = "moon" }, "azure.location", "moon"},
+		{"size not offered", func(s *Settings, _ *cloud, _ *deps, _ *vms.File) { s.Size = "Standard_M416ms_v2" }, "azure.size", "not offered in westeurope"},
+		{"missing image", func(_ *Settings, _ *cloud, _ *deps, f *vms.File) { f.Image = galleryVersion + "9" }, "image", "does not exist"},
+		{"marketplace image not offered", func(_ *Settings, _ *cloud, _ *deps, f *vms.File) {
+			f.Image = "MicrosoftWindowsServer:WindowsServer:2019-datacenter:latest"
 		}, "image", "no version"},
-		{"not an image", nil, func(_ *Settings, _ *cloud, d *deps) { d.readFile = file("win2022.qcow2", "winadmin") }, "image", "neither a resource ID"},
-		{"admin is not the join's", nil, func(_ *Settings, _ *cloud, d *deps) { d.readFile = file(galleryVersion, "Administrator") }, "azure.admin.user", "machine.user"},
-		{"missing subnet", nil, func(s *Settings, _ *cloud, _ *deps) {
-			s.Subnet = "/subscriptions/" + testSub + "/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/lab/subnets/win"
+		{"not an image", func(_ *Settings, _ *cloud, _ *deps, f *vms.File) { f.Image = "win2022.qcow2" }, "image", "neither a resource ID"},
+		{"missing subnet", func(s *Settings, _ *cloud, _ *deps, _ *vms.File) {
+			s.Network.Subnet = "/subscriptions/" + testSub + "/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/lab/subnets/win"
 		}, "azure.network.subnet", "does not exist"},
-		{"unreachable", nil, func(_ *Settings, _ *cloud, d *deps) { d.arm = refused{} }, "connection.endpoint", "cannot reach"},
-		{"unknown cloud", func(s Settings) vms.Config {
-			cfg := vmsConfig(s)
-			cfg.Connection.Endpoint = "https://management.example.com"
-			return cfg
-		}, nil, "connection.endpoint", "not an Azure cloud"},
+		{"unreachable", func(_ *Settings, _ *cloud, d *deps, _ *vms.File) { d.arm = refused{} }, "connection.endpoint", "cannot reach"},
+		{"unknown cloud", func(_ *Settings, _ *cloud, _ *deps, f *vms.File) {
+			f.Connection.Endpoint = "https://management.example.com"
+		},
+			"connection.endpoint", "not an Azure cloud"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, s := stdCloud(), goodSettings()
+			c, s, f := stdCloud(), goodSettings(), vmsFile()
 			d := c.deps()
-			if tc.edit != nil {
-				tc.edit(&s, c, &d)
-			}
-			cfg := vmsConfig(s)
-			if tc.cfg != nil {
-				cfg = tc.cfg(s)
-			}
-			if d.readFile != nil {
-				cfg.File = "vms.yaml"
-			}
-			_, err := open(ctx(t), cfg, d)
+			tc.edit(&s, c, &d, f)
+			_, err := open(ctx(t), f, s, d)
 			var fe *vms.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("open: %v, want a *vms.FieldError", err)
@@ -613,13 +596,9 @@ func TestOpenFindsTheImage(t *testing.T) {
 	for _, image := range []string{definition, "MicrosoftWindowsServer:WindowsServer:2022-datacenter-core-g2:latest"} {
 		c := stdCloud()
 		c.images[strings.ToLower(definition)] = true
-		d := c.deps()
-		d.readFile = func(string) ([]byte, error) {
-			return fmt.Appendf(nil, "provider: azure\nimage: %q\nmachine: {user: winadmin}\n", image), nil
-		}
-		cfg := vmsConfig(goodSettings())
-		cfg.File = "vms.yaml"
-		p, err := open(ctx(t), cfg, d)
+		f := vmsFile()
+		f.Image = image
+		p, err := open(ctx(t), f, goodSettings(), c.deps())
 		if err != nil {
 			t.Fatalf("open with image %s: %v", image, err)
 		}

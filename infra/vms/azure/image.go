@@ -10,7 +10,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/winconform/winconform/infra/vms"
 )
@@ -118,24 +117,4 @@ func (p *provider) checkImage(ctx context.Context, im image) error {
 			Fix: "give the identity Reader on the gallery or image (or use an image in a subscription it can read)", Err: err}
 	}
 	return p.explain(err, "check image "+im.String())
-}
-
-// imageFromFile reads the VM file's image for Open, which is not given
-// it (vms.Config holds the connection and the provider's block): Load has
-// checked the file already, so only the one field is read.
-func imageFromFile(path string, read func(string) ([]byte, error)) (string, string, error) {
-	data, err := read(path)
-	if err != nil {
-		return "", "", err
-	}
-	var doc struct {
-		Image   string `yaml:"image"`
-		Machine struct {
-			User string `yaml:"user"`
-		} `yaml:"machine"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return "", "", err
-	}
-	return doc.Image, doc.Machine.User, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/internal/testing/lifecycletest"
@@ -52,13 +53,11 @@ azure:
   network: {subnet: %s}
 `, galleryVersion, user, port, testSub, user, subnet)
 	env := func(k string) (string, bool) { return password, k == "WINDOWS_ADMIN_PASSWORD" }
-	f, err := vms.Parse(filepath.Join(t.TempDir(), "vms.yaml"), []byte(data), env)
+	f, err := config.Parse[config.Machines](filepath.Join(t.TempDir(), "vms.yaml"), []byte(data), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.deps()
-	d.readFile = func(string) ([]byte, error) { return []byte(data), nil }
-	p, err := open(ctx(t), vms.Config{File: f.Path, Dir: f.Dir, Connection: f.Connection, Settings: f.Settings}, d)
+	p, err := open(ctx(t), f, *f.Block.(*Settings), c.deps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,13 +119,11 @@ func TestRunsNeverTouchEachOther(t *testing.T) {
 		"azure:\n  subscription: %s\n  location: westeurope\n  size: Standard_D2s_v3\n  admin: {user: %s, password: {env: WINDOWS_ADMIN_PASSWORD}}\n  network: {subnet: %s}\n",
 		galleryVersion, user, port, testSub, user, subnet)
 	env := func(k string) (string, bool) { return password, k == "WINDOWS_ADMIN_PASSWORD" }
-	f, err := vms.Parse(filepath.Join(t.TempDir(), "vms.yaml"), []byte(data), env)
+	f, err := config.Parse[config.Machines](filepath.Join(t.TempDir(), "vms.yaml"), []byte(data), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.deps()
-	d.readFile = func(string) ([]byte, error) { return []byte(data), nil }
-	p, err := open(ctx(t), vms.Config{File: f.Path, Dir: f.Dir, Connection: f.Connection, Settings: f.Settings}, d)
+	p, err := open(ctx(t), f, *f.Block.(*Settings), c.deps())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,9 +163,9 @@ func (p *provider) ensureRun(ctx context.Context, rs *runState, group string, sp
 			vms.ErrRunInUse, group, spec.RunID, spec.RunID)
 	}
 	runTags := spec.Tags()
-	subnet := p.s.Subnet
+	subnet := p.s.Network.Subnet
 	if subnet == "" {
-		space := p.s.AddressSpace
+		space := p.s.Network.AddressSpace.Prefix
 		first, _ := space.Addr().Prefix(24)
 		if space.Bits() > 24 {
 			first = space
@@ -198,9 +198,9 @@ func (p *provider) ensureRun(ctx context.Context, rs *runState, group string, sp
 		}
 	}
 	rs.subnet = subnet
-	if len(p.s.WinRMFrom) > 0 {
+	if len(p.s.Network.WinRMFrom) > 0 {
 		var from []*string
-		for _, r := range p.s.WinRMFrom {
+		for _, r := range p.s.Network.WinRMFrom {
 			from = append(from, to.Ptr(r.String()))
 		}
 		poller, err := p.nsgs.BeginCreateOrUpdate(ctx, group, nsgName, armnetwork.SecurityGroup{
@@ -240,7 +240,7 @@ func (p *provider) createMachine(ctx context.Context, rs *runState, group string
 		PrivateIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodDynamic),
 		Primary:                   to.Ptr(true),
 	}
-	if p.s.PublicIP {
+	if p.s.Network.PublicIP {
 		poller, err := p.pips.BeginCreateOrUpdate(ctx, group, name+pipSuffix, armnetwork.PublicIPAddress{
 			Location: to.Ptr(p.s.Location), Tags: p.tags(runTags),
 			SKU: &armnetwork.PublicIPAddressSKU{Name: to.Ptr(armnetwork.PublicIPAddressSKUNameStandard)},
@@ -292,8 +292,8 @@ func (p *provider) createMachine(ctx context.Context, rs *runState, group string
 			},
 			OSProfile: &armcompute.OSProfile{
 				ComputerName:  to.Ptr(computerName(name)),
-				AdminUsername: to.Ptr(p.s.AdminUser),
-				AdminPassword: to.Ptr(p.s.AdminPassword.Reveal()),
+				AdminUsername: to.Ptr(p.s.Admin.User),
+				AdminPassword: to.Ptr(p.s.Admin.Password.Secret.Reveal()),
 				WindowsConfiguration: &armcompute.WindowsConfiguration{
 					ProvisionVMAgent:       to.Ptr(true),
 					EnableAutomaticUpdates: to.Ptr(false),
@@ -337,9 +337,9 @@ func (p *provider) createMachine(ctx context.Context, rs *runState, group string
 // (armcompute's RunCommand example), whatever the script's exit.
 func (p *provider) openWinRM(ctx context.Context, group, name string) error {
 	remote := "Any"
-	if len(p.s.WinRMFrom) > 0 {
+	if len(p.s.Network.WinRMFrom) > 0 {
 		var rs []string
-		for _, r := range p.s.WinRMFrom {
+		for _, r := range p.s.Network.WinRMFrom {
 			rs = append(rs, r.String())
 		}
 		remote = strings.Join(rs, ",")

@@ -1,11 +1,12 @@
 package azure
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
+	"github.com/winconform/winconform/internal/testing/configtest"
 )
 
 func env(k string) (string, bool) {
@@ -41,18 +42,23 @@ azure:
   tags: {team: sig-windows}
 `
 
+// parse parses a VM file named vms.yaml.
+func parse(src string) (*vms.File, error) {
+	return config.Parse[config.Machines]("vms.yaml", []byte(src), env)
+}
+
 func TestSettingsGood(t *testing.T) {
-	f, err := vms.Parse("vms.yaml", []byte(goodFile), env)
+	f, err := parse(goodFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := f.Settings.(Settings)
-	if s.Subscription != testSub || s.Location != "westeurope" || s.Size != "Standard_D4s_v3" || s.AdminUser != "winadmin" ||
-		s.AdminPassword.Reveal() != adminPassword || !s.PublicIP || len(s.WinRMFrom) != 2 || s.WinRMFrom[1].String() != "192.0.2.7/32" ||
-		s.WinRMSetup != SetupRunCommand || s.ResourceGroupPrefix != "winconform" || s.AddressSpace.String() != DefaultAddressSpace || s.Tags["team"] != "sig-windows" {
+	s, n := f.Block.(*Settings), f.Block.(*Settings).Network
+	if s.Subscription != testSub || s.Location != "westeurope" || s.Size != "Standard_D4s_v3" || s.Admin.User != "winadmin" ||
+		s.Admin.Password.Secret.Reveal() != adminPassword || !n.PublicIP || len(n.WinRMFrom) != 2 || n.WinRMFrom[1].String() != "192.0.2.7/32" ||
+		s.WinRMSetup != SetupRunCommand || s.ResourceGroupPrefix != "winconform" || n.AddressSpace.String() != DefaultAddressSpace || s.Tags["team"] != "sig-windows" {
 		t.Errorf("settings = %+v", s)
 	}
-	if f.Connection.Credentials["clientSecret"].Reveal() != "sp-s3cret-value" {
+	if f.Connection.Credentials["clientSecret"].Secret.Reveal() != "sp-s3cret-value" {
 		t.Error("the client secret was not read from its reference")
 	}
 }
@@ -80,9 +86,11 @@ func TestSettingsRefused(t *testing.T) {
 		{"WinRM open to the Internet", "winrmFrom: [198.51.100.0/24, 192.0.2.7]", "winrmFrom: [0.0.0.0/0]", "azure.network.winrmFrom[0]", "whole Internet"},
 		{"not a range", "winrmFrom: [198.51.100.0/24, 192.0.2.7]", "winrmFrom: [office]", "azure.network.winrmFrom[0]", "not an IPv4 range"},
 		{"subnet not an ID", "    publicIP: true\n", "    publicIP: true\n    subnet: lab-subnet\n", "azure.network.subnet", "not a subnet's resource ID"},
-		{"run tag set by hand", "tags: {team: sig-windows}", "tags: {winconform-run: x}", "azure.tags.winconform-run", "harness sets"},
-		{"unknown setup", "  tags:", "  winrmSetup: customData\n  tags:", "azure.winrmSetup", "not a WinRM setup"},
-		{"unknown key", "  tags:", "  vmSize: Standard_D4s_v3\n  tags:", "azure.vmSize", "unknown field"},
+		{"run tag set by hand", "tags: {team: sig-windows}", "tags: {winconform-run: x}", "azure.tags[winconform-run]", "harness sets"},
+		{"unknown setup", "  tags:", "  winrmSetup: customData\n  tags:", "azure.winrmSetup", `"customData" is not one of runCommand or none`},
+		{"unknown key", "  tags:", "  vmSize: Standard_D4s_v3\n  tags:", "azure.vmSize", "is not a field of azure"},
+		{"not an image", "image: " + galleryVersion, "image: win2022.qcow2", "image", "neither a resource ID"},
+		{"admin is not the join's", "  user: winadmin\n  passwordFrom", "  user: Administrator\n  passwordFrom", "azure.admin.user", "machine.user"},
 		{"secret without user", "  user: aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee\n", "", "connection.user", "is missing"},
 	}
 	for _, tc := range cases {
@@ -91,25 +99,8 @@ func TestSettingsRefused(t *testing.T) {
 				t.Fatalf("the good file has no %q", tc.from)
 			}
 			data := strings.Replace(goodFile, tc.from, tc.to, 1)
-			_, err := vms.Parse("vms.yaml", []byte(data), env)
-			var fe *vms.Error
-			if !errors.As(err, &fe) {
-				t.Fatalf("Parse: %v, want a *vms.Error", err)
-			}
-			found := false
-			for _, p := range fe.Problems {
-				if p.Field == tc.field && strings.Contains(p.Message, tc.says) && p.Fix != "" {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("want a problem with %s saying %q; got:\n%v", tc.field, tc.says, err)
-			}
-			for _, s := range []string{adminPassword, "sp-s3cret-value", "password\n"} {
-				if strings.Contains(err.Error(), s) && tc.name != "password inline" {
-					t.Errorf("the error holds a secret (%q):\n%v", s, err)
-				}
-			}
+			_, err := parse(data)
+			configtest.Refused(t, err, tc.field, tc.says, adminPassword, "sp-s3cret-value", "password\n")
 		})
 	}
 }

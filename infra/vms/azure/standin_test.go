@@ -962,7 +962,7 @@ func (c *cloud) nextAddress(subnet string) string {
 // from a VM file, with polls and retries short for tests.
 func (c *cloud) provider(t *testing.T, s Settings) *provider {
 	t.Helper()
-	p, err := open(context.Background(), vmsConfig(s), c.deps())
+	p, err := open(context.Background(), vmsFile(), s, c.deps())
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -11,26 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/winconform/winconform/internal/runid"
-
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/runid"
 )
 
 // Name is the provider's name: the VM file's provider and its block.
 const Name = "hyperv"
 
 func init() {
-	vms.Register(vms.Registration{
-		Name:            Name,
-		Summary:         "a Hyper-V host (over WinRM)",
-		Endpoint:        vms.Required,
-		EndpointExample: "hv01.lab",
-		User:            vms.Required,
-		Credentials:     []vms.Credential{{Name: "password", Required: true}},
-		Settings:        decodeSettings,
-		Open:            Open,
-	})
+	vms.Register(config.Provider{Name: Name, Summary: "a Hyper-V host (over WinRM)", Endpoint: config.Required, EndpointExample: "hv01.lab",
+		User: config.Required, Credentials: []config.Credential{{Name: "password", Required: true}}}, Open)
 }
 
 // How long each script may take when the caller's context sets no earlier
@@ -58,28 +50,24 @@ var (
 // Open reaches the host over WinRM and checks, before any VM is made, that
 // it takes the credentials, has Hyper-V and lets the account use it, and
 // has the switch and the VHDX directory the VM file names.
-func Open(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
-	s, ok := cfg.Settings.(Settings)
-	if !ok {
-		return nil, fmt.Errorf("hyperv: no settings (the VM file's hyperv block was not decoded)")
-	}
-	pw := cfg.Connection.Credentials["password"]
+func Open(ctx context.Context, f *vms.File, s *Settings) (vms.Provider, error) {
+	cfg := f.Connection
 	host, err := remote.NewWinRM(remote.Config{
-		Name:          cfg.Connection.Endpoint,
-		Address:       cfg.Connection.Endpoint,
-		Port:          s.WinRM.Port,
+		Name:          cfg.Endpoint,
+		Address:       cfg.Endpoint,
+		Port:          int(s.WinRM.Port),
 		HTTPS:         s.WinRM.HTTPS,
 		Insecure:      s.WinRM.Insecure,
-		CABundle:      s.WinRM.CABundle,
+		CABundle:      s.WinRM.CABundle.PEM,
 		TLSServerName: s.WinRM.TLSServerName,
 		Auth:          s.WinRM.Auth,
-		User:          cfg.Connection.User,
-		Password:      pw.Reveal(),
+		User:          cfg.User,
+		Password:      cfg.Credentials["password"].Secret.Reveal(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{host: host, endpoint: cfg.Connection.Endpoint, settings: s}
+	p := &Provider{host: host, endpoint: cfg.Endpoint, settings: *s}
 	var st hostStatus
 	if err := p.run(ctx, queryTimeout, scriptHost, &st, param{"VhdxDir", s.VHDXDir}, param{"Switch", s.Switch}); err != nil {
 		_ = host.Close()
@@ -103,12 +91,12 @@ type hostStatus struct {
 
 // openError makes a failure to reach the host a *vms.FieldError naming the
 // field at fault.
-func (p *Provider) openError(cfg vms.Config, err error) error {
+func (p *Provider) openError(cfg config.Connection, err error) error {
 	where := fmt.Sprintf("the Hyper-V host %s (WinRM %s, port %d)", p.endpoint, scheme(p.settings.WinRM.HTTPS), p.settings.WinRM.Port)
 	switch {
 	case errors.Is(err, remote.ErrAuth):
 		return &vms.FieldError{Field: "connection.credentials.password",
-			Message: fmt.Sprintf("%s refused the credentials of %s", where, cfg.Connection.User),
+			Message: fmt.Sprintf("%s refused the credentials of %s", where, cfg.User),
 			Fix:     "check connection.user (a local account, or DOMAIN\\user) and the password connection.credentials.password references", Err: err}
 	case errors.Is(err, remote.ErrTLS):
 		return &vms.FieldError{Field: "hyperv.winrm.caBundle", Message: fmt.Sprintf("the TLS handshake with %s failed: %v", where, err),

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	_ "github.com/winconform/winconform/infra/vms/hyperv" // registers the provider
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -77,7 +78,7 @@ machine:
 `, srv.Host(), srv.User(), golden, cfg.machine, cfg.block, srv.Port())
 	env := map[string]string{"HYPERV_PASSWORD": cfg.password, "WINDOWS_ADMIN_PASSWORD": standin.DefaultPassword}
 	path := filepath.Join(t.TempDir(), "vms.yaml")
-	f, err := vms.Parse(path, []byte(doc), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	f, err := config.Parse[config.Machines](path, []byte(doc), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatalf("the VM file does not load: %v\n%s", err, doc)
 	}
@@ -101,7 +102,7 @@ func (r *rig) open(t *testing.T) vms.Provider {
 
 func (r *rig) spec(n int) vms.Spec {
 	return vms.Spec{Name: vms.MachineName("win", "run-7", n), RunID: "run-7", Created: time.Now().UTC().Truncate(time.Second),
-		Image: r.file.Image, CPUs: 2, MemoryMiB: 4096, Settings: r.file.Settings}
+		Image: r.file.Image, CPUs: 2, MemoryMiB: 4096}
 }
 
 func ctx(t *testing.T) context.Context {

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -15,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
+	"github.com/winconform/winconform/internal/testing/configtest"
 )
 
 var testEnv = func(k string) (string, bool) {
@@ -40,19 +41,24 @@ const (
 	goodBlock = "  switch: k8s\n  vhdxDir: 'D:\\winconform'\n"
 )
 
+// parse parses a VM file named vms.yaml.
+func parse(src string) (*vms.File, error) {
+	return config.Parse[config.Machines]("vms.yaml", []byte(src), testEnv)
+}
+
 func TestSettingsDefaults(t *testing.T) {
-	f, err := vms.Parse("vms.yaml", []byte(vmFile(goodConn, goodBlock)), testEnv)
+	f, err := parse(vmFile(goodConn, goodBlock))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := f.Settings.(Settings)
+	s := f.Block.(*Settings)
 	want := Settings{Switch: "k8s", VHDXDir: `D:\winconform`, Generation: 2, SecureBootTemplate: "MicrosoftWindows",
-		WinRM: WinRM{Port: 5985, Auth: "ntlm"}}
+		WinRM: config.WinRM{Port: 5985, Auth: "ntlm"}}
 	if s.Switch != want.Switch || s.VHDXDir != want.VHDXDir || s.Generation != want.Generation || s.SecureBootTemplate != want.SecureBootTemplate ||
 		s.WinRM.Port != 5985 || s.WinRM.HTTPS || s.WinRM.Auth != "ntlm" {
 		t.Errorf("settings %+v, want %+v", s, want)
 	}
-	if f.Connection.Endpoint != "hv01.lab" || f.Connection.User != `LAB\winconform` || f.Connection.Credentials["password"].Reveal() != "hv-Passw0rd" {
+	if f.Connection.Endpoint != "hv01.lab" || f.Connection.User != `LAB\winconform` || f.Connection.Credentials["password"].Secret.Reveal() != "hv-Passw0rd" {
 		t.Errorf("connection %+v", f.Connection)
 	}
 }
@@ -63,12 +69,12 @@ func TestSettingsHTTPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := goodBlock + "  generation: 1\n  winrm: {https: true, caBundle: '" + ca + "', tlsServerName: hv01.lab.example, auth: basic}\n"
-	f, err := vms.Parse("vms.yaml", []byte(vmFile(goodConn, block)), testEnv)
+	f, err := parse(vmFile(goodConn, block))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := f.Settings.(Settings)
-	if !s.WinRM.HTTPS || s.WinRM.Port != 5986 || s.WinRM.Auth != "basic" || len(s.WinRM.CABundle) == 0 || s.WinRM.TLSServerName != "hv01.lab.example" ||
+	s := f.Block.(*Settings)
+	if !s.WinRM.HTTPS || s.WinRM.Port != 5986 || s.WinRM.Auth != "basic" || len(s.WinRM.CABundle.PEM) == 0 || s.WinRM.TLSServerName != "hv01.lab.example" ||
 		s.Generation != 1 || s.SecureBootTemplate != "" {
 		t.Errorf("settings %+v", s)
 	}
@@ -93,33 +99,26 @@ func TestSettingsBadInput(t *testing.T) {
 		{"basic over HTTP", goodConn, goodBlock + "  winrm: {auth: basic}\n", "hyperv.winrm.auth", "basic over HTTP is refused"},
 		{"auth in capitals", goodConn, goodBlock + "  winrm: {auth: NTLM}\n", "hyperv.winrm.auth", `"NTLM" is not an authentication method`},
 		{"port out of range", goodConn, goodBlock + "  winrm: {port: 70000}\n", "hyperv.winrm.port", "70000 is out of range"},
-		{"CA bundle over HTTP", goodConn, goodBlock + "  winrm: {caBundle: ./nothing.pem}\n", "hyperv.winrm.caBundle", "cannot be read"},
-		{"unknown key", goodConn, goodBlock + "  vhdDir: 'D:\\x'\n", "hyperv.vhdDir", "unknown field"},
-		{"password inline", goodConn, goodBlock + "  password: hunter2\n", "hyperv.password", "an inline credential is refused"},
+		{"CA bundle missing", goodConn, goodBlock + "  winrm: {caBundle: ./nothing.pem}\n", "hyperv.winrm.caBundle", "does not exist"},
+		{"CA bundle over HTTP", goodConn, goodBlock + "  winrm: {caBundle: CA}\n", "hyperv.winrm.caBundle", "only applies to HTTPS"},
+		{"unknown key", goodConn, goodBlock + "  vhdDir: 'D:\\x'\n", "hyperv.vhdDir", `did you mean "vhdxDir"?`},
+		{"password inline", goodConn, goodBlock + "  password: hunter2\n", "hyperv.password", "an inline secret is refused"},
 		{"endpoint with port", "  endpoint: hv01.lab:5985\n  user: admin\n  credentials:\n    password: {env: HYPERV_PASSWORD}\n", goodBlock,
 			"connection.endpoint", "includes a port"},
 		{"endpoint a URL", "  endpoint: https://hv01.lab:5986/wsman\n  user: admin\n  credentials:\n    password: {env: HYPERV_PASSWORD}\n", goodBlock,
 			"connection.endpoint", "is a URL"},
 		{"no user", "  endpoint: hv01.lab\n  credentials:\n    password: {env: HYPERV_PASSWORD}\n", goodBlock, "connection.user", "is missing"},
-		{"no password", "  endpoint: hv01.lab\n  user: admin\n", goodBlock, "connection.credentials.password", "is missing"},
+		{"no password", "  endpoint: hv01.lab\n  user: admin\n", goodBlock, "connection.credentials[password]", "is missing"},
 		{"password unset", "  endpoint: hv01.lab\n  user: admin\n  credentials:\n    password: {env: HV_PW_UNSET}\n", goodBlock,
-			"connection.credentials.password.env", "the variable HV_PW_UNSET is not set"},
+			"connection.credentials[password].env", "the variable HV_PW_UNSET is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := vms.Parse("vms.yaml", []byte(vmFile(tc.conn, tc.block)), testEnv)
-			var fe *vms.Error
-			if !errors.As(err, &fe) {
-				t.Fatalf("Parse: %v, want a *vms.Error", err)
+			ca := filepath.Join(t.TempDir(), "ca.pem")
+			if err := os.WriteFile(ca, testCA(t), 0o600); err != nil {
+				t.Fatal(err)
 			}
-			for _, p := range fe.Problems {
-				if p.Field == tc.field && strings.Contains(p.Message, tc.says) {
-					if p.Fix == "" {
-						t.Errorf("%s: %s has no fix", p.Field, p.Message)
-					}
-					return
-				}
-			}
-			t.Errorf("no problem on %s saying %q in:\n%v", tc.field, tc.says, err)
+			_, err := parse(vmFile(tc.conn, strings.Replace(tc.block, "{caBundle: CA}", "{caBundle: '"+ca+"'}", 1)))
+			configtest.Refused(t, err, tc.field, tc.says, "hv-Passw0rd", "w1n-Passw0rd")
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -74,7 +75,7 @@ libvirt:
 
 func loadVMFile(t *testing.T, path string) (*vms.File, vms.Provider) {
 	t.Helper()
-	f, err := vms.LoadFromOS(path)
+	f, err := config.Load[config.Machines](path, nil)
 	if err != nil {
 		t.Fatalf("the VM file: %v", err)
 	}
@@ -302,7 +303,7 @@ func TestKilledRunIsSweptExactly(t *testing.T) {
 // helperUp is the subprocess of TestKilledRunIsSweptExactly: a harness
 // running up, until it is killed.
 func helperUp() int {
-	f, err := vms.LoadFromOS(os.Getenv(helperFileEnv))
+	f, err := config.Load[config.Machines](os.Getenv(helperFileEnv), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

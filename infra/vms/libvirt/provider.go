@@ -17,31 +17,25 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/digitalocean/go-libvirt/socket/dialers"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/vms"
 )
 
 func init() {
-	vms.Register(vms.Registration{
-		Name:            "libvirt",
-		Summary:         "a libvirt host (KVM or QEMU)",
-		Endpoint:        vms.Optional,
-		EndpointExample: "qemu:///system or qemu+ssh://root@kvm.lab/system",
-		User:            vms.Refused,
-		Settings:        decodeSettings,
-		Open: func(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
-			s, _ := cfg.Settings.(Settings)
-			p, err := Open(ctx, cfg.Connection.Endpoint, s)
+	vms.Register(config.Provider{Name: "libvirt", Summary: "a libvirt host (KVM or QEMU)", Endpoint: config.Optional,
+		EndpointExample: "qemu:///system or qemu+ssh://root@kvm.lab/system", User: config.Refused},
+		func(ctx context.Context, f *vms.File, s *Settings) (vms.Provider, error) {
+			p, err := Open(ctx, f.Connection.Endpoint, *s)
 			if err != nil {
 				return nil, err
 			}
-			if err := p.CheckImage(ctx, cfg.Image); err != nil {
+			if err := p.CheckImage(ctx, f.Image); err != nil {
 				p.Close()
 				return nil, err
 			}
 			return p, nil
-		},
-	})
+		})
 }
 
 // Provider makes machines as transient libvirt domains, each with a qcow2

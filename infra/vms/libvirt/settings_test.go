@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/vms"
 )
@@ -20,70 +21,6 @@ machine:
   passwordFrom: {env: PW}
 `
 
-func parse(t *testing.T, block string) (*vms.File, error) {
-	t.Helper()
-	return vms.Parse("vms.yaml", []byte(fileHead+block), func(string) (string, bool) { return "secret", true })
-}
-
-func TestSettingsDefaults(t *testing.T) {
-	f, err := parse(t, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := f.Settings.(Settings)
-	want := Settings{Network: DefaultNetwork, Pool: DefaultPool, PoolPath: DefaultPoolPath, Accel: "auto", DiskBus: "virtio", NICModel: "virtio"}
-	if s != want {
-		t.Errorf("settings = %+v, want %+v", s, want)
-	}
-	f, err = parse(t, "libvirt: {dockerNetwork: kind, accel: qemu, kernel: k.vmlinuz, initrd: k.initrd, cmdline: console=ttyS0, diskBus: sata, nicModel: e1000e}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s = f.Settings.(Settings)
-	if s.Network != "" || s.DockerNetwork != "kind" || s.Accel != "qemu" || s.Kernel != "k.vmlinuz" || s.DiskBus != "sata" || s.NICModel != "e1000e" {
-		t.Errorf("settings = %+v", s)
-	}
-}
-
-// TestSettingsBadInput: each mistake is reported with its field and a fix,
-// before any machine work.
-func TestSettingsBadInput(t *testing.T) {
-	for _, c := range []struct{ block, field, says string }{
-		{"libvirt: {network: default, dockerNetwork: kind}\n", "libvirt.dockerNetwork", "is set with network"},
-		{"libvirt: {addresses: 172.18.255.240/28}\n", "libvirt.addresses", "only for dockerNetwork"},
-		{"libvirt: {dockerNetwork: kind, addresses: 172.18.255.241/28}\n", "libvirt.addresses", "host bits"},
-		{"libvirt: {dockerNetwork: kind, addresses: lots}\n", "libvirt.addresses", "neither a range nor a CIDR"},
-		{"libvirt: {poolPath: images}\n", "libvirt.poolPath", "not an absolute path"},
-		{"libvirt: {accel: hvf}\n", "libvirt.accel", "not a domain type"},
-		{"libvirt: {diskBus: nvme}\n", "libvirt.diskBus", "not one libvirt takes"},
-		{"libvirt: {nicModel: vmxnet3}\n", "libvirt.nicModel", "not one libvirt takes"},
-		{"libvirt: {initrd: k.initrd}\n", "libvirt.kernel", "is missing"},
-		{"libvirt: {netwrok: default}\n", "libvirt.netwrok", "unknown field"},
-		{"libvirt: {password: hunter2}\n", "libvirt.password", ""},
-		{"libvirt: [default]\n", "libvirt", ""},
-		{"connection: {user: root}\n", "connection.user", "is not used by libvirt"},
-	} {
-		_, err := parse(t, c.block)
-		var fe *vms.Error
-		if !errors.As(err, &fe) {
-			t.Errorf("%q: err = %v, want a *vms.Error", c.block, err)
-			continue
-		}
-		found := false
-		for _, p := range fe.Problems {
-			if p.Field == c.field && strings.Contains(p.Message, c.says) && p.Fix != "" {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("%q: problems %v, want one at %s saying %q with a fix", c.block, fe.Problems, c.field, c.says)
-		}
-		if strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("%q: the error shows the secret: %v", c.block, err)
-		}
-	}
-}
-
 // TestOpenBadEndpoint: a URI that is not one, and a libvirtd that is not
 // there, fail Open naming connection.endpoint, within the dial timeout.
 func TestOpenBadEndpoint(t *testing.T) {
@@ -91,7 +28,7 @@ func TestOpenBadEndpoint(t *testing.T) {
 	defer cancel()
 	for _, ep := range []string{"not a uri", "qemu:///system?socket=/nonexistent/libvirt-sock"} {
 		start := time.Now()
-		f, err := vms.Parse("vms.yaml", []byte(fileHead+"connection: {endpoint: '"+ep+"'}\n"), func(string) (string, bool) { return "x", true })
+		f, err := config.Parse[config.Machines]("vms.yaml", []byte(fileHead+"connection: {endpoint: '"+ep+"'}\n"), func(string) (string, bool) { return "x", true })
 		if err != nil {
 			t.Fatal(err)
 		}

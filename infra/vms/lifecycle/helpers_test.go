@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/internal/testing/standin"
 	"github.com/winconform/winconform/internal/testing/vmstest"
@@ -115,7 +116,7 @@ machine:
   passwordFrom: {env: WIN_PW}
   winrm: {port: %d}
 `, count, standin.DefaultUser, l.port)
-	f, err := vms.Parse("vms.yaml", []byte(src), func(k string) (string, bool) {
+	f, err := config.Parse[config.Machines]("vms.yaml", []byte(src), func(k string) (string, bool) {
 		if k == "WIN_PW" {
 			return password, true
 		}

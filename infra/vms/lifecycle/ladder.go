@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
 
@@ -125,8 +125,8 @@ type ladder struct {
 	p       vms.Provider
 	id      string
 	name    string
-	machine func(addr string) (inventory.Machine, error)
-	connect func(inventory.Machine) (winrmClient, error)
+	machine func(addr string) (config.Machine, error)
+	connect func(config.Machine) (winrmClient, error)
 	settle  time.Duration
 	budget  time.Duration
 	poll    time.Duration
@@ -153,7 +153,7 @@ const (
 // climb runs the ladder until the machine is ready, the budget runs out
 // (a *NotReadyError) or ctx ends. It returns the inventory machine at the
 // settled address.
-func (l *ladder) climb(ctx context.Context) (inventory.Machine, error) {
+func (l *ladder) climb(ctx context.Context) (config.Machine, error) {
 	start := l.now()
 	deadline := start.Add(l.budget)
 	rung := RungAddress
@@ -161,7 +161,7 @@ func (l *ladder) climb(ctx context.Context) (inventory.Machine, error) {
 		addr, candidate string
 		since           time.Time
 		last            error
-		m               inventory.Machine
+		m               config.Machine
 		client          winrmClient
 		authSince       time.Time
 	)
@@ -170,18 +170,18 @@ func (l *ladder) climb(ctx context.Context) (inventory.Machine, error) {
 			_ = client.Close()
 		}
 	}()
-	fail := func(err error) (inventory.Machine, error) {
+	fail := func(err error) (config.Machine, error) {
 		if ctx.Err() != nil {
-			return inventory.Machine{}, ctx.Err()
+			return config.Machine{}, ctx.Err()
 		}
 		if err == nil {
 			err = last
 		}
-		e := &NotReadyError{Machine: l.name, ID: l.id, Rung: rung, Waited: l.now().Sub(start), Last: err, settle: l.settle, port: m.WinRM.Port}
+		e := &NotReadyError{Machine: l.name, ID: l.id, Rung: rung, Waited: l.now().Sub(start), Last: err, settle: l.settle, port: int(m.WinRM.Port)}
 		if rung > RungAddress {
 			e.Address = addr
 		}
-		return inventory.Machine{}, e
+		return config.Machine{}, e
 	}
 	for {
 		if l.now().After(deadline) {
@@ -223,7 +223,7 @@ func (l *ladder) climb(ctx context.Context) (inventory.Machine, error) {
 				addr = candidate
 				var err error
 				if m, err = l.machine(addr); err != nil {
-					return inventory.Machine{}, err
+					return config.Machine{}, err
 				}
 				l.log("%s: address %s (the same for %v)", l.name, addr, l.settle)
 				rung, last = RungTCP, nil
@@ -240,7 +240,7 @@ func (l *ladder) climb(ctx context.Context) (inventory.Machine, error) {
 			if client == nil {
 				var err error
 				if client, err = l.connect(m); err != nil {
-					return inventory.Machine{}, err // a config the file check let through: not the machine's fault
+					return config.Machine{}, err // a config the file check let through: not the machine's fault
 				}
 			}
 			var id remote.Identification
@@ -370,9 +370,9 @@ func pickAddress(addrs []string) string {
 }
 
 // dial checks that WinRM's port accepts a connection.
-func (l *ladder) dial(ctx context.Context, m inventory.Machine) error {
+func (l *ladder) dial(ctx context.Context, m config.Machine) error {
 	d := net.Dialer{Timeout: dialTimeout}
-	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(m.Address, strconv.Itoa(m.WinRM.Port)))
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(m.Address, strconv.Itoa(int(m.WinRM.Port))))
 	if err != nil {
 		return err
 	}
@@ -380,7 +380,7 @@ func (l *ladder) dial(ctx context.Context, m inventory.Machine) error {
 }
 
 // connectWinRM is the WinRM client of a machine.
-func connectWinRM(m inventory.Machine) (winrmClient, error) {
+func connectWinRM(m config.Machine) (winrmClient, error) {
 	cfg := windows.RemoteConfig(m)
 	cfg.ConnectTimeout = dialTimeout
 	return remote.NewWinRM(cfg)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/internal/testing/lifecycletest"
@@ -38,7 +39,7 @@ func TestOwnershipWithTheFake(t *testing.T) {
 			}
 			src := fmt.Sprintf("provider: fake\nconnection: {endpoint: fake://own}\nimage: golden\ncount: %d\nmachine:\n  user: %s\n  passwordFrom: {env: WIN_PW}\n  winrm: {port: %d}\n",
 				count, standin.DefaultUser, port)
-			f, err := vms.Parse("vms.yaml", []byte(src), func(k string) (string, bool) { return standin.DefaultPassword, k == "WIN_PW" })
+			f, err := config.Parse[config.Machines]("vms.yaml", []byte(src), func(k string) (string, bool) { return standin.DefaultPassword, k == "WIN_PW" })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,10 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/winconform/winconform/internal/runid"
-
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/runid"
 )
 
 // Defaults of Options.
@@ -68,7 +67,7 @@ type Options struct {
 	Secrets []string
 
 	now       func() time.Time
-	connect   func(inventory.Machine) (winrmClient, error)
+	connect   func(config.Machine) (winrmClient, error)
 	authGrace time.Duration
 	words     words
 }
@@ -146,7 +145,7 @@ type Result struct {
 	// InventoryPath is the inventory of the ready machines, which join,
 	// reset and the suites read; Inventory is it, loaded.
 	InventoryPath string
-	Inventory     *inventory.Inventory
+	Inventory     *config.Inventory
 	// Machines are the machines made, in order.
 	Machines []vms.Machine
 }
@@ -222,7 +221,7 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 	type outcome struct {
 		machine vms.Machine
 		created bool
-		inv     inventory.Machine
+		inv     config.Machine
 		err     error
 	}
 	results := make([]outcome, len(names))
@@ -241,7 +240,7 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 			}
 			started := o.now()
 			spec := vms.Spec{Name: name, RunID: o.RunID, Created: started.UTC().Truncate(time.Second), Image: f.Image,
-				CPUs: f.CPUs, MemoryMiB: f.MemoryMiB, Settings: f.Settings}
+				CPUs: f.CPUs, MemoryMiB: int(f.MemoryMiB)}
 			m, err := p.Create(runCtx, spec)
 			<-sem
 			if m.ID != "" {
@@ -291,7 +290,7 @@ func Up(ctx context.Context, f *vms.File, p vms.Provider, o Options) (*Result, e
 		}
 	}
 	if ctx.Err() == nil && len(failures) == 0 {
-		ready := make([]inventory.Machine, len(results))
+		ready := make([]config.Machine, len(results))
 		for i, r := range results {
 			ready[i] = r.inv
 		}
@@ -347,27 +346,19 @@ func unused(ctx context.Context, p vms.Provider, runID string) error {
 
 // finish writes the inventory of the ready machines, checks that it
 // loads, and marks the run ready.
-func finish(f *vms.File, src vms.InventorySource, existing bool, ready []inventory.Machine, o Options, w *stateWriter, made []vms.Machine) (*Result, error) {
+func finish(f *vms.File, src vms.InventorySource, existing bool, ready []config.Machine, o Options, w *stateWriter, made []vms.Machine) (*Result, error) {
 	res := &Result{RunID: o.RunID, StatePath: w.path, Machines: made}
 	if existing {
 		inv := src.Inventory()
 		res.InventoryPath, res.Inventory = inv.Path, inv
 	} else {
-		placed := make([]vms.Placed, len(ready))
-		for i, m := range ready {
-			placed[i] = vms.Placed{Name: m.Name, Address: m.Address}
-		}
-		data, err := f.Inventory(placed)
-		if err != nil {
-			return nil, fmt.Errorf("writing the inventory: %w", err)
-		}
 		path := filepath.Join(o.Dir, InventoryFile)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return nil, fmt.Errorf("writing the inventory: %w", err)
+		data, inv, err := f.Inventory(path, ready)
+		if err == nil {
+			err = os.WriteFile(path, data, 0o644)
 		}
-		inv, err := f.ParseInventory(path, data)
 		if err != nil {
-			return nil, fmt.Errorf("the inventory written does not load: %w", err)
+			return nil, fmt.Errorf("writing the inventory: %w", err)
 		}
 		res.InventoryPath, res.Inventory = path, inv
 	}
@@ -381,22 +372,18 @@ func finish(f *vms.File, src vms.InventorySource, existing bool, ready []invento
 // machineFor returns how the ladder makes the inventory machine of name at
 // an address: the VM file's machine block with that name and address, or
 // the existing machine of the provider's inventory.
-func machineFor(f *vms.File, src vms.InventorySource, name string) func(addr string) (inventory.Machine, error) {
-	return func(addr string) (inventory.Machine, error) {
+func machineFor(f *vms.File, src vms.InventorySource, name string) func(addr string) (config.Machine, error) {
+	return func(addr string) (config.Machine, error) {
 		if src != nil {
 			m, ok := src.Inventory().Machine(name)
 			if !ok {
-				return inventory.Machine{}, fmt.Errorf("the inventory has no machine %s", name)
+				return config.Machine{}, fmt.Errorf("the inventory has no machine %s", name)
 			}
 			return m, nil
 		}
-		data, err := f.Inventory([]vms.Placed{{Name: name, Address: addr}})
+		_, inv, err := f.Inventory(f.Path, []config.Machine{{Name: name, Address: addr}})
 		if err != nil {
-			return inventory.Machine{}, err
-		}
-		inv, err := f.ParseInventory(f.Path, data)
-		if err != nil {
-			return inventory.Machine{}, fmt.Errorf("machine %s at %s: %w", name, addr, err)
+			return config.Machine{}, fmt.Errorf("machine %s at %s: %w", name, addr, err)
 		}
 		return inv.Machines[0], nil
 	}
@@ -407,18 +394,14 @@ func machineFor(f *vms.File, src vms.InventorySource, name string) func(addr str
 func Secrets(f *vms.File, src vms.InventorySource) []string {
 	var out []string
 	for _, c := range f.Connection.Credentials {
-		out = append(out, c.Reveal())
+		out = append(out, c.Secret.Reveal())
 	}
-	var inv *inventory.Inventory
+	machines := []config.Machine{f.Machine}
 	if src != nil {
-		inv = src.Inventory()
-	} else if data, err := f.Inventory([]vms.Placed{{Name: "secrets", Address: "192.0.2.1"}}); err == nil {
-		inv, _ = f.ParseInventory(f.Path, data)
+		machines = src.Inventory().Machines
 	}
-	if inv != nil {
-		for _, m := range inv.Machines {
-			out = append(out, m.Password.Reveal())
-		}
+	for _, m := range machines {
+		out = append(out, m.PasswordFrom.Secret.Reveal())
 	}
 	return out
 }

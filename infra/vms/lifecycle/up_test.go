@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/internal/testing/standin"
 	"github.com/winconform/winconform/internal/testing/vmstest"
 )
@@ -41,7 +41,7 @@ func TestUpReadiesThroughTheLadder(t *testing.T) {
 	if took := time.Since(start); took < 250*time.Millisecond+testSettle {
 		t.Errorf("Up took %v: machine 2 settled at 250ms and needs %v more", took, testSettle)
 	}
-	inv, err := inventory.Parse(res.InventoryPath, mustRead(t, res.InventoryPath), func(string) (string, bool) { return standin.DefaultPassword, true })
+	inv, err := config.Parse[config.Inventory](res.InventoryPath, mustRead(t, res.InventoryPath), func(string) (string, bool) { return standin.DefaultPassword, true })
 	if err != nil {
 		t.Fatalf("the inventory written: %v", err)
 	}
@@ -82,7 +82,7 @@ func TestUpReadiesThroughTheLadder(t *testing.T) {
 	}
 	// The spec the provider got.
 	sp, _ := fake.Spec(res.Machines[0].ID)
-	if sp.Image != "golden" || sp.CPUs != vms.DefaultCPUs || sp.MemoryMiB != vms.DefaultMemoryMiB || sp.RunID != "r1" || sp.Tags()[vms.TagRun] != "r1" {
+	if sp.Image != "golden" || sp.CPUs != config.DefaultCPUs || sp.MemoryMiB != config.DefaultMemoryMiB || sp.RunID != "r1" || sp.Tags()[vms.TagRun] != "r1" {
 		t.Errorf("spec %+v", sp)
 	}
 }

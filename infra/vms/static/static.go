@@ -1,5 +1,5 @@
 // Package static is the provider of existing machines: the machines of an
-// inventory file (infra/windows/inventory), as the harness took them
+// inventory file (config.Inventory), as the harness took them
 // before it made VMs, behind the same interface. Create takes the
 // inventory's machine of that name, Addresses is its address, Delete does
 // nothing, and List lists nothing: an inventory's machines carry no run
@@ -14,14 +14,13 @@ package static
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/windows/inventory"
 )
 
 // Name is the provider's name.
@@ -29,61 +28,43 @@ const Name = "static"
 
 // Settings is the static block: the inventory, loaded.
 type Settings struct {
-	Inventory *inventory.Inventory
-}
-
-type settingsDoc struct {
-	Inventory yaml.Node            `yaml:"inventory"`
-	Unknown   map[string]yaml.Node `yaml:",inline"`
+	// Path is the inventory file, relative to the VM file's directory.
+	Path      string            `yaml:"inventory"`
+	Inventory *config.Inventory `yaml:"-"`
 }
 
 func init() {
-	vms.Register(vms.Registration{
-		Name:     Name,
-		Summary:  "an inventory file's machines",
-		Existing: true,
-		Settings: decode,
-		Open: func(_ context.Context, cfg vms.Config) (vms.Provider, error) {
-			s, ok := cfg.Settings.(Settings)
-			if !ok || s.Inventory == nil {
+	vms.Register(config.Provider{Name: Name, Summary: "an inventory file's machines", Existing: true},
+		func(_ context.Context, _ *vms.File, s *Settings) (vms.Provider, error) {
+			if s.Inventory == nil {
 				return nil, &vms.FieldError{Field: "static.inventory", Message: "is missing", Fix: "set static.inventory to the inventory file"}
 			}
 			return &provider{inv: s.Inventory}, nil
-		},
-	})
+		})
 }
 
-func decode(b *vms.Block) any {
-	var doc settingsDoc
-	if !b.Decode(&doc, "write a mapping such as {inventory: machines.yaml}") {
-		return nil
+// Check loads the inventory, as join does.
+func (s *Settings) Check(f *vms.File, p *field.Path) field.ErrorList {
+	p = p.Child("inventory")
+	if s.Path == "" {
+		return field.ErrorList{config.Missing(p, "set inventory to the inventory file of the machines (relative to the VM file's directory)")}
 	}
-	const fix = "set inventory to the inventory file of the machines (relative to the VM file's directory)"
-	if b.Required("inventory", &doc.Inventory, fix) == "" {
-		return nil
-	}
-	path := b.Path("inventory", &doc.Inventory)
-	inv, err := inventory.Load(path, b.Env)
+	inv, err := f.LoadInventory(s.Path)
 	if err != nil {
-		var ie *inventory.Error
-		msg := err.Error()
-		if errors.As(err, &ie) {
-			msg = fmt.Sprintf("%d problem(s):\n%s", len(ie.Problems), ie.Error())
-		}
-		b.Report("inventory", &doc.Inventory, "the inventory does not load: "+msg, "fix the inventory file")
-		return nil
+		return field.ErrorList{config.Invalid(p, "the inventory does not load:\n"+err.Error(), "fix the inventory file")}
 	}
-	return Settings{Inventory: inv}
+	s.Inventory = inv
+	return nil
 }
 
 // provider is an inventory behind the Provider interface.
 type provider struct {
-	inv *inventory.Inventory
+	inv *config.Inventory
 }
 
 var _ vms.InventorySource = (*provider)(nil)
 
-func (p *provider) Inventory() *inventory.Inventory { return p.inv }
+func (p *provider) Inventory() *config.Inventory { return p.inv }
 
 // Create takes the inventory's machine named spec.Name.
 func (p *provider) Create(_ context.Context, spec vms.Spec) (vms.Machine, error) {

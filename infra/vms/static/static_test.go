@@ -1,7 +1,6 @@
 package static_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/vms/static"
+	"github.com/winconform/winconform/internal/testing/configtest"
 	"github.com/winconform/winconform/internal/testing/lifecycletest"
 	"github.com/winconform/winconform/internal/testing/standin"
 )
@@ -46,7 +47,7 @@ machines:
 `, standin.DefaultUser, srv.Port()),
 		"vms.yaml": "provider: static\nstatic: {inventory: machines.yaml}\n",
 	})
-	f, err := vms.Load(filepath.Join(dir, "vms.yaml"), env)
+	f, err := config.Load[config.Machines](filepath.Join(dir, "vms.yaml"), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestStaticLogsListedReleased(t *testing.T) {
 		"machines.yaml": fmt.Sprintf("defaults: {user: %s, passwordFrom: {env: WIN_PW}}\nmachines:\n- {name: win-lab-a, address: 127.0.0.2, winrm: {port: %d}}\n", standin.DefaultUser, srv.Port()),
 		"vms.yaml":      "provider: static\nstatic: {inventory: machines.yaml}\n",
 	})
-	f, err := vms.Load(filepath.Join(dir, "vms.yaml"), env)
+	f, err := config.Load[config.Machines](filepath.Join(dir, "vms.yaml"), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestRunsNeverTouchEachOther(t *testing.T) {
 		"machines.yaml": fmt.Sprintf("defaults: {user: %s, passwordFrom: {env: WIN_PW}}\nmachines:\n- {name: win-lab-a, address: 127.0.0.2, winrm: {port: %d}}\n", standin.DefaultUser, srv.Port()),
 		"vms.yaml":      "provider: static\nstatic: {inventory: machines.yaml}\n",
 	})
-	f, err := vms.Load(filepath.Join(dir, "vms.yaml"), env)
+	f, err := config.Load[config.Machines](filepath.Join(dir, "vms.yaml"), env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +146,11 @@ func TestStaticRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, vmFile, inventory, field, want string }{
 		{"image", "provider: static\nimage: golden\nstatic: {inventory: machines.yaml}\n", "", "image", "not used"},
 		{"count", "provider: static\ncount: 2\nstatic: {inventory: machines.yaml}\n", "", "count", "every machine of its inventory"},
-		{"machine block", "provider: static\nmachine: {user: a}\nstatic: {inventory: machines.yaml}\n", "", "machine", "set in its inventory"},
+		{"machine block", "provider: static\nmachine: {user: a}\nstatic: {inventory: machines.yaml}\n", "", "machine", "in the inventory file"},
 		{"no inventory", "provider: static\n", "", "static.inventory", "is missing"},
 		{"an endpoint", "provider: static\nconnection: {endpoint: x}\nstatic: {inventory: machines.yaml}\n", "", "connection.endpoint", "not used by static"},
 		{"a bad inventory", "provider: static\nstatic: {inventory: machines.yaml}\n",
-			"machines:\n- {name: win-a, address: 10.0.0.1, user: a, password: hunter2}\n", "static.inventory", "inline password is refused"},
+			"machines:\n- {name: win-a, address: 10.0.0.1, user: a, password: hunter2}\n", "static.inventory", "inline secret is refused"},
 		{"a missing inventory", "provider: static\nstatic: {inventory: nowhere.yaml}\n", "", "static.inventory", "does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,20 +159,8 @@ func TestStaticRefuses(t *testing.T) {
 				inv = "machines:\n- {name: win-a, address: 10.0.0.1, user: a, passwordFrom: {env: WIN_PW}}\n"
 			}
 			dir := write(t, map[string]string{"vms.yaml": tc.vmFile, "machines.yaml": inv})
-			_, err := vms.Load(filepath.Join(dir, "vms.yaml"), env)
-			var e *vms.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Load = %v", err)
-			}
-			for _, p := range e.Problems {
-				if p.Field == tc.field && strings.Contains(p.Message+p.Fix, tc.want) {
-					if strings.Contains(err.Error(), "hunter2") {
-						t.Errorf("the error shows the password: %v", err)
-					}
-					return
-				}
-			}
-			t.Errorf("no problem of %s saying %q in:\n%v", tc.field, tc.want, err)
+			_, err := config.Load[config.Machines](filepath.Join(dir, "vms.yaml"), env)
+			configtest.Refused(t, err, tc.field, tc.want, "hunter2")
 		})
 	}
 	_ = static.Name

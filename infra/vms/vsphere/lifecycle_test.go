@@ -11,6 +11,7 @@ import (
 
 	"github.com/vmware/govmomi/find"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/internal/testing/lifecycletest"
@@ -30,7 +31,7 @@ func TestLifecycleUpAndDown(t *testing.T) {
 		port := standins(t, hosts)
 		src := strings.Replace(v.file(stdBlock), "  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n",
 			fmt.Sprintf("  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n  winrm: {port: %d}\n", port), 1)
-		f, err := vms.Parse("vms.yaml", []byte(src), func(k string) (string, bool) {
+		f, err := config.Parse[config.Machines]("vms.yaml", []byte(src), func(k string) (string, bool) {
 			if k == "WINDOWS_ADMIN_PASSWORD" {
 				return standin.DefaultPassword, true
 			}
@@ -103,7 +104,7 @@ func TestRunsNeverTouchEachOther(t *testing.T) {
 		port := standins(t, hosts)
 		src := strings.Replace(v.file(stdBlock), "  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n",
 			fmt.Sprintf("  passwordFrom: {env: WINDOWS_ADMIN_PASSWORD}\n  winrm: {port: %d}\n", port), 1)
-		f, err := vms.Parse("vms.yaml", []byte(src), func(k string) (string, bool) {
+		f, err := config.Parse[config.Machines]("vms.yaml", []byte(src), func(k string) (string, bool) {
 			if k == "WINDOWS_ADMIN_PASSWORD" {
 				return standin.DefaultPassword, true
 			}

@@ -28,8 +28,10 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/vsphere"
+	"github.com/winconform/winconform/internal/testing/configtest"
 )
 
 // fieldError asserts err is a *vms.FieldError of field saying want, with
@@ -224,31 +226,19 @@ func TestVMFileRefuses(t *testing.T) {
 		{"http endpoint", strings.Replace(good, "endpoint: vcenter.lab.example", "endpoint: http://vcenter.lab.example/sdk", 1), "connection.endpoint", "not an https URL"},
 		{"password in the endpoint", strings.Replace(good, "endpoint: vcenter.lab.example", "endpoint: https://root:"+vcPassword+"@vcenter.lab.example", 1), "connection.endpoint", "inline credential is refused"},
 		{"no user", strings.Replace(good, "  user: "+vcUser+"\n", "", 1), "connection.user", "is missing"},
-		{"no password", strings.Replace(good, "    password: {env: VSPHERE_PASSWORD}\n", "    token: {env: VSPHERE_PASSWORD}\n", 1), "connection.credentials.password", "is missing"},
-		{"password inline", strings.Replace(good, "{env: VSPHERE_PASSWORD}", vcPassword, 1), "connection.credentials.password", "inline credential is refused"},
+		{"no password", strings.Replace(good, "    password: {env: VSPHERE_PASSWORD}\n", "    token: {env: VSPHERE_PASSWORD}\n", 1), "connection.credentials[password]", "is missing"},
+		{"password inline", strings.Replace(good, "{env: VSPHERE_PASSWORD}", vcPassword, 1), "connection.credentials[password]", "inline secret is refused"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := vms.Parse(filepath.Join(dir, "vms.yaml"), []byte(tc.src), env)
-			var e *vms.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Parse = %v, want a *vms.Error", err)
-			}
+			_, err := config.Parse[config.Machines](filepath.Join(dir, "vms.yaml"), []byte(tc.src), env)
 			noSecret(t, err)
-			for _, p := range e.Problems {
-				if p.Field == tc.field && strings.Contains(p.Message+"; "+p.Fix, tc.want) {
-					if p.Fix == "" {
-						t.Errorf("problem %q has no fix", p)
-					}
-					return
-				}
-			}
-			t.Errorf("no problem of %s saying %q in:\n%v", tc.field, tc.want, err)
+			configtest.Refused(t, err, tc.field, tc.want)
 		})
 	}
 	// The endpoint's forms: a name, a URL without a path, a URL.
 	for _, ep := range []string{"vcenter.lab.example", "https://vcenter.lab.example", "https://vcenter.lab.example:8443/sdk"} {
-		if _, err := vms.Parse("vms.yaml", []byte(strings.Replace(good, "endpoint: vcenter.lab.example", "endpoint: "+ep, 1)), env); err != nil {
+		if _, err := config.Parse[config.Machines]("vms.yaml", []byte(strings.Replace(good, "endpoint: vcenter.lab.example", "endpoint: "+ep, 1)), env); err != nil {
 			t.Errorf("endpoint %s: %v", ep, err)
 		}
 	}

@@ -1,16 +1,14 @@
 package vsphere
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -20,97 +18,57 @@ import (
 type Settings struct {
 	// Datacenter is the datacenter's name or path; "" for the vCenter's
 	// only one.
-	Datacenter string
+	Datacenter string `yaml:"datacenter"`
 	// Cluster is the cluster whose root resource pool the machines run
 	// in; ResourcePool a resource pool (within Cluster when both are set
 	// and the pool is not an absolute path). Both "": the datacenter's
 	// only resource pool.
-	Cluster, ResourcePool string
+	Cluster      string `yaml:"cluster"`
+	ResourcePool string `yaml:"resourcePool"`
 	// Host pins the machines to an ESXi host; "" lets DRS place them
 	// (a cluster without DRS needs it).
-	Host string
+	Host string `yaml:"host"`
 	// Datastore holds the linked clones' delta disks; "" for the
 	// template's datastore.
-	Datastore string
+	Datastore string `yaml:"datastore"`
 	// Folder is the VM folder the machines go in; "" for the datacenter's
 	// VM folder.
-	Folder string
+	Folder string `yaml:"folder"`
 	// Network is the port group the machines' first NIC is attached to;
 	// "" keeps the template's.
-	Network string
+	Network string `yaml:"network"`
 	// Snapshot is the template's snapshot the linked clones are made from;
 	// "" for its current snapshot.
-	Snapshot string
+	Snapshot string `yaml:"snapshot"`
 	// CABundle is a PEM file of the CA(s) that signed the vCenter's
-	// certificate (absolute); Insecure skips the check. Neither: the
-	// system's CAs.
-	CABundle string
-	Insecure bool
+	// certificate; Insecure skips the check. Neither: the system's CAs.
+	CABundle config.PEMFile `yaml:"caBundle"`
+	Insecure bool           `yaml:"insecure"`
+	// Template is refused: the template is the VM file's image.
+	Template string `yaml:"template"`
 }
 
-type settingsDoc struct {
-	Datacenter   yaml.Node            `yaml:"datacenter"`
-	Cluster      yaml.Node            `yaml:"cluster"`
-	ResourcePool yaml.Node            `yaml:"resourcePool"`
-	Host         yaml.Node            `yaml:"host"`
-	Datastore    yaml.Node            `yaml:"datastore"`
-	Folder       yaml.Node            `yaml:"folder"`
-	Network      yaml.Node            `yaml:"network"`
-	Snapshot     yaml.Node            `yaml:"snapshot"`
-	CABundle     yaml.Node            `yaml:"caBundle"`
-	Insecure     yaml.Node            `yaml:"insecure"`
-	Template     yaml.Node            `yaml:"template"`
-	Unknown      map[string]yaml.Node `yaml:",inline"`
-}
-
-const blockFix = "write a mapping such as {datacenter: DC1, cluster: Cluster1, datastore: ds1, network: VM Network, caBundle: vcenter-ca.pem}"
-
-// decode reads the vsphere block, and checks the connection's endpoint as
-// a vCenter's.
-func decode(b *vms.Block) any {
-	checkEndpoint(b)
-	var doc settingsDoc
-	if !b.Decode(&doc, blockFix) {
-		return nil
+// Check returns the block's problems, and those of connection.endpoint
+// as a vCenter's.
+func (s *Settings) Check(f *vms.File, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Template != "" {
+		errs = append(errs, config.Invalid(p.Child("template"), "is not a setting: the template is the VM file's image",
+			"remove it and set image to the template's name or inventory path"))
 	}
-	s := Settings{
-		Datacenter:   b.String("datacenter", &doc.Datacenter),
-		Cluster:      b.String("cluster", &doc.Cluster),
-		ResourcePool: b.String("resourcePool", &doc.ResourcePool),
-		Host:         b.String("host", &doc.Host),
-		Datastore:    b.String("datastore", &doc.Datastore),
-		Folder:       b.String("folder", &doc.Folder),
-		Network:      b.String("network", &doc.Network),
-		Snapshot:     b.String("snapshot", &doc.Snapshot),
-		CABundle:     b.Path("caBundle", &doc.CABundle),
-		Insecure:     b.Bool("insecure", &doc.Insecure, false),
+	if s.CABundle.Path != "" && s.Insecure {
+		errs = append(errs, config.Invalid(p.Child("insecure"), "is set with caBundle", "keep caBundle (the vCenter's certificate is checked against it) and remove insecure"))
 	}
-	if doc.Template.Kind != 0 {
-		b.Report("template", &doc.Template, "is not a setting: the template is the VM file's image",
-			"remove it and set image to the template's name or inventory path")
+	if ep := f.Connection.Endpoint; ep != "" {
+		if _, err := endpointURL(ep); err != nil {
+			fix := "set endpoint to the vCenter's name or URL, such as vcenter.lab.example or https://vcenter.lab.example/sdk"
+			if errors.Is(err, errInlineUser) {
+				fix = "remove it from the URL: set connection.user, and connection.credentials.password: {env: VSPHERE_PASSWORD}"
+			}
+			errs = append(errs, config.Invalid(field.NewPath("connection", "endpoint"), err.Error(), fix))
+		}
 	}
-	switch {
-	case s.CABundle != "" && s.Insecure:
-		b.Report("insecure", &doc.Insecure, "is set with caBundle", "keep caBundle (the vCenter's certificate is checked against it) and remove insecure")
-	case s.CABundle != "":
-		checkCABundle(b, &doc.CABundle, s.CABundle)
-	}
-	return s
-}
-
-// checkCABundle reports a CA bundle that cannot be read or holds no PEM
-// certificate.
-func checkCABundle(b *vms.Block, n *yaml.Node, path string) {
-	const fix = "set caBundle to a PEM file of the CA that signed the vCenter's certificate (https://<vcenter>/certs/download.zip has it), or set insecure: true to skip the check"
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		b.Report("caBundle", n, fmt.Sprintf("%q does not exist", path), fix)
-	case err != nil:
-		b.Report("caBundle", n, fmt.Sprintf("%q cannot be read: %v", path, err), fix)
-	case !x509.NewCertPool().AppendCertsFromPEM(data):
-		b.Report("caBundle", n, fmt.Sprintf("%q holds no PEM certificate", path), fix)
-	}
+	return errs
 }
 
 // endpointURL is the vCenter's SDK URL from connection.endpoint: a host
@@ -139,17 +97,3 @@ func endpointURL(endpoint string) (*url.URL, error) {
 }
 
 var errInlineUser = errors.New("holds a user or password: an inline credential is refused")
-
-func checkEndpoint(b *vms.Block) {
-	ep := b.Connection().Endpoint
-	if ep == "" {
-		return // reported as missing by the VM file
-	}
-	if _, err := endpointURL(ep); err != nil {
-		fix := "set endpoint to the vCenter's name or URL, such as vcenter.lab.example or https://vcenter.lab.example/sdk"
-		if errors.Is(err, errInlineUser) {
-			fix = "remove it from the URL: set connection.user, and connection.credentials.password: {env: VSPHERE_PASSWORD}"
-		}
-		b.ReportConnection("endpoint", err.Error(), fix)
-	}
-}

@@ -4,7 +4,7 @@ package vsphere_test
 // VPX model: datacenter DC0; cluster DC0_C0 (3 hosts) and standalone host
 // DC0_H0, hence two resource pools; datastore LocalDS_0; networks
 // "VM Network" and the distributed port group DC0_DVPG0; four powered-on
-// VMs. The provider reaches it as a user would: a VM file, vms.Parse,
+// VMs. The provider reaches it as a user would: a VM file, config.Parse,
 // vms.Open, over HTTPS with a user and password.
 //
 // What vcsim does not model, and vCenter does, is added here from
@@ -54,6 +54,7 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -197,7 +198,7 @@ func env(k string) (string, bool) {
 // parse loads a VM file.
 func parse(t *testing.T, src string) *vms.File {
 	t.Helper()
-	f, err := vms.Parse("vms.yaml", []byte(src), env)
+	f, err := config.Parse[config.Machines]("vms.yaml", []byte(src), env)
 	if err != nil {
 		t.Fatalf("the VM file:\n%v", err)
 	}
@@ -225,7 +226,7 @@ func (v *vcenter) provider(block string) (*vms.File, vms.Provider) {
 // spec is the n-th machine of a run, as the lifecycle asks for it.
 func spec(f *vms.File, runID string, n int) vms.Spec {
 	return vms.Spec{Name: vms.MachineName(f.NamePrefix, runID, n), RunID: runID, Created: time.Now().UTC().Truncate(time.Second),
-		Image: f.Image, CPUs: f.CPUs, MemoryMiB: f.MemoryMiB, Settings: f.Settings}
+		Image: f.Image, CPUs: f.CPUs, MemoryMiB: int(f.MemoryMiB)}
 }
 
 // guest sets what VMware Tools in the machine reports: its primary

@@ -21,20 +21,13 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 )
 
 func init() {
-	vms.Register(vms.Registration{
-		Name:            "vsphere",
-		Summary:         "a vCenter",
-		Endpoint:        vms.Required,
-		EndpointExample: "vcenter.lab.example",
-		User:            vms.Required,
-		Credentials:     []vms.Credential{{Name: "password", Required: true}},
-		Settings:        decode,
-		Open:            Open,
-	})
+	vms.Register(config.Provider{Name: "vsphere", Summary: "a vCenter", Endpoint: config.Required, EndpointExample: "vcenter.lab.example",
+		User: config.Required, Credentials: []config.Credential{{Name: "password", Required: true}}}, Open)
 }
 
 const (
@@ -75,11 +68,7 @@ type Provider struct {
 // resource pool, host, datastore, folder and network the settings name,
 // so that every problem with them is an error here, naming its field,
 // before any machine is made.
-func Open(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
-	s, ok := cfg.Settings.(Settings)
-	if !ok {
-		return nil, fmt.Errorf("vsphere: the VM file's vsphere block was not decoded (settings %T)", cfg.Settings)
-	}
+func Open(ctx context.Context, cfg *vms.File, s *Settings) (vms.Provider, error) {
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	u, err := endpointURL(cfg.Connection.Endpoint)
@@ -87,8 +76,8 @@ func Open(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
 		return nil, &vms.FieldError{Field: "connection.endpoint", Message: err.Error(), Fix: "set endpoint to the vCenter's name or URL, such as vcenter.lab.example"}
 	}
 	sc := soap.NewClient(u, s.Insecure)
-	if s.CABundle != "" {
-		if err := sc.SetRootCAs(s.CABundle); err != nil {
+	if s.CABundle.Path != "" {
+		if err := sc.SetRootCAs(s.CABundle.Path); err != nil {
 			return nil, &vms.FieldError{Field: "vsphere.caBundle", Message: err.Error(), Fix: "set caBundle to a PEM file of the vCenter's CA", Err: err}
 		}
 	}
@@ -98,7 +87,7 @@ func Open(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
 	tr.DialTLSContext = (&tls.Dialer{NetDialer: &net.Dialer{Timeout: dialTimeout}, Config: tr.TLSClientConfig}).DialContext
 	tr.TLSHandshakeTimeout = dialTimeout
 
-	p := &Provider{endpoint: u.Host, s: s}
+	p := &Provider{endpoint: u.Host, s: *s}
 	c, err := vim25.NewClient(ctx, sc)
 	if err != nil {
 		return nil, p.connectError(err)
@@ -109,7 +98,7 @@ func Open(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
 			Fix:     "set endpoint to the vCenter that manages the hosts"}
 	}
 	p.ka = keepalive.NewHandlerSOAP(c.RoundTripper, keepAliveIdle, nil)
-	login := url.UserPassword(cfg.Connection.User, cfg.Connection.Credentials["password"].Reveal())
+	login := url.UserPassword(cfg.Connection.User, cfg.Connection.Credentials["password"].Secret.Reveal())
 	c.RoundTripper = &relogin{rt: p.ka, login: func(ctx context.Context) error { return p.sm.Login(ctx, login) }}
 	p.c = c
 	p.sm = session.NewManager(c)
@@ -129,8 +118,8 @@ func (p *Provider) connectError(err error) error {
 		fe := &vms.FieldError{Field: "vsphere.caBundle", Err: err,
 			Message: fmt.Sprintf("the certificate of %s is not trusted: %v", p.endpoint, err),
 			Fix:     "set vsphere.caBundle to a PEM file of the CA that signed it (https://<vcenter>/certs/download.zip has it), or vsphere.insecure: true to skip the check"}
-		if p.s.CABundle != "" {
-			fe.Message = fmt.Sprintf("the certificate of %s is not signed by a CA of %s: %v", p.endpoint, p.s.CABundle, err)
+		if p.s.CABundle.Path != "" {
+			fe.Message = fmt.Sprintf("the certificate of %s is not signed by a CA of %s: %v", p.endpoint, p.s.CABundle.Path, err)
 		}
 		return fe
 	}

@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/inventory"
 	"github.com/winconform/winconform/infra/windows/remote"
 )
 
@@ -172,7 +172,7 @@ func Ownership(t *testing.T, r Rig) {
 }
 
 // answers says whether machine m answers WinRM: one command.
-func answers(ctx context.Context, m inventory.Machine) error {
+func answers(ctx context.Context, m config.Machine) error {
 	c, err := remote.NewWinRM(windows.RemoteConfig(m))
 	if err != nil {
 		return err

@@ -25,8 +25,9 @@ import (
 	"sync"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -233,42 +234,27 @@ func Serve(name string, f *Fake) (stop func()) {
 // provider's block reaches it.
 type Settings struct {
 	// Label is the block's label.
-	Label string
+	Label string `yaml:"label"`
 }
 
-type settingsDoc struct {
-	Label   yaml.Node            `yaml:"label"`
-	Unknown map[string]yaml.Node `yaml:",inline"`
-}
+// Check accepts any label.
+func (*Settings) Check(*vms.File, *field.Path) field.ErrorList { return nil }
 
 func init() {
-	vms.Register(vms.Registration{
-		Name:            "fake",
-		Summary:         "the test's fake provider",
-		Endpoint:        vms.Required,
-		EndpointExample: "fake://name",
-		User:            vms.Optional,
-		Credentials:     []vms.Credential{{Name: "token"}},
-		Settings: func(b *vms.Block) any {
-			var doc settingsDoc
-			if !b.Decode(&doc, "write a mapping such as {label: x}") {
-				return nil
-			}
-			return Settings{Label: b.String("label", &doc.Label)}
-		},
-		Open: func(ctx context.Context, cfg vms.Config) (vms.Provider, error) {
-			name, ok := strings.CutPrefix(cfg.Connection.Endpoint, "fake://")
+	vms.Register(config.Provider{Name: "fake", Summary: "the test's fake provider", Endpoint: config.Required,
+		EndpointExample: "fake://name", User: config.Optional, Credentials: []config.Credential{{Name: "token"}}},
+		func(ctx context.Context, f *vms.File, _ *Settings) (vms.Provider, error) {
+			name, ok := strings.CutPrefix(f.Connection.Endpoint, "fake://")
 			if !ok {
-				return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not a fake's endpoint", cfg.Connection.Endpoint),
+				return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not a fake's endpoint", f.Connection.Endpoint),
 					Fix: "write fake://<name>"}
 			}
 			servedMu.Lock()
-			f, ok := served[name]
+			fake, ok := served[name]
 			servedMu.Unlock()
 			if !ok {
 				return nil, fmt.Errorf("dial fake %s: connection refused", name)
 			}
-			return f, nil
-		},
-	})
+			return fake, nil
+		})
 }

@@ -23,9 +23,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/nodeimage"
-	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/libvirt"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -220,7 +220,7 @@ const (
 // harness times lifecycle.Up of n machines to ready, then takes them down
 // (outside the timing).
 func (b *vmBench) harness(ctx context.Context, n, i int) (time.Duration, error) {
-	f, err := vms.Load(b.vmFile, func(k string) (string, bool) {
+	f, err := config.Load[config.Machines](b.vmFile, func(k string) (string, bool) {
 		if k == "WINCONFORM_BENCH_PASSWORD" {
 			return standinPassword, true
 		}

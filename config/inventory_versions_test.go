@@ -1,8 +1,6 @@
-package inventory
+package config
 
 import (
-	"errors"
-	"strings"
 	"testing"
 )
 
@@ -46,9 +44,6 @@ machines:
 		{"  containerdVersion: [2.3.7]\n", "containerdVersion", "not a string"},
 	} {
 		_, err := f.load(machineYAML(tc.yaml), nil)
-		var ie *Error
-		if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Field != tc.field || !strings.Contains(ie.Problems[0].Message, tc.msg) {
-			t.Errorf("%s: err = %v, want one problem of %s: %s", strings.TrimSpace(tc.yaml), err, tc.field, tc.msg)
-		}
+		oneProblem(t, err, "machines[0]."+tc.field, tc.msg)
 	}
 }

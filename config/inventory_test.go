@@ -1,10 +1,11 @@
-package inventory
+package config
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,7 +22,7 @@ func loadFull(t *testing.T) (*fixture, *Inventory) {
 	t.Helper()
 	f := newFixture(t)
 	f.write("secrets/win-2019-b", passwordFileB+"\n")
-	data, err := os.ReadFile(filepath.Join("testdata", "full.yaml"))
+	data, err := os.ReadFile(filepath.Join("testdata", "inventory.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,18 +43,17 @@ func TestFullInventory(t *testing.T) {
 	want := []Machine{{
 		Name:    "win-2022-a",
 		Address: "192.168.56.20",
-		WinRM: WinRM{Port: 15986, HTTPS: true, CABundlePath: ca, CABundle: f.ca,
+		WinRM: WinRM{Port: 15986, HTTPS: true, CABundle: PEMFile{Path: ca, PEM: f.ca},
 			TLSServerName: "win-2022-a.lab", Auth: AuthNTLM},
 		User:          `LAB\winconform`,
-		Password:      passwordA,
-		PasswordFrom:  PasswordSource{Env: "WIN_A_PASSWORD"},
+		PasswordFrom:  SecretRef{Env: "WIN_A_PASSWORD", Secret: passwordA},
 		ExpectedBuild: Build{Major: 10, Minor: 0, Number: 20348},
 		Labels: map[string]string{
 			"topology.kubernetes.io/region": "lab", // from defaults
 			"topology.kubernetes.io/zone":   "lab-1",
 			"example.com/rack":              "12", // a number, taken as written
 		},
-		Taints: []corev1.Taint{
+		Taints: []Taint{
 			{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule},
 			{Key: "example.com/gpu", Effect: corev1.TaintEffectNoExecute},
 		},
@@ -64,8 +64,7 @@ func TestFullInventory(t *testing.T) {
 		Address:            "win-2019-b.lab.example",
 		WinRM:              WinRM{Port: 5985, HTTPS: false, Auth: AuthNTLM},
 		User:               "Administrator",
-		Password:           passwordFileB,
-		PasswordFrom:       PasswordSource{File: f.path("secrets/win-2019-b")},
+		PasswordFrom:       SecretRef{File: f.path("secrets/win-2019-b"), Secret: passwordFileB},
 		ExpectedBuild:      Build{Major: 10, Minor: 0, Number: 17763},
 		Labels:             map[string]string{"topology.kubernetes.io/region": "lab"},
 		Binaries:           map[string]string{"containerd": containerd},
@@ -73,10 +72,9 @@ func TestFullInventory(t *testing.T) {
 	}, {
 		Name:               "win-2025-c",
 		Address:            "fd00::25",
-		WinRM:              WinRM{Port: 5986, HTTPS: true, CABundlePath: ca, CABundle: f.ca, Auth: AuthBasic},
+		WinRM:              WinRM{Port: 5986, HTTPS: true, CABundle: PEMFile{Path: ca, PEM: f.ca}, Auth: AuthBasic},
 		User:               "Administrator",
-		Password:           passwordAdmin,
-		PasswordFrom:       PasswordSource{Env: "WINDOWS_ADMIN_PASSWORD"},
+		PasswordFrom:       SecretRef{Env: "WINDOWS_ADMIN_PASSWORD", Secret: passwordAdmin},
 		ExpectedBuild:      Build{Major: 10, Minor: 0, Number: 26100},
 		Labels:             map[string]string{"topology.kubernetes.io/region": "lab"},
 		Binaries:           map[string]string{"containerd": containerd},
@@ -89,7 +87,7 @@ func TestFullInventory(t *testing.T) {
 		if !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("machine %d:\n got %+v\nwant %+v", i, got, want[i])
 		}
-		if got.Password.Reveal() != want[i].Password.Reveal() {
+		if got.PasswordFrom.Secret.Reveal() != want[i].PasswordFrom.Secret.Reveal() {
 			t.Errorf("machine %d: wrong password", i) // %+v above shows none
 		}
 	}
@@ -101,24 +99,11 @@ func TestFullInventory(t *testing.T) {
 	if got := a.ExpectedBuild.ReleaseName(); got != "ltsc2022" {
 		t.Errorf("release = %q", got)
 	}
-	if a.WinRM.CertPool() == nil {
-		t.Error("no cert pool from the CA bundle")
-	}
-	endpoints := map[string]string{
-		"win-2022-a": "https://192.168.56.20:15986/wsman",
-		"win-2019-b": "http://win-2019-b.lab.example:5985/wsman",
-		"win-2025-c": "https://[fd00::25]:5986/wsman",
-	}
-	for name, want := range endpoints {
-		if m, _ := inv.Machine(name); m.Endpoint() != want {
-			t.Errorf("%s: Endpoint() = %q, want %q", name, m.Endpoint(), want)
-		}
+	if b, _ := inv.Machine("win-2019-b"); len(b.WinRM.CABundle.PEM) != 0 {
+		t.Error("a CA bundle dropped with caBundle: \"\" is still there")
 	}
 	if _, ok := inv.Machine("absent"); ok {
 		t.Error("Machine(absent) found")
-	}
-	if b, _ := inv.Machine("win-2019-b"); b.WinRM.CertPool() != nil {
-		t.Error("a cert pool without a CA bundle")
 	}
 }
 
@@ -126,14 +111,14 @@ func TestPasswordsNeverPrinted(t *testing.T) {
 	_, inv := loadFull(t)
 	secrets := []string{passwordA, passwordAdmin, passwordFileB}
 	for i, m := range inv.Machines {
-		if m.Password.Reveal() != secrets[[]int{0, 2, 1}[i]] {
+		if m.PasswordFrom.Secret.Reveal() != secrets[[]int{0, 2, 1}[i]] {
 			t.Fatalf("machine %s: Reveal() does not return its password", m.Name)
 		}
 	}
 
 	var slogText, slogJSON bytes.Buffer
-	slog.New(slog.NewTextHandler(&slogText, nil)).Info("loaded", "inventory", inv, "password", inv.Machines[0].Password)
-	slog.New(slog.NewJSONHandler(&slogJSON, nil)).Info("loaded", "inventory", inv, "password", inv.Machines[0].Password)
+	slog.New(slog.NewTextHandler(&slogText, nil)).Info("loaded", "inventory", inv, "password", inv.Machines[0].PasswordFrom.Secret)
+	slog.New(slog.NewJSONHandler(&slogJSON, nil)).Info("loaded", "inventory", inv, "password", inv.Machines[0].PasswordFrom.Secret)
 	jsonOut, err := json.Marshal(inv)
 	if err != nil {
 		t.Fatal(err)
@@ -146,41 +131,47 @@ func TestPasswordsNeverPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := inv.Machines[0]
+	m, pw := inv.Machines[0], inv.Machines[0].PasswordFrom.Secret
 	// Verbs that do not suit a struct, in a variable for vet's sake: a
 	// Secret must stay hidden under them too.
 	oddVerbs := "%s %q %x %X %d"
 	outputs := map[string]string{
-		"%v %+v %#v of the inventory":  fmt.Sprintf("%v %+v %#v", inv, inv, inv),
-		"%v %+v %#v of *inv":           fmt.Sprintf("%v %+v %#v", *inv, *inv, *inv),
-		"%s %q %x %X %d of *inv":       fmt.Sprintf(oddVerbs, *inv, *inv, *inv, *inv, *inv),
-		"%v %+v %#v %s of a machine":   fmt.Sprintf("%v %+v %#v ", m, m, m) + fmt.Sprintf(oddVerbs, m, m, m, m, m),
-		"fmt.Print of the machines":    fmt.Sprint(inv.Machines) + fmt.Sprintln(m),
-		"json.Marshal":                 string(jsonOut),
-		"yaml.Marshal":                 string(yamlOut),
-		"sigs.k8s.io/yaml Marshal":     string(sigsOut),
-		"slog text":                    slogText.String(),
-		"slog JSON":                    slogJSON.String(),
-		"every verb of the Secret":     fmt.Sprintf("%v %+v %#v %s %q %x %X %d %10s %-8v", m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password, m.Password),
-		"Secret.String and GoString":   m.Password.String() + m.Password.GoString(),
-		"a pointer to the Secret":      fmt.Sprintf("%v %s", &m.Password, &m.Password),
-		"Secret in a map and a slice":  fmt.Sprintf("%v %v", map[string]Secret{"p": m.Password}, []Secret{m.Password}),
-		"Secret in an anonymous field": fmt.Sprintf("%+v", struct{ Secret }{m.Password}),
+		"%v %+v %#v of the inventory": fmt.Sprintf("%v %+v %#v", inv, inv, inv),
+		"%v %+v %#v of *inv":          fmt.Sprintf("%v %+v %#v", *inv, *inv, *inv),
+		"%s %q %x %X %d of *inv":      fmt.Sprintf(oddVerbs, *inv, *inv, *inv, *inv, *inv),
+		"%v %+v %#v %s of a machine":  fmt.Sprintf("%v %+v %#v ", m, m, m) + fmt.Sprintf(oddVerbs, m, m, m, m, m),
+		"%+v %#v of a reference":      fmt.Sprintf("%+v %#v", m.PasswordFrom, m.PasswordFrom),
+		"fmt.Print of the machines":   fmt.Sprint(inv.Machines) + fmt.Sprintln(m),
+		"json.Marshal":                string(jsonOut),
+		"yaml.Marshal":                string(yamlOut),
+		"sigs.k8s.io/yaml Marshal":    string(sigsOut),
+		"slog text":                   slogText.String(),
+		"slog JSON":                   slogJSON.String(),
 	}
+	// The Secret itself prints as "********".
+	redacted := map[string]string{
+		"every verb of the Secret":     fmt.Sprintf("%v %+v %#v %s %q %x %X %d %10s %-8v", pw, pw, pw, pw, pw, pw, pw, pw, pw, pw),
+		"Secret.String and GoString":   pw.String() + pw.GoString(),
+		"a pointer to the Secret":      fmt.Sprintf("%v %s", &pw, &pw),
+		"Secret in a map and a slice":  fmt.Sprintf("%v %v", map[string]Secret{"p": pw}, []Secret{pw}),
+		"Secret in an anonymous field": fmt.Sprintf("%+v", struct{ Secret }{pw}),
+		"slog of the Secret":           slogText.String() + slogJSON.String(),
+	}
+	maps.Copy(outputs, redacted)
 	for what, out := range outputs {
 		for _, s := range secrets {
 			if strings.Contains(out, s) {
 				t.Errorf("%s shows a password:\n%s", what, out)
 			}
 		}
-		if !strings.Contains(out, "********") {
+		if _, ok := redacted[what]; ok && !strings.Contains(out, "********") {
 			t.Errorf("%s shows no redacted password:\n%s", what, out)
 		}
 	}
-	if got := fmt.Sprintf("%s", m.Password); got != "********" {
+	if got := fmt.Sprintf("%s", pw); got != "********" {
 		t.Errorf("%%s of a Secret = %q", got)
 	}
-	if got := fmt.Sprintf("%#v", m.Password); got != `inventory.Secret("********")` {
+	if got := fmt.Sprintf("%#v", pw); got != `config.Secret("********")` {
 		t.Errorf("%%#v of a Secret = %q", got)
 	}
 }
@@ -189,22 +180,22 @@ func TestParseUsesTheEnvironment(t *testing.T) {
 	f := newFixture(t)
 	t.Setenv("WIN_A_PASSWORD", passwordA)
 	path := f.write(inventoryName, validMachineYML)
-	inv, err := LoadFromOS(path)
+	inv, err := Load[Inventory](path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := inv.Machines[0].Password.Reveal(); got != passwordA {
-		t.Errorf("LoadFromOS: wrong password")
+	if got := inv.Machines[0].PasswordFrom.Secret.Reveal(); got != passwordA {
+		t.Errorf("Load with the process's environment: wrong password")
 	}
 	// Parse takes the file's name for errors and relative paths, and a nil
 	// env is the process's environment.
 	data := strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{file: secrets/win-b}", 1)
-	inv, err = Parse(path, []byte(data), nil)
+	inv, err = Parse[Inventory](path, []byte(data), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := inv.Machines[0]
-	if m.Password.Reveal() != passwordFileB || m.PasswordFrom.File != f.path("secrets/win-b") {
+	if m.PasswordFrom.Secret.Reveal() != passwordFileB || m.PasswordFrom.File != f.path("secrets/win-b") {
 		t.Errorf("password file not read from beside the inventory: %+v", m.PasswordFrom)
 	}
 	if got := m.PasswordFrom.String(); got != "file "+f.path("secrets/win-b") {
@@ -236,11 +227,11 @@ machines:
 		t.Fatal(err)
 	}
 	for _, m := range inv.Machines {
-		if m.WinRM.Port != 15986 || m.WinRM.CABundlePath != f.path("ca.pem") || m.User != "Administrator" || m.Password.Reveal() != passwordA {
+		if m.WinRM.Port != 15986 || m.WinRM.CABundle.Path != f.path("ca.pem") || m.User != "Administrator" || m.PasswordFrom.Secret.Reveal() != passwordA {
 			t.Errorf("%s: anchors not followed: %+v", m.Name, m)
 		}
 	}
-	if got := []Auth{inv.Machines[0].WinRM.Auth, inv.Machines[1].WinRM.Auth, inv.Machines[2].WinRM.Auth}; !reflect.DeepEqual(got, []Auth{AuthNTLM, AuthNTLM, AuthBasic}) {
+	if got := []string{inv.Machines[0].WinRM.Auth, inv.Machines[1].WinRM.Auth, inv.Machines[2].WinRM.Auth}; !reflect.DeepEqual(got, []string{AuthNTLM, AuthNTLM, AuthBasic}) {
 		t.Errorf("auth = %v: a key written beside a merge key must win", got)
 	}
 }

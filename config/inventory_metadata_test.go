@@ -1,8 +1,6 @@
-package inventory
+package config
 
 import (
-	"errors"
-	"strings"
 	"testing"
 )
 
@@ -36,10 +34,7 @@ machines:
 		t.Errorf("a machine that does not ask has the route: %v, %v", inv, err)
 	}
 	_, err = f.load(machineYAML("  cloudMetadataRoute: azure\n"), nil)
-	var ie *Error
-	if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Field != "cloudMetadataRoute" || !strings.Contains(ie.Problems[0].Fix, "true or false") {
-		t.Errorf("err = %v, want one problem naming cloudMetadataRoute", err)
-	}
+	oneProblem(t, err, "machines[0].cloudMetadataRoute", "true or false")
 }
 
 // prepullImages is off unless asked for, and binaries.images is a source
@@ -58,8 +53,5 @@ func TestPrepullImages(t *testing.T) {
 		t.Errorf("a machine that does not ask pulls images: %v, %v", inv, err)
 	}
 	_, err = f.load(machineYAML("  binaries: {images: ./node-images.tar}\n"), nil)
-	var ie *Error
-	if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Field != "binaries.images" {
-		t.Errorf("err = %v, want one problem naming binaries.images", err)
-	}
+	oneProblem(t, err, "machines[0].binaries[images]")
 }

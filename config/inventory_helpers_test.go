@@ -1,4 +1,4 @@
-package inventory
+package config
 
 import (
 	"crypto/ecdsa"
@@ -7,11 +7,15 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Throwaway passwords: the tests check that none of them is ever printed.
@@ -21,7 +25,7 @@ const (
 	passwordFileB   = "f1le-b0rne-Secret"
 	passwordInline  = "inl1ne-Secret-value"
 	inventoryName   = "inventory.yaml"
-	defaultMachine  = `machine "win-a" (#1)`
+	defaultMachine  = "machines[0]."
 	validMachineYML = `machines:
 - name: win-a
   address: 192.168.56.20
@@ -69,11 +73,36 @@ func (f *fixture) load(inventory string, env map[string]string) (*Inventory, err
 	if env == nil {
 		env = map[string]string{"WIN_A_PASSWORD": passwordA, "WINDOWS_ADMIN_PASSWORD": passwordAdmin}
 	}
-	return Load(f.write(inventoryName, inventory), mapEnv(env))
+	return Load[Inventory](f.write(inventoryName, inventory), mapEnv(env))
+}
+
+// problemsOf returns the problems of err, a *Error, and their lines.
+func problemsOf(t *testing.T, err error) (field.ErrorList, []int) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error is %T, want *Error: %v", err, err)
+	}
+	return e.List, e.Lines
+}
+
+// oneProblem checks that err is a *Error of one problem, at field, whose
+// detail holds every one of want.
+func oneProblem(t *testing.T, err error, field string, want ...string) {
+	t.Helper()
+	list, _ := problemsOf(t, err)
+	if len(list) != 1 || list[0].Field != field {
+		t.Fatalf("want one problem at %s, got:\n%v", field, err)
+	}
+	for _, w := range want {
+		if !strings.Contains(Detail(list[0]), w) {
+			t.Errorf("the problem lacks %q: %v", w, err)
+		}
+	}
 }
 
 // mapEnv is an environment made of a map.
-func mapEnv(env map[string]string) func(string) (string, bool) {
+func mapEnv(env map[string]string) Env {
 	return func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/internal/runid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/infra/windows/inventory"
+	"github.com/winconform/winconform/internal/testing/configtest"
 	"github.com/winconform/winconform/internal/testing/vmstest"
 )
 
@@ -20,9 +21,21 @@ func env(vars map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 }
 
+// other is another provider, whose block takes an inventory.
+type other struct {
+	Inventory string `yaml:"inventory"`
+}
+
+func (*other) Check(*vms.File, *field.Path) field.ErrorList { return nil }
+
 func init() {
-	vms.Register(vms.Registration{Name: "other", Summary: "another provider",
-		Open: func(context.Context, vms.Config) (vms.Provider, error) { return nil, errors.New("not for use") }})
+	vms.Register(config.Provider{Name: "other", Summary: "another provider"},
+		func(context.Context, *vms.File, *other) (vms.Provider, error) { return nil, errors.New("not for use") })
+}
+
+// parse parses a VM file named vms.yaml.
+func parse(src string) (*vms.File, error) {
+	return config.Parse[config.Machines]("vms.yaml", []byte(src), stdEnv)
 }
 
 var stdEnv = env(map[string]string{"WIN_PW": "s3cret-w1n", "FAKE_TOKEN": "t0ken-value"})
@@ -45,31 +58,31 @@ fake:
 `
 
 func TestParseGood(t *testing.T) {
-	f, err := vms.Parse("vms.yaml", []byte(good), stdEnv)
+	f, err := parse(good)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Provider != "fake" || f.Image != "golden-2022" || f.Count != 2 || f.CPUs != 4 || f.MemoryMiB != 8192 || f.NamePrefix != "win" {
 		t.Errorf("decoded %+v", f)
 	}
-	if got := f.Connection.Credentials["token"].Reveal(); got != "t0ken-value" {
+	if got := f.Connection.Credentials["token"].Secret.Reveal(); got != "t0ken-value" {
 		t.Errorf("token = %q", got)
 	}
-	if s, ok := f.Settings.(vmstest.Settings); !ok || s.Label != "nightly" {
-		t.Errorf("settings = %#v, want the fake's block", f.Settings)
+	if s, ok := f.Block.(*vmstest.Settings); !ok || s.Label != "nightly" {
+		t.Errorf("block = %#v, want the fake's", f.Block)
 	}
-	// The inventory made from it is one the inventory package loads, with
-	// the machine block as every machine's defaults.
-	data, err := f.Inventory([]vms.Placed{{Name: "win-r1-1", Address: "10.0.0.5"}, {Name: "win-r1-2", Address: "10.0.0.6"}})
+	// The inventory made from it is one config loads, with the machine
+	// block as every machine's defaults.
+	data, _, err := f.Inventory("machines.yaml", []config.Machine{{Name: "win-r1-1", Address: "10.0.0.5"}, {Name: "win-r1-2", Address: "10.0.0.6"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.Parse("machines.yaml", data, stdEnv)
+	inv, err := config.Parse[config.Inventory]("machines.yaml", data, stdEnv)
 	if err != nil {
 		t.Fatalf("the inventory made does not load: %v\n%s", err, data)
 	}
 	if len(inv.Machines) != 2 || inv.Machines[1].Address != "10.0.0.6" || inv.Machines[0].User != "Administrator" ||
-		inv.Machines[0].Password.Reveal() != "s3cret-w1n" || inv.Machines[1].Labels["topology.kubernetes.io/zone"] != "lab-1" {
+		inv.Machines[0].PasswordFrom.Secret.Reveal() != "s3cret-w1n" || inv.Machines[1].Labels["topology.kubernetes.io/zone"] != "lab-1" {
 		t.Errorf("inventory %+v", inv.Machines)
 	}
 	if strings.Contains(string(data), "s3cret") {
@@ -85,20 +98,20 @@ func TestInventoryPathsAreAbsolute(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := strings.Replace(good, "passwordFrom: {env: WIN_PW}", "passwordFrom: {file: ./pw}", 1)
-	f, err := vms.Parse(filepath.Join(dir, "vms.yaml"), []byte(src), stdEnv)
+	f, err := config.Parse[config.Machines](filepath.Join(dir, "vms.yaml"), []byte(src), stdEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := f.Inventory([]vms.Placed{{Name: "win-r1-1", Address: "10.0.0.5"}})
+	data, _, err := f.Inventory("machines.yaml", []config.Machine{{Name: "win-r1-1", Address: "10.0.0.5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := t.TempDir()
-	inv, err := inventory.Parse(filepath.Join(other, "machines.yaml"), data, stdEnv)
+	inv, err := config.Parse[config.Inventory](filepath.Join(other, "machines.yaml"), data, stdEnv)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	if got := inv.Machines[0].Password.Reveal(); got != "pw-from-file" {
+	if got := inv.Machines[0].PasswordFrom.Secret.Reveal(); got != "pw-from-file" {
 		t.Errorf("password %q", got)
 	}
 }
@@ -114,7 +127,7 @@ func TestParseRefuses(t *testing.T) {
 		{"unknown provider", strings.Replace(good, "provider: fake", "provider: fkae", 1), "provider", `did you mean "fake"`},
 		{"no provider", strings.Replace(good, "provider: fake\n", "", 1), "provider", "is missing"},
 		{"missing image", strings.Replace(good, "image: golden-2022\n", "", 1), "image", "golden image"},
-		{"empty image", strings.Replace(good, "image: golden-2022", "image: ''", 1), "image", "is empty"},
+		{"empty image", strings.Replace(good, "image: golden-2022", "image: ''", 1), "image", "is missing"},
 		{"zero count", strings.Replace(good, "count: 2", "count: 0", 1), "count", "from 1 to"},
 		{"negative count", strings.Replace(good, "count: 2", "count: -3", 1), "count", "-3 is not a number of machines"},
 		{"count too big", strings.Replace(good, "count: 2", "count: 500", 1), "count", "more than"},
@@ -123,13 +136,13 @@ func TestParseRefuses(t *testing.T) {
 		{"zero cpus", strings.Replace(good, "cpus: 4", "cpus: 0", 1), "cpus", "not a number of CPUs"},
 		{"memory without unit", strings.Replace(good, "memory: 8Gi", "memory: 4096", 1), "memory", "4096Mi"},
 		{"memory not a quantity", strings.Replace(good, "memory: 8Gi", "memory: lots", 1), "memory", "not an amount of memory"},
-		{"credential inline", strings.Replace(good, "token: {env: FAKE_TOKEN}", "token: hunter2", 1), "connection.credentials.token", "inline credential is refused"},
-		{"password in connection", strings.Replace(good, "  endpoint: fake://lab\n", "  endpoint: fake://lab\n  password: hunter2\n", 1), "connection.password", "inline credential is refused"},
-		{"password at the top", good + "password: hunter2\n", "password", "inline credential is refused"},
-		{"password in the machine", strings.Replace(good, "  user: Administrator\n", "  user: Administrator\n  password: hunter2\n", 1), "machine.password", "inline credential is refused"},
-		{"password in the block", good + "  clientSecret: hunter2\n", "fake.clientSecret", "inline credential is refused"},
-		{"credential unset", strings.Replace(good, "FAKE_TOKEN", "NOT_SET", 1), "connection.credentials.token.env", "NOT_SET is not set"},
-		{"unknown credential", strings.Replace(good, "token: {env: FAKE_TOKEN}", "tokn: {env: FAKE_TOKEN}", 1), "connection.credentials.tokn", `did you mean "token"`},
+		{"credential inline", strings.Replace(good, "token: {env: FAKE_TOKEN}", "token: hunter2", 1), "connection.credentials[token]", "inline secret is refused"},
+		{"password in connection", strings.Replace(good, "  endpoint: fake://lab\n", "  endpoint: fake://lab\n  password: hunter2\n", 1), "connection.password", "inline secret is refused"},
+		{"password at the top", good + "password: hunter2\n", "password", "inline secret is refused"},
+		{"password in the machine", strings.Replace(good, "  user: Administrator\n", "  user: Administrator\n  password: hunter2\n", 1), "machine.password", "inline secret is refused"},
+		{"password in the block", good + "  clientSecret: hunter2\n", "fake.clientSecret", "inline secret is refused"},
+		{"credential unset", strings.Replace(good, "FAKE_TOKEN", "NOT_SET", 1), "connection.credentials[token].env", "NOT_SET is not set"},
+		{"unknown credential", strings.Replace(good, "token: {env: FAKE_TOKEN}", "tokn: {env: FAKE_TOKEN}", 1), "connection.credentials[tokn]", `did you mean "token"`},
 		{"no endpoint", strings.Replace(good, "  endpoint: fake://lab\n", "", 1), "connection.endpoint", "fake://name"},
 		{"unknown field", good + "cpu: 3\n", "cpu", `did you mean "cpus"`},
 		{"another provider's block", strings.Replace(good, "fake:\n  label: nightly\n", "other:\n  inventory: x.yaml\n", 1), "other", "block of provider other"},
@@ -140,30 +153,13 @@ func TestParseRefuses(t *testing.T) {
 		{"machine's basic over http", strings.Replace(good, "  user: Administrator\n", "  user: Administrator\n  winrm: {auth: basic}\n", 1), "machine.winrm.auth", "basic"},
 		{"bad name prefix", strings.Replace(good, "cpus: 4", "cpus: 4\nnamePrefix: Win_", 1), "namePrefix", "DNS label"},
 		{"not yaml", "provider: [fake", "yaml", "not valid YAML"},
-		{"empty file", "", "provider", "empty"},
+		{"empty file", "", "provider", "is missing"},
 		{"fake block not a mapping", strings.Replace(good, "fake:\n  label: nightly\n", "fake: nightly\n", 1), "fake", "not a mapping"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := vms.Parse("vms.yaml", []byte(tc.src), stdEnv)
-			var e *vms.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Parse = %v, want a *vms.Error", err)
-			}
-			for _, p := range e.Problems {
-				if p.Field == tc.field && strings.Contains(p.Message+"; "+p.Fix, tc.want) {
-					if p.Fix == "" {
-						t.Errorf("problem %q has no fix", p)
-					}
-					for _, secret := range []string{"hunter2", "s3cret-w1n", "t0ken-value"} {
-						if strings.Contains(err.Error(), secret) {
-							t.Errorf("the error shows a secret: %v", err)
-						}
-					}
-					return
-				}
-			}
-			t.Errorf("no problem of %s saying %q in:\n%v", tc.field, tc.want, err)
+			_, err := parse(tc.src)
+			configtest.Refused(t, err, tc.field, tc.want, "hunter2", "s3cret-w1n", "t0ken-value")
 		})
 	}
 }
@@ -171,7 +167,7 @@ func TestParseRefuses(t *testing.T) {
 // A provider that does not answer is refused at Open, naming
 // connection.endpoint, before any machine is made.
 func TestOpenUnreachable(t *testing.T) {
-	f, err := vms.Parse("vms.yaml", []byte(good), stdEnv)
+	f, err := parse(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,17 +186,4 @@ func TestOpenUnreachable(t *testing.T) {
 
 func TestFakeConforms(t *testing.T) {
 	vmstest.Conformance(t, vmstest.New(), vms.Spec{Image: "golden"})
-}
-
-func TestCheckRunID(t *testing.T) {
-	for _, id := range []string{"a", "nightly-42", "0123456789abcdefghij"} {
-		if err := runid.Check(id); err != nil {
-			t.Errorf("runid.Check(%q) = %v", id, err)
-		}
-	}
-	for _, id := range []string{"", "-a", "A", "a_b", "0123456789abcdefghijk", "a-"} {
-		if err := runid.Check(id); err == nil {
-			t.Errorf("runid.Check(%q) = nil", id)
-		}
-	}
 }

@@ -1,8 +1,6 @@
-package inventory
+package config
 
 import (
-	"errors"
-	"strings"
 	"testing"
 )
 
@@ -44,9 +42,6 @@ machines:
 		{"  underlay: {shape: routed, gateway: 10.0.0.1}\n", "underlay.gateway", ""},
 	} {
 		_, err := f.load(machineYAML(c.yaml), nil)
-		var ie *Error
-		if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Field != c.field || !strings.Contains(ie.Problems[0].Fix+ie.Problems[0].Message, c.fix) {
-			t.Errorf("%q: err = %v, want one problem naming %s", c.yaml, err, c.field)
-		}
+		oneProblem(t, err, "machines[0]."+c.field, c.fix)
 	}
 }
