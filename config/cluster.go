@@ -147,6 +147,13 @@ func (c *Cluster) check(l *loader) {
 			c.CNI.Port = 0
 		}
 	}
+	// host-gw routes pods' packets as they are: a VNI or a VXLAN port
+	// written beside it would be silently ignored.
+	for _, key := range []string{"vni", "port"} {
+		if p := field.NewPath("cni", key); c.CNI.Backend == HostGW && l.written(p) {
+			l.add(p, 0, "is vxlan's, and cni.backend is host-gw, which has none", "remove cni."+key+", or use cni.backend: vxlan")
+		}
+	}
 	c.setDefaults()
 	l.addAll(c.Validate())
 }
@@ -215,10 +222,19 @@ func (c *Cluster) Validate() field.ErrorList {
 		bad(fmt.Sprintf("%d with cni.backend %s: remote nodes reach the kind nodes through a router (the kind host), and flannel's %s needs every node on one L2 network", c.RemoteNodes, c.CNI.Backend, c.CNI.Backend),
 			"use cni.backend: vxlan", "remoteNodes")
 	}
+	var nets []*net.IPNet
 	for _, f := range []struct{ key, cidr string }{{"podSubnet", c.Networking.PodSubnet}, {"serviceSubnet", c.Networking.ServiceSubnet}} {
-		if _, _, err := net.ParseCIDR(f.cidr); err != nil {
+		if _, n, err := net.ParseCIDR(f.cidr); err != nil {
 			bad(Quote(f.cidr)+" is not a CIDR", "write one such as 10.244.0.0/16", "networking", f.key)
+		} else {
+			nets = append(nets, n)
 		}
+	}
+	// A pod address inside the Service range (or the other way) is routed
+	// to kube-proxy's rules, not to the pod.
+	if len(nets) == 2 && (nets[0].Contains(nets[1].IP) || nets[1].Contains(nets[0].IP)) {
+		bad(fmt.Sprintf("%s overlaps networking.serviceSubnet %s", c.Networking.PodSubnet, c.Networking.ServiceSubnet),
+			"give pods and Services ranges apart, such as 10.244.0.0/16 and 10.96.0.0/12", "networking", "podSubnet")
 	}
 	if a := c.Networking.APIServerAddress; a != "" && net.ParseIP(a) == nil {
 		bad(Quote(a)+" is not an IP address", "write an address of this host the machines reach, or 0.0.0.0", "networking", "apiServerAddress")

@@ -148,6 +148,12 @@ func TestParseConfigValidation(t *testing.T) {
 		{"vni", set("backend: vxlan", "backend: vxlan\n  vni: 16777216"), "cni.vni: "},
 		{"port", set("backend: vxlan", "backend: vxlan\n  port: 70000"), "cni.port: "},
 		{"host-gw", set("backend: vxlan", "backend: host-gw"), ""},
+		// Silently accepted before (issue 31 item 6): a VNI or a VXLAN
+		// port beside host-gw, a pod range inside the Service range.
+		{"vni with host-gw", set("backend: vxlan", "backend: host-gw\n  vni: 4096"), "cni.vni: is vxlan's, and cni.backend is host-gw"},
+		{"port with host-gw", set("backend: vxlan", "backend: host-gw\n  port: 4789"), "cni.port: is vxlan's"},
+		{"pod subnet inside the service subnet", set("10.244.0.0/16", "10.96.8.0/24"), "networking.podSubnet: 10.96.8.0/24 overlaps networking.serviceSubnet 10.96.0.0/12"},
+		{"service subnet inside the pod subnet", set("10.96.0.0/12", "10.244.16.0/20"), "networking.podSubnet: 10.244.0.0/16 overlaps"},
 		{"remote nodes", base + "remoteNodes: 1\n", ""},
 		{"remote nodes 5", base + "remoteNodes: 5\n", "remoteNodes: 5 is out of range; use 0 to 4"},
 		{"remote nodes -1", base + "remoteNodes: -1\n", "remoteNodes: "},
