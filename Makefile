@@ -163,7 +163,7 @@ ifeq ($(VMS),)
 	$(WINCONFORM) e2e $(CONFIG_FLAG) $(VERSION_FLAG) $(INVENTORY_FLAG) $(SELECT) $(RUN_FLAGS) --report-dir '$(REPORT_DIR)' $(if $(EXISTING),--kubeconfig '$(EXISTING)') $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 else
 	@test -z "$(INVENTORY)$(EXISTING)" || { echo "make e2e VMS=... makes its own machines and cluster: drop INVENTORY and EXISTING"; exit 2; }
-	$(WINCONFORM) e2e --check $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
+	$(WINCONFORM) e2e --check --vms '$(VMS)' $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(RUN_FLAGS) --run-id '$(VMS_RUN_ID)' $(if $(SUITE_FLAGS),-- $(SUITE_FLAGS))
 	$(WINCONFORM) gate --check --policy '$(POLICY)'
 	inv=$$($(WINCONFORM) vms up --vms '$(VMS)' --run-id '$(VMS_RUN_ID)' --dir '$(VMS_DIR)') || exit $$?; \
 	trap '$(WINCONFORM) vms down --state $(VMS_DIR)' EXIT; \

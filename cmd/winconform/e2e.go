@@ -363,6 +363,7 @@ func e2eCmd() *cobra.Command {
 		remove     bool
 		checkOnly  bool
 		dryRun     bool
+		vmsFile    string
 	)
 	cmd := &cobra.Command{
 		Use:   "e2e [SUITE] [-- suite binary flags]",
@@ -405,6 +406,14 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			if err != nil {
 				return err
 			}
+			// The machines `make e2e VMS=` will make: their block is
+			// checked against this cluster now, before the first VM.
+			if vmsFile != "" && kubeconfig == "" {
+				w := windowsFlags{vms: vmsFile}
+				if err := w.checkInputs(&cf); err != nil {
+					return usage(err)
+				}
+			}
 			if dryRun {
 				reports.WriteList(cmd.OutOrStdout(), reports.Specs(rf.selected))
 				return nil
@@ -446,6 +455,7 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 	registerTarget(cmd, &kubeconfig, "the cluster to test, as it is (no local cluster is made)")
 	cmd.Flags().BoolVar(&remove, "delete-cluster", false, "delete the local cluster afterwards (also when the run fails or is interrupted)")
 	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check the selection, the suite flags and the files, and say how many specs would run: no cluster work")
+	cmd.Flags().StringVar(&vmsFile, "vms", "", "a VM file whose machines this run joins (make e2e VMS=): their machine block is checked against the cluster (versions, apiServerAddress, root for the underlay) before any work")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the specs the selection runs, as list does, and stop: no cluster work")
 	return cmd
 }

@@ -61,8 +61,9 @@ func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) 
 
 func vmsUpCmd() *cobra.Command {
 	var (
-		file string
-		o    lifecycle.Options
+		file      string
+		o         lifecycle.Options
+		checkOnly bool
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -87,6 +88,14 @@ ones), and a machine left behind fails the run.`,
 			}
 			if err := runid.Check(o.RunID); err != nil {
 				return usage(fmt.Errorf("--run-id: %w", err))
+			}
+			if checkOnly {
+				f, err := config.Load[config.Machines](file, nil)
+				if err != nil {
+					return usage(err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "VM file %s can be used: provider %s, %d machine(s) (--check: the provider was not contacted)\n", file, f.Provider, f.Count)
+				return nil
 			}
 			f, p, err := openVMs(cmd.Context(), file)
 			if err != nil {
@@ -114,6 +123,7 @@ ones), and a machine left behind fails the run.`,
 	cmd.Flags().DurationVar(&o.ReadyTimeout, "ready-timeout", lifecycle.DefaultReadyTimeout, "how long each machine may take from its creation to the last rung")
 	cmd.Flags().DurationVar(&o.Settle, "settle", lifecycle.DefaultSettle, "how long a machine's address must stay the same")
 	cmd.Flags().IntVar(&o.Parallel, "parallel", lifecycle.DefaultParallel, "machines created at once")
+	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check the VM file (its fields, values and references), without contacting the provider")
 	cmd.Flags().BoolVar(&o.KeepOnFailure, "keep-on-failure", false, "keep the machines that fail, for debugging (delete them with vms down --run-id)")
 	_ = cmd.MarkFlagRequired("vms")
 	return cmd

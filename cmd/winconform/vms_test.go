@@ -145,3 +145,20 @@ func TestVMsUpListDown(t *testing.T) {
 		t.Error("the run's state file is still in place after down")
 	}
 }
+
+// vms up --check checks the VM file alone: a provider that cannot be
+// reached is not contacted, a file of bad values is refused (issue 31
+// item 3).
+func TestVMsUpCheckContactsNoProvider(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("WINCONFORM_TEST_PASSWORD", "pw")
+	path := filepath.Join(dir, "vms.yaml")
+	write(t, path, "provider: fake\nconnection: {endpoint: fake://nowhere}\nimage: golden\ncount: 1\nmachine: {user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}}\n")
+	if _, errOut, err := runVMs(t, "up", "--check", "--vms", path); err != nil || !strings.Contains(errOut, "can be used") {
+		t.Errorf("--check of a good file whose provider is unreachable: %v %s", err, errOut)
+	}
+	write(t, path, "provider: fake\nconnection: {endpoint: fake://nowhere}\nimage: golden\ncount: 0\n")
+	if _, _, err := runVMs(t, "up", "--check", "--vms", path); err == nil || !strings.Contains(err.Error(), "count: 0") {
+		t.Errorf("--check of a bad file: %v", err)
+	}
+}

@@ -11,13 +11,17 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/kind"
+	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows"
 )
 
 // windowsFlags are the flags of the commands that work on the inventory's
 // Windows machines.
 type windowsFlags struct {
-	inventory   string
+	inventory string
+	// vms is a VM file whose machines are to be made and joined: its
+	// machine block is checked as an inventory's machines are.
+	vms         string
 	machine     string
 	artifacts   string
 	collectLogs bool
@@ -63,11 +67,23 @@ func (w *windowsFlags) precheck(cf *clusterFlags) error {
 }
 
 func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
-	if w.inventory == "" && !w.check {
+	if w.inventory == "" && w.vms == "" && !w.check {
 		return nil
 	}
 	var machines []config.Machine
-	if w.inventory != "" {
+	source := w.inventory
+	switch {
+	case w.vms != "":
+		// The machines to be made: each is the VM file's machine block,
+		// under its name prefix; checked before the first is made.
+		f, err := config.Load[config.Machines](w.vms, nil)
+		if err != nil {
+			return err
+		}
+		m := f.Machine
+		m.Name = f.NamePrefix + "-<run>-1"
+		machines, source = []config.Machine{m}, w.vms+" (its machine block)"
+	case w.inventory != "":
 		var err error
 		if machines, err = w.machines(); err != nil {
 			return err
@@ -84,9 +100,15 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	// refused here, before the cluster is made or readied (the join checks
 	// them again against the API server's own version).
 	if err := windows.CheckVersions(machines, cfg.KubernetesVersion); err != nil {
-		return fmt.Errorf("%s: %w", w.inventory, err)
+		return fmt.Errorf("%s: %w", source, err)
 	}
 	// The routed underlay changes this host: refused without root, up front.
+	if w.vms != "" {
+		if shape := machines[0].Underlay.Shape; shape == "" || shape == string(underlay.Routed) {
+			return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay", w.vms))
+		}
+		return nil
+	}
 	return w.precheckUnderlay(context.Background())
 }
 

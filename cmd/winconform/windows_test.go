@@ -49,3 +49,34 @@ func write(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// The machines `make e2e VMS=` will make are checked before the first VM
+// (issue 31 item 3): e2e --check --vms FILE holds the VM file's machine
+// block to the cluster's line and apiServerAddress, as up --inventory holds
+// an inventory's machines; before, the block's versions and the address
+// were checked only once the VMs existed.
+func TestE2ECheckHoldsTheVMFilesMachinesToTheCluster(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("WINCONFORM_TEST_PASSWORD", "not-used")
+	cluster := filepath.Join(dir, "hybrid.yaml")
+	write(t, cluster, "name: hybrid\nkubernetesVersion: v1.35.4\nnetworking:\n  apiServerAddress: 192.0.2.10\n")
+	vmFile := filepath.Join(dir, "vms.yaml")
+	block := "provider: libvirt\nimage: /var/lib/libvirt/images/golden.qcow2\ncount: 1\nmachine:\n  user: Administrator\n  passwordFrom: {env: WINCONFORM_TEST_PASSWORD}\n  underlay: {shape: none}\n"
+	write(t, vmFile, block+"  kubeletVersion: v1.37.2\n")
+	bin, _ := fakeSuiteBinary(t, 2)
+	code, _, stderr := runCLI(t, "e2e", "--check", "--suite-binary", bin, "--config", cluster, "--vms", vmFile)
+	if code != exitUsage || !strings.Contains(stderr, vmFile) || !strings.Contains(stderr, "v1.37.2") {
+		t.Errorf("a 1.37 kubelet in the VM file's block for a 1.35 cluster: exit %d, %s", code, stderr)
+	}
+	noAddress := filepath.Join(dir, "plain.yaml")
+	write(t, noAddress, "name: plain\nkubernetesVersion: v1.35.4\n")
+	write(t, vmFile, block)
+	code, _, stderr = runCLI(t, "e2e", "--check", "--suite-binary", bin, "--config", noAddress, "--vms", vmFile)
+	if code != exitUsage || !strings.Contains(stderr, "cannot take Windows machines") {
+		t.Errorf("a cluster without apiServerAddress: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "e2e", "--check", "--suite-binary", bin, "--config", cluster, "--vms", vmFile)
+	if code != 0 {
+		t.Errorf("a good VM file for a 1.35 cluster: exit %d, %s", code, stderr)
+	}
+}
