@@ -185,32 +185,27 @@ func credential(c config.Connection, s Settings, opts azcore.ClientOptions) (azc
 	return cred, nil
 }
 
+// clients makes the provider's clients, through each module's client
+// factory (the SDK's one way to make a module's clients).
 func (p *provider) clients() error {
 	sub, cred, o := p.s.Subscription, p.cred, p.opts
-	var errs []error
-	add := func(err error) { errs = append(errs, err) }
-	var err error
-	p.groups, err = armresources.NewResourceGroupsClient(sub, cred, o)
-	add(err)
-	p.vms, err = armcompute.NewVirtualMachinesClient(sub, cred, o)
-	add(err)
-	p.disks, err = armcompute.NewDisksClient(sub, cred, o)
-	add(err)
-	p.sizes, err = armcompute.NewVirtualMachineSizesClient(sub, cred, o)
-	add(err)
-	p.images, err = armcompute.NewVirtualMachineImagesClient(sub, cred, o)
-	add(err)
-	p.nics, err = armnetwork.NewInterfacesClient(sub, cred, o)
-	add(err)
-	p.pips, err = armnetwork.NewPublicIPAddressesClient(sub, cred, o)
-	add(err)
-	p.nsgs, err = armnetwork.NewSecurityGroupsClient(sub, cred, o)
-	add(err)
-	p.vnets, err = armnetwork.NewVirtualNetworksClient(sub, cred, o)
-	add(err)
-	p.subnets, err = armnetwork.NewSubnetsClient(sub, cred, o)
-	add(err)
-	return errors.Join(errs...)
+	resources, err := armresources.NewClientFactory(sub, cred, o)
+	if err != nil {
+		return err
+	}
+	compute, err := armcompute.NewClientFactory(sub, cred, o)
+	if err != nil {
+		return err
+	}
+	network, err := armnetwork.NewClientFactory(sub, cred, o)
+	if err != nil {
+		return err
+	}
+	p.groups = resources.NewResourceGroupsClient()
+	p.vms, p.disks, p.sizes, p.images = compute.NewVirtualMachinesClient(), compute.NewDisksClient(), compute.NewVirtualMachineSizesClient(), compute.NewVirtualMachineImagesClient()
+	p.nics, p.pips, p.nsgs = network.NewInterfacesClient(), network.NewPublicIPAddressesClient(), network.NewSecurityGroupsClient()
+	p.vnets, p.subnets = network.NewVirtualNetworksClient(), network.NewSubnetsClient()
+	return nil
 }
 
 // checkSize lists the sizes offered in the location: the first request to
