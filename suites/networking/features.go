@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"time"
 
+	e2eservice "k8s.io/kubernetes/test/e2e/framework/service"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -128,8 +130,14 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		}
 		framework.ExpectNoError(err)
 		framework.Logf("the LoadBalancer Service %s/%s got the external address %s from %s", svc.Namespace, svc.Name, ingress, lb)
-		r := probeFromOutside(ctx, "http://"+net.JoinHostPort(ingress, "80")+"/json")
-		gomega.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
+		// The address answers once the load balancer announces it (MetalLB's
+		// L2 mode: ARP from the speaker of the node it elects); upstream's
+		// service specs give that e2eservice.LoadBalancerLagTimeoutDefault.
+		var r probeclient.Result
+		gomega.Eventually(ctx, func(g gomega.Gomega) {
+			r = probeFromOutside(ctx, "http://"+net.JoinHostPort(ingress, "80")+"/json")
+			g.Expect(r.OK).To(gomega.BeTrue(), "%s", r.Describe())
+		}).WithTimeout(e2eservice.LoadBalancerLagTimeoutDefault).WithPolling(2 * time.Second).Should(gomega.Succeed())
 		gomega.Expect(r.Detail.PodIP).To(gomega.Equal(pod.Status.PodIP))
 		framework.Logf("from this machine, %s was answered by pod %s (%s)", r.Describe(), pod.Name, r.Detail.PodIP)
 	},
