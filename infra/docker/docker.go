@@ -29,7 +29,9 @@ func New() (*Client, error) {
 	if err != nil {
 		return nil, errors.New("docker CLI not found on PATH: install Docker (on Debian: apt-get install -y docker.io)")
 	}
-	return &Client{Bin: bin}, nil
+	// With a shim active in this process, the docker on PATH is the shim;
+	// a client runs the real CLI and lets a shim route it when it must.
+	return &Client{Bin: realDocker(bin)}, nil
 }
 
 // RunError is a failed docker command, with what it printed.

@@ -139,7 +139,7 @@ func (c *Client) activate(dir, self string, vars map[string]string) (restore fun
 		v, set := os.LookupEnv(k)
 		before[k] = saved{v, set}
 	}
-	os.Setenv(envRealDocker, c.Bin)
+	os.Setenv(envRealDocker, realDocker(c.Bin))
 	for k, v := range vars {
 		if v == "" {
 			os.Unsetenv(k)
@@ -159,6 +159,17 @@ func (c *Client) activate(dir, self string, vars map[string]string) (restore fun
 	}, nil
 }
 
+// realDocker is the docker CLI a shim made now runs: bin, unless a shim is
+// active in this process already, whose own real docker it is (bin, found
+// on PATH, may then be that shim, and a shim that ran itself would exec
+// itself forever).
+func realDocker(bin string) string {
+	if real := os.Getenv(envRealDocker); real != "" {
+		return real
+	}
+	return bin
+}
+
 // IsShim reports whether the running binary was invoked as the docker shim.
 func IsShim(argv0 string) bool {
 	return filepath.Base(argv0) == ShimName && os.Getenv(envRealDocker) != ""
@@ -172,6 +183,10 @@ func ShimMain(args []string) int {
 	if s := os.Getenv(envCapDrop); s != "" {
 		capDrop = strings.Split(s, ",")
 	}
+	if self, err := os.Executable(); err == nil && sameFile(real, self) {
+		fmt.Fprintf(os.Stderr, "winconform docker shim: its docker CLI %s is the shim itself: refusing to run itself\n", real)
+		return 125
+	}
 	c := &Client{Bin: real}
 	newArgs := RewriteExec(args)
 	if os.Getenv(envExecOnly) == "" {
@@ -184,6 +199,13 @@ func ShimMain(args []string) int {
 	err := syscall.Exec(real, append([]string{"docker"}, newArgs...), os.Environ())
 	fmt.Fprintln(os.Stderr, "winconform docker shim: exec", real+":", err)
 	return 125
+}
+
+// sameFile says whether paths a and b are one file, links followed.
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // entrypoint returns image's entrypoint followed by its command.

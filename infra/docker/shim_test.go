@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // kindRun is a `docker run` line as kind writes it for a node: --privileged
@@ -686,5 +687,59 @@ func TestActivateExec(t *testing.T) {
 	restore()
 	if v, ok := os.LookupEnv(envExecOnly); ok || os.Getenv("PATH") != "/usr/bin:/bin" {
 		t.Errorf("after restore: %s=%q (set %v), PATH %q", envExecOnly, v, ok, os.Getenv("PATH"))
+	}
+}
+
+// The shim never runs itself. A shim left active in a process (kind's
+// underlay sides route the rest of the process through it) made the docker
+// on PATH the shim; a client made then took it for the real CLI, and a
+// second shim (the exec-only one, for node logs) exec'd itself forever at
+// 100% CPU (seen in CI: `docker ps -a` spinning for minutes). Now a client
+// and a shim made under an active shim both run the real docker, and a
+// shim told to run itself refuses.
+func TestShimNeverRunsItself(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, dir := fakeRealDocker(t)
+	t.Setenv(envRealDocker, "")
+	t.Setenv(envCapDrop, "")
+	t.Setenv(envExecOnly, "")
+	os.Unsetenv(envRealDocker)
+	os.Unsetenv(envExecOnly)
+	t.Setenv("PATH", filepath.Dir(real)+":/usr/bin:/bin")
+	first, err := (&Client{Bin: real}).Activate(Quirks{NoPrivileged: true, CapDrop: []string{"SYS_RESOURCE"}}, filepath.Join(t.TempDir(), "shim"), self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first()
+	c, err := New() // the docker on PATH is the first shim now
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Bin != real {
+		t.Errorf("a client made under an active shim runs %s, want the real docker %s", c.Bin, real)
+	}
+	second, err := c.ActivateExec(filepath.Join(t.TempDir(), "shim2"), self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second()
+	if got := os.Getenv(envRealDocker); got != real {
+		t.Errorf("the second shim runs %s, want %s", got, real)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := (&Client{Bin: "docker"}).Output(ctx, nil, "ps", "-a"); err != nil {
+		t.Fatalf("docker through the second shim: %v", err)
+	}
+	if got := readLines(t, filepath.Join(dir, "args")); got != joinLines([]string{"ps", "-a"}) {
+		t.Errorf("real docker received %q", got)
+	}
+	// A shim whose real docker is itself refuses, at once.
+	t.Setenv(envRealDocker, self)
+	if code := ShimMain([]string{"ps"}); code != 125 {
+		t.Errorf("a shim whose docker is itself: exit %d, want 125", code)
 	}
 }
