@@ -47,9 +47,3 @@ var documentsByKey = func() map[string]Document {
 	}
 	return m
 }()
-
-// Doc returns the document with key.
-func Doc(key string) (Document, bool) {
-	d, ok := documentsByKey[key]
-	return d, ok
-}

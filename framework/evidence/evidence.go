@@ -65,21 +65,6 @@ func Partial(level claims.Level, why string) {
 	add(Record{Level: level, Partial: why})
 }
 
-// OnBuild records that the current spec's result comes from level, a level
-// on real Windows (windows-node, windows-machine, domain), obtained on a
-// node or machine of Windows build build (its node.kubernetes.io/windows-build
-// label, or the machine's reported build as major.minor.build): one record
-// per build when the spec used nodes of several.
-func OnBuild(level claims.Level, build, detail string) {
-	add(Record{Level: level, Detail: detail, Build: build})
-}
-
-// PartialOnBuild is Partial for a spec that saw part of its claim on a
-// Windows node or machine of build build.
-func PartialOnBuild(level claims.Level, build, why string) {
-	add(Record{Level: level, Partial: why, Build: build})
-}
-
 func add(r Record) {
 	if err := r.Check(); err != nil {
 		panic("evidence: " + err.Error())

@@ -77,20 +77,8 @@ func Areas() []string {
 	return out
 }
 
-// Claim labels a spec with the claims it exercises.
-func Claim(ids ...string) ginkgo.Labels {
-	l := make([]string, len(ids))
-	for i, id := range ids {
-		l[i] = ClaimPrefix + id
-	}
-	return ginkgo.Label(l...)
-}
-
 // OS labels a spec with the OS it runs on.
 func OS(os string) ginkgo.Labels { return ginkgo.Label(OSPrefix + os) }
-
-// Needs labels a spec with something it needs beyond a cluster.
-func Needs(what string) ginkgo.Labels { return ginkgo.Label(NeedsPrefix + what) }
 
 // For labels a spec (or a table entry) that exercises claim id on nodes of
 // os: the claim, the OS, what the claim needs there, and the twin label when

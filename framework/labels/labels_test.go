@@ -53,12 +53,8 @@ func TestLabelMakers(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"Claim two", Claim("NET-01", "LIM-07"), []string{"claim:NET-01", "claim:LIM-07"}},
-		{"Claim one", Claim("WEB-02"), []string{"claim:WEB-02"}},
-		{"Claim none", Claim(), []string{}},
 		{"OS windows", OS(Windows), []string{"os:windows"}},
 		{"OS linux", OS(Linux), []string{"os:linux"}},
-		{"Needs", Needs("windows-node"), []string{"needs:windows-node"}},
 	}
 	for _, c := range cases {
 		got := c.got

@@ -185,14 +185,6 @@ func (w *stateWriter) machine(name string, change func(m *StateMachine)) error {
 	})
 }
 
-func (w *stateWriter) snapshot() State {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := w.state
-	s.Machines = append([]StateMachine(nil), s.Machines...)
-	return s
-}
-
 // LoadState reads a run's state file: path is the file, or the run's
 // directory.
 func LoadState(path string) (*State, string, error) {
