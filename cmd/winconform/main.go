@@ -65,6 +65,13 @@ func exitStatus(ctx context.Context, name string, err error, stderr io.Writer) i
 	if err == nil {
 		return 0
 	}
+	// Every command's own error comes as a ranError; any other is cobra's
+	// refusal of the command line before the command ran (a required flag
+	// missing, an unknown command).
+	r, ran := err.(ranError)
+	if ran {
+		err = r.error
+	}
 	if exit, ok := err.(exitCode); ok {
 		return int(exit) // only a status: the run said why
 	}
@@ -77,9 +84,7 @@ func exitStatus(ctx context.Context, name string, err error, stderr io.Writer) i
 	switch {
 	case errors.As(err, &exit):
 		return int(exit)
-	case !errors.As(err, new(ranError)):
-		// Cobra refused the command line before the command ran (a
-		// required flag missing, an unknown command).
+	case !ran:
 		return exitUsage
 	}
 	return exitFailed

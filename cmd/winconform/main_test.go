@@ -316,6 +316,15 @@ func TestCommandLineRefusalsExitTwo(t *testing.T) {
 	}
 }
 
+// A run that failed and said so (a blocked gate, a failed suite) exits with
+// its status alone: no "exit status N" line after its own.
+func TestAReportedFailureAddsNoLine(t *testing.T) {
+	code, _, stderr := runCLI(t, "gate", "--report", defaultRun(t), "--policy", "../../policies/windows-node-build.yaml")
+	if code != exitBlocked || strings.Contains(stderr, "exit status") {
+		t.Errorf("a blocked gate: exit %d, stderr %q", code, stderr)
+	}
+}
+
 // list prints the selection (--suite, --claim, --labels), as e2e runs it,
 // and refuses one of no spec as e2e does: exit 2, with the label no spec
 // has and the nearest that one has; no raw Ginkgo output (issue 31: list
