@@ -174,8 +174,9 @@ func runProperties(s Summary) [][2]string {
 	}
 	// The run's own properties come after, and never in place of, the
 	// harness's (a dashboard reading shown keeps reading the harness's).
+	harness := slices.Clone(props)
 	for _, p := range s.Properties {
-		if !slices.ContainsFunc(props[:8], func(h [2]string) bool { return h[0] == p[0] }) {
+		if !slices.ContainsFunc(harness, func(h [2]string) bool { return h[0] == p[0] }) {
 			props = append(props, p)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/config"
@@ -644,23 +645,32 @@ func checkProcs(ctx context.Context, cs kubernetes.Interface, value string) (int
 }
 
 func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// restConfig is the client configuration of kubeconfig's cluster, each
+// request bounded by 30 seconds.
+func restConfig(kubeconfig string) (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
 	cfg.Timeout = 30 * time.Second
-	return kubernetes.NewForConfig(cfg)
+	return cfg, nil
 }
 
 // reachCluster asks the cluster of kubeconfig for its version before
 // anything of the run: a server that does not answer, or is not an API
 // server, ends the run in one line naming it.
 func reachCluster(ctx context.Context, kubeconfig string) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := restConfig(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, err
 	}
-	cfg.Timeout = 30 * time.Second
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err == nil {
 		_, err = cs.Discovery().ServerVersion()

@@ -68,13 +68,9 @@ func windowsConn(m config.Machine) (*remote.WinRM, error) {
 // address it routes through (underlay.via, else this host's source address
 // toward it, from the kernel's route to it).
 func underlayMachine(ctx context.Context, m config.Machine) (underlay.Machine, error) {
-	shape := underlay.Routed
-	if m.Underlay.Shape != "" {
-		s, err := underlay.ParseShape(m.Underlay.Shape)
-		if err != nil {
-			return underlay.Machine{}, fmt.Errorf("underlay.shape: %w", err)
-		}
-		shape = s
+	shape, err := machineShape(m)
+	if err != nil {
+		return underlay.Machine{}, err
 	}
 	host := m.NodeIP
 	if host == "" {
@@ -160,6 +156,19 @@ func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machin
 		out = append(out, um)
 	}
 	return out, errors.Join(errs...)
+}
+
+// machineShape is how machine m reaches the kind network: its
+// underlay.shape, routed when it sets none.
+func machineShape(m config.Machine) (underlay.Shape, error) {
+	if m.Underlay.Shape == "" {
+		return underlay.Routed, nil
+	}
+	s, err := underlay.ParseShape(m.Underlay.Shape)
+	if err != nil {
+		return "", fmt.Errorf("underlay.shape: %w", err)
+	}
+	return s, nil
 }
 
 // precheckUnderlay refuses, before any cluster work, an inventory whose

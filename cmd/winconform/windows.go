@@ -104,10 +104,10 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	}
 	// The routed underlay changes this host: refused without root, up front.
 	if w.vms != "" {
-		if shape := machines[0].Underlay.Shape; shape == "" || shape == string(underlay.Routed) {
-			return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay", w.vms))
+		if shape, err := machineShape(machines[0]); err != nil || shape != underlay.Routed {
+			return err
 		}
-		return nil
+		return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay", w.vms))
 	}
 	return w.precheckUnderlay(context.Background())
 }

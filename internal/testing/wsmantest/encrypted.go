@@ -13,10 +13,3 @@ const (
 	EncryptedContentType = framing.ContentType
 	soapContentType      = framing.SOAPType
 )
-
-func shorten(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
