@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -76,4 +77,79 @@ func TestKubeadmTakesTheJoinFiles(t *testing.T) {
 	}
 	t.Logf("from source: %s", strings.Join(res.FromSource, "; "))
 	t.Logf("config.yaml:\n%s", res.KubeletConfig)
+}
+
+// kubeletArgs are the kubelet's flags as the join gives them on a machine:
+// the harness's, the node's name and address, and the flags kubeadm wrote
+// into kubeadm-flags.env (lib.ps1's Get-KubeletCommandLine puts kubeadm's
+// in place of the same flag, the others at the end).
+func kubeletArgs(j nodeconfig.Join, kubeadmFlags []string) []string {
+	args := append(nodeconfig.KubeletFlags(), "--hostname-override="+j.NodeName)
+	if j.NodeIP != "" {
+		args = append(args, "--node-ip="+j.NodeIP)
+	}
+	for _, f := range kubeadmFlags {
+		name, _, _ := strings.Cut(f, "=")
+		i := slices.IndexFunc(args, func(a string) bool { return a == name || strings.HasPrefix(a, name+"=") })
+		if i >= 0 {
+			args[i] = f
+		} else {
+			args = append(args, f)
+		}
+	}
+	return args
+}
+
+// The kubelet takes its command line and the config.yaml kubeadm writes
+// from the cluster's (kind's) KubeletConfiguration and the join's patch:
+// image garbage collection and eviction at the kubelet's own defaults, not
+// kind's Linux settings, no cgroups.
+func TestTheKubeletTakesItsCommandLineAndConfiguration(t *testing.T) {
+	j := sampleJoin(t)
+	files, err := j.JoinFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined, err := upstream.CheckJoin(files, []byte(kindKubelet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := upstream.CheckKubelet(kubeletArgs(j, joined.KubeadmFlags), joined.KubeletConfig)
+	if err != nil {
+		t.Fatalf("the kubelet refused: %v", err)
+	}
+	kc := res.Config
+	if kc.ImageGCHighThresholdPercent != 85 || kc.ImageGCLowThresholdPercent != 80 {
+		t.Errorf("image garbage collection from %d%% to %d%%, want the kubelet's defaults 85%% to 80%%", kc.ImageGCHighThresholdPercent, kc.ImageGCLowThresholdPercent)
+	}
+	if kc.EvictionHard != nil {
+		t.Errorf("evictionHard %v: want it unset, so that the Windows kubelet takes its own thresholds (cmd/kubelet/app/server.go)", kc.EvictionHard)
+	}
+	if kc.CgroupRoot != "" || kc.CgroupsPerQOS || !slices.Equal(kc.EnforceNodeAllocatable, []string{"none"}) || kc.ResolverConfig != "" {
+		t.Errorf("cgroupRoot %q, cgroupsPerQOS %v, enforceNodeAllocatable %v, resolvConf %q", kc.CgroupRoot, kc.CgroupsPerQOS, kc.EnforceNodeAllocatable, kc.ResolverConfig)
+	}
+	if kc.ContainerRuntimeEndpoint != nodeconfig.CRISocket {
+		t.Errorf("containerRuntimeEndpoint %q, want %q", kc.ContainerRuntimeEndpoint, nodeconfig.CRISocket)
+	}
+	if !res.Flags.WindowsService && runtime.GOOS == "windows" {
+		t.Error("the kubelet does not run as a Windows service")
+	}
+	if res.Flags.HostnameOverride != j.NodeName || res.Flags.NodeIP != j.NodeIP {
+		t.Errorf("hostname-override %q, node-ip %q", res.Flags.HostnameOverride, res.Flags.NodeIP)
+	}
+	t.Logf("from source: %s", strings.Join(append(joined.FromSource, res.FromSource...), "; "))
+}
+
+// kube-proxy takes its flags: the harness's and the two the start script
+// adds on the node.
+func TestKubeProxyTakesItsFlags(t *testing.T) {
+	args, err := nodeconfig.KubeProxyArgs("flannel.4096", "10.244.0.0/16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromSource, err := upstream.CheckKubeProxy(append(args, "--hostname-override=win-2022-a", "--source-vip=10.244.3.2"))
+	if err != nil {
+		t.Fatalf("kube-proxy refused: %v", err)
+	}
+	t.Logf("from source: %s", strings.Join(fromSource, "; "))
 }
