@@ -91,7 +91,7 @@ SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser ||
 # test cache sees their files, not the system (a CI run from a clean clone
 # on a machine that had run them took their result from the cache).
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
-REAL_PKGS   = $(filter %/infra/vms/libvirt,$(UNIT_PKGS))
+REAL_PKGS   = $(filter %/infra/vms/libvirt %/infra/windows/nodeconfig,$(UNIT_PKGS))
 
 # The commit the binaries say they were built from (winconform version, and
 # every report: internal/version), linked in: the toolchain stamps none where
@@ -206,7 +206,7 @@ test: unit e2e-test
 unit: fmt vet lint
 	$(GO) test $(filter-out $(REAL_PKGS),$(UNIT_PKGS))
 	@mkdir -p $(OUT)
-	$(GO) test -count=1 -timeout 15m -parallel 3 $(REAL_PKGS) > $(OUT)/real-tests.log 2>&1; status=$$?; \
+	$(GO) test -count=1 -timeout 20m -parallel 3 $(REAL_PKGS) > $(OUT)/real-tests.log 2>&1; status=$$?; \
 		awk '/^goroutine [0-9]+ \[/ { cut = 1 } !cut || /^(ok|FAIL)/' $(OUT)/real-tests.log; \
 		if [ $$status -ne 0 ]; then echo "(the whole output, goroutine dumps too: $(OUT)/real-tests.log)"; fi; exit $$status
 

@@ -4,7 +4,9 @@
 package gotool
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +52,36 @@ func Install(ctx context.Context, log io.Writer, dir, pkgAtVersion string) error
 		return Go(ctx, log, os.TempDir(), []string{"CGO_ENABLED=0", "GOBIN=" + tmp, "GO111MODULE=on"},
 			"install", "-ldflags", "-s -w", pkgAtVersion)
 	})
+}
+
+// Download downloads module@version from the Go module proxy (checked
+// against the checksum database) into the module cache and returns its
+// directory and its go.mod. The go tool runs in dir, outside any module's
+// settings; its standard error goes to log.
+func Download(ctx context.Context, log io.Writer, dir, moduleAtVersion string) (moduleDir, goMod string, err error) {
+	if log == nil {
+		log = io.Discard
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", moduleAtVersion)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = &out, log
+	runErr := cmd.Run()
+	var info struct{ Dir, GoMod, Error string }
+	if jerr := json.Unmarshal(out.Bytes(), &info); jerr == nil && info.Error != "" {
+		return "", "", fmt.Errorf("go mod download %s: %s", moduleAtVersion, info.Error)
+	}
+	if runErr != nil {
+		return "", "", fmt.Errorf("go mod download %s: %w", moduleAtVersion, runErr)
+	}
+	if info.Dir == "" || info.GoMod == "" {
+		return "", "", fmt.Errorf("go mod download %s: no directory", moduleAtVersion)
+	}
+	return info.Dir, info.GoMod, nil
 }
 
 // Once fills dir unless it exists: f fills a temporary directory that is

@@ -120,33 +120,13 @@ func goOut(ctx context.Context, log io.Writer, dir string, args ...string) ([]by
 	return out.Bytes(), nil
 }
 
-// downloadModule downloads module@version from the Go module proxy (checked
-// against the checksum database) and returns its directory and its go.mod.
-func downloadModule(ctx context.Context, log io.Writer, cacheDir, moduleAtVersion string) (dir, goMod string, err error) {
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", "", err
-	}
-	out, err := goOut(ctx, log, cacheDir, "mod", "download", "-json", moduleAtVersion)
-	var info struct{ Dir, GoMod, Error string }
-	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
-		return "", "", fmt.Errorf("go mod download %s: %s", moduleAtVersion, info.Error)
-	}
-	if err != nil {
-		return "", "", err
-	}
-	if info.Dir == "" || info.GoMod == "" {
-		return "", "", fmt.Errorf("go mod download %s: no directory", moduleAtVersion)
-	}
-	return info.Dir, info.GoMod, nil
-}
-
 // kubeModule returns the directory of the build module of Kubernetes
 // version (v1.37.2) and of the k8s.io/kubernetes module's source, writing
 // the build module the first time: its go.mod from upstream's, its go.sum
 // by `go mod tidy`, which asks the Go module proxy. The module is cached in
 // cacheDir/mod by version and by a digest of upstream's go.mod.
 func kubeModule(ctx context.Context, log io.Writer, cacheDir, version string) (mod, src string, err error) {
-	src, upstreamMod, err := downloadModule(ctx, log, cacheDir, "k8s.io/kubernetes@"+version)
+	src, upstreamMod, err := gotool.Download(ctx, log, cacheDir, "k8s.io/kubernetes@"+version)
 	if err != nil {
 		return "", "", err
 	}

@@ -50,7 +50,7 @@ func (b *build) buildContainerd(ctx context.Context) error {
 		b.bins.containerd[c] = filepath.Join(dir, c)
 	}
 	return gotool.Once(dir, func(tmp string) error {
-		src, _, err := downloadModule(ctx, b.out, b.spec.CacheDir, containerdModule+"@"+ContainerdVersion)
+		src, _, err := gotool.Download(ctx, b.out, b.spec.CacheDir, containerdModule+"@"+ContainerdVersion)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (b *build) buildRunc(ctx context.Context) error {
 		if err := runcPrerequisites(ctx); err != nil {
 			return err
 		}
-		src, _, err := downloadModule(ctx, b.out, b.spec.CacheDir, runcModule+"@"+RuncVersion)
+		src, _, err := gotool.Download(ctx, b.out, b.spec.CacheDir, runcModule+"@"+RuncVersion)
 		if err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func (b *build) prepareModule(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.kindDir, _, err = downloadModule(ctx, b.out, b.spec.CacheDir, "sigs.k8s.io/kind@"+KindVersion())
+	b.kindDir, _, err = gotool.Download(ctx, b.out, b.spec.CacheDir, "sigs.k8s.io/kind@"+KindVersion())
 	return err
 }
 

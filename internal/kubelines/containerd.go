@@ -149,3 +149,25 @@ func (l Line) SupportsContainerd(version string) error {
 	}
 	return fmt.Errorf("containerd %s does not support Kubernetes %s%s: containerd's support matrix pairs %s with %s", r, l.Name(), why, l.Name(), l.ContainerdSupport())
 }
+
+// NewestContainerd is the newest patch of every containerd line the
+// harness knows, oldest line first: what a judge of the join's containerd
+// configuration runs, one per line (infra/windows/nodeconfig's tests).
+func NewestContainerd() []string {
+	out := make([]string, len(containerdLines))
+	for i, l := range containerdLines {
+		out[i] = release{l.major, l.minor, l.newest}.String()
+	}
+	return out
+}
+
+// SupportedByALine says whether some Kubernetes line the harness supports
+// works with containerd version (SupportsContainerd).
+func SupportedByALine(version string) bool {
+	for _, l := range Lines() {
+		if l.SupportsContainerd(version) == nil {
+			return true
+		}
+	}
+	return false
+}
