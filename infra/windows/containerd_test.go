@@ -7,10 +7,11 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
-var containerdConfigKey = "containerd-config:" + windows.ContainerdDir + `\config.toml`
+var containerdConfigKey = "containerd-config:" + nodeconfig.ContainerdDir + `\config.toml`
 
 // A machine joins with containerd 2 of the long-term line, 2.3, by default,
 // configured as containerd 2 reads it: config version 4, the sandbox image
@@ -26,11 +27,11 @@ func TestJoinInstallsContainerd2(t *testing.T) {
 		t.Fatalf("Join: %v", err)
 	}
 	r.checkNoProblems()
-	if got, _ := r.sim.File(windows.ContainerdDir + `\containerd.exe`); got != "2.3.7" {
+	if got, _ := r.sim.File(nodeconfig.ContainerdDir + `\containerd.exe`); got != "2.3.7" {
 		t.Errorf("containerd.exe is %q, want 2.3.7", got)
 	}
 	want := fmt.Sprintf("version=4 cri.v1.images.pinned_images.sandbox='%s' cri.v1.runtime.cni.bin_dir='' cri.v1.runtime.cni.bin_dirs=['%s'] cri.v1.runtime.cni.conf_dir='%s' image-verifier.v1.bindir.bin_dir='%s'",
-		images.Ref("pause"), windows.CNIBinDir, windows.CNIConfDir, `C:\ProgramData\containerd\root\opt\image-verifier\bin`)
+		images.Ref("pause"), nodeconfig.CNIBinDir, nodeconfig.CNIConfDir, `C:\ProgramData\containerd\root\opt\image-verifier\bin`)
 	if got := r.sim.Fact(containerdConfigKey); got != want {
 		t.Errorf("containerd's configuration:\n got %s\nwant %s", got, want)
 	}
@@ -52,7 +53,7 @@ func TestJoinRepairsContainerd2WithoutCRI(t *testing.T) {
 	}
 	pause := images.Ref("pause")
 	r.sim.SetFact(containerdConfigKey, fmt.Sprintf("version=4 cri.v1.images.pinned_images.sandbox='%s' cri.v1.runtime.cni.bin_dir='%s' cri.v1.runtime.cni.bin_dirs=['%s'] cri.v1.runtime.cni.conf_dir='%s' image-verifier.v1.bindir.bin_dir='%s'",
-		pause, windows.CNIBinDir, windows.CNIBinDir, windows.CNIConfDir, windows.CNIBinDir))
+		pause, nodeconfig.CNIBinDir, nodeconfig.CNIBinDir, nodeconfig.CNIConfDir, nodeconfig.CNIBinDir))
 	if err := r.sim.StartPod(pause); err == nil || !strings.Contains(err.Error(), "unknown service runtime.v1.RuntimeService") {
 		t.Fatalf("a pod on containerd 2.3 without its CRI: %v, want the CRI missing", err)
 	}

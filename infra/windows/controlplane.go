@@ -18,7 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 )
 
 // ControlPlane is what joining and resetting Windows machines needs of the
@@ -163,28 +164,6 @@ func clusterCA(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (
 	return nil, errors.New("the cluster's CA is in neither kube-public/cluster-info nor the REST config")
 }
 
-// DiscoveryConfig is the kubeconfig kubeadm join reads with --discovery-file:
-// the API server as the machines reach it and the cluster's CA, no
-// credentials (the bootstrap token comes with --tls-bootstrap-token).
-//
-// A discovery file, rather than token discovery (--token with
-// --discovery-token-ca-cert-hash): with token discovery, kubeadm takes the
-// API server address for the TLS bootstrap from the cluster-info ConfigMap,
-// which on kind is the control-plane container's address, unreachable from
-// the machines; with a discovery file it keeps the file's address.
-func DiscoveryConfig(endpoint string, caPEM []byte) (string, error) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["kubernetes"] = &clientcmdapi.Cluster{Server: "https://" + endpoint, CertificateAuthorityData: caPEM}
-	kc.AuthInfos["tls-bootstrap-token-user"] = &clientcmdapi.AuthInfo{}
-	kc.Contexts["tls-bootstrap-token-user@kubernetes"] = &clientcmdapi.Context{Cluster: "kubernetes", AuthInfo: "tls-bootstrap-token-user"}
-	kc.CurrentContext = "tls-bootstrap-token-user@kubernetes"
-	data, err := clientcmd.Write(*kc)
-	if err != nil {
-		return "", err
-	}
-	return string(data), nil
-}
-
 // CheckJoinCommand proves that cp can join machines without touching one:
 // it makes a join command (a bootstrap token), checks it, checks that the
 // cluster's CA has one of its hashes and makes the discovery file from it,
@@ -205,6 +184,6 @@ func CheckJoinCommand(ctx context.Context, cp ControlPlane) (JoinCommand, error)
 	if err := verifyCA(ca, jc.CACertHashes); err != nil {
 		return jc, err
 	}
-	_, err = DiscoveryConfig(jc.Endpoint, ca)
+	_, err = nodeconfig.DiscoveryKubeconfig(jc.Endpoint, ca)
 	return jc, err
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -32,8 +33,8 @@ func TestJoinInstallsCrictl(t *testing.T) {
 		t.Errorf("crictl from %s", src)
 	}
 	config, endpoint, err := r.sim.Crictl(`C:\k\crictl.exe`, `C:\Users\operator`)
-	if err != nil || config != `C:\k\crictl.yaml` || endpoint != windows.CRISocket {
-		t.Errorf("an operator's crictl reads %q, endpoint %q (%v); want C:\\k\\crictl.yaml naming %s", config, endpoint, err, windows.CRISocket)
+	if err != nil || config != `C:\k\crictl.yaml` || endpoint != nodeconfig.CRISocket {
+		t.Errorf("an operator's crictl reads %q, endpoint %q (%v); want C:\\k\\crictl.yaml naming %s", config, endpoint, err, nodeconfig.CRISocket)
 	}
 	r.sim.SetFact(`file:C:\Users\operator\.crictl\crictl.yaml`, "runtime-endpoint: npipe:////./pipe/other\n")
 	if config, _, _ := r.sim.Crictl(`C:\k\crictl.exe`, `C:\Users\operator`); !strings.HasPrefix(config, `C:\Users\operator`) {

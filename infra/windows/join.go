@@ -18,46 +18,17 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/winrelease"
 )
 
-// Where things go on a machine.
+// The kubelet's port and the firewall rule that opens it.
 const (
-	InstallDir          = `C:\k`
-	ContainerdDir       = `C:\Program Files\containerd`
-	ContainerdLog       = `C:\var\log\containerd\containerd.log`
-	CNIBinDir           = `C:\opt\cni\bin`
-	CNIConfDir          = `C:\etc\cni\net.d`
-	ProbePath           = `C:\winconform\probe.exe`
-	CRISocket           = "npipe:////./pipe/containerd-containerd"
 	KubeletFirewallRule = "winconform-kubelet"
 	KubeletPort         = 10250
-	KubeletLogFile      = `C:\var\log\kubelet\kubelet.log`
 )
-
-// KubeletCommand is the kubelet service's command line on a machine before
-// the node's name and address (--hostname-override, --node-ip) and the
-// flags kubeadm join writes into kubeadm-flags.env join it: the kubelet
-// itself as a Windows service (--windows-service), under kube-log-runner
-// for its log file, and what a Windows node needs (no QoS cgroups, no node
-// allocatable enforcement, no resolv.conf).
-func KubeletCommand() string {
-	flags := []string{
-		"--windows-service",
-		`--cert-dir=C:\var\lib\kubelet\pki`,
-		`--config=C:\var\lib\kubelet\config.yaml`,
-		`--bootstrap-kubeconfig=C:\etc\kubernetes\bootstrap-kubelet.conf`,
-		`--kubeconfig=C:\etc\kubernetes\kubelet.conf`,
-		"--container-runtime-endpoint=" + CRISocket,
-		"--cgroups-per-qos=false",
-		`--enforce-node-allocatable=""`,
-		`--resolv-conf=""`,
-		"--v=2",
-	}
-	return fmt.Sprintf(`"%s\kube-log-runner.exe" --log-file=%s "%s\kubelet.exe" %s`, InstallDir, KubeletLogFile, InstallDir, strings.Join(flags, " "))
-}
 
 // Default versions of what a machine installs when its inventory names no
 // source (binaries); containerd's is kubelines.DefaultContainerd.
@@ -112,7 +83,7 @@ func (j *joinRun) crictlParams() ([]Param, string, error) {
 	if m := crictlVersion.FindStringSubmatch(src); m != nil {
 		version = m[1]
 	}
-	return []Param{{"Source", src}, {"Version", version}, {"InstallDir", InstallDir}, {"Endpoint", CRISocket}}, "", nil
+	return []Param{{"Source", src}, {"Version", version}, {"InstallDir", nodeconfig.InstallDir}, {"Endpoint", nodeconfig.CRISocket}}, "", nil
 }
 
 // JoinOptions are how Join runs.
@@ -462,14 +433,13 @@ func versionOf(source string) string {
 }
 
 func (j *joinRun) containerdParams() ([]Param, string, error) {
-	src := j.source("containerd")
-	sandbox := j.sandboxImage()
-	if strings.ContainsAny(sandbox, "'\"\n") {
-		return nil, "", fmt.Errorf("windows: the pause image reference %q cannot go in containerd's configuration", sandbox)
+	cfg, err := nodeconfig.Containerd{Version: j.versions.Containerd, SandboxImage: j.sandboxImage()}.ConfigTOML()
+	if err != nil {
+		return nil, "", err
 	}
 	return []Param{
-		{"Source", src}, {"Version", j.versions.Containerd}, {"SandboxImage", sandbox},
-		{"InstallDir", ContainerdDir}, {"CNIBinDir", CNIBinDir}, {"CNIConfDir", CNIConfDir}, {"LogFile", ContainerdLog},
+		{"Source", j.source("containerd")}, {"Version", j.versions.Containerd}, {"Config", string(cfg)},
+		{"InstallDir", nodeconfig.ContainerdDir}, {"CNIBinDir", nodeconfig.CNIBinDir}, {"CNIConfDir", nodeconfig.CNIConfDir}, {"LogFile", nodeconfig.ContainerdLog},
 	}, "", nil
 }
 
@@ -479,8 +449,8 @@ func (j *joinRun) kubeletParams() ([]Param, string, error) {
 		{"KubeletSource", j.kubernetesSource("kubelet")},
 		{"KubeadmSource", j.kubernetesSource("kubeadm")},
 		{"KubeLogRunnerSource", j.kubernetesSource("kube-log-runner")},
-		{"InstallDir", InstallDir},
-		{"KubeletCommand", KubeletCommand()},
+		{"InstallDir", nodeconfig.InstallDir},
+		{"KubeletCommand", nodeconfig.KubeletCommand()},
 		{"NodeName", j.m.Name},
 		{"NodeIP", j.m.NodeIP},
 	}, "", nil
@@ -488,7 +458,7 @@ func (j *joinRun) kubeletParams() ([]Param, string, error) {
 
 func (j *joinRun) kubeProxyParams() ([]Param, string, error) {
 	return []Param{
-		{"KubernetesVersion", j.versions.KubeProxy}, {"KubeProxySource", j.kubernetesSource("kube-proxy")}, {"InstallDir", InstallDir},
+		{"KubernetesVersion", j.versions.KubeProxy}, {"KubeProxySource", j.kubernetesSource("kube-proxy")}, {"InstallDir", nodeconfig.InstallDir},
 	}, "", nil
 }
 
@@ -501,7 +471,7 @@ func (j *joinRun) cniParams() ([]Param, string, error) {
 	}
 	return []Param{
 		{"PluginsSource", plugins}, {"FlannelPluginSource", flannel}, {"FlanneldSource", j.source("flanneld")},
-		{"BinDir", CNIBinDir}, {"ConfDir", CNIConfDir}, {"InstallDir", InstallDir},
+		{"BinDir", nodeconfig.CNIBinDir}, {"ConfDir", nodeconfig.CNIConfDir}, {"InstallDir", nodeconfig.InstallDir},
 	}, "", nil
 }
 
@@ -512,10 +482,10 @@ func (j *joinRun) firewallParams() ([]Param, string, error) {
 // DefenderExclusions are the paths and processes excluded from Microsoft
 // Defender's scans when the inventory asks (INF-08).
 func DefenderExclusions() (paths, processes []string) {
-	paths = []string{ContainerdDir, `C:\ProgramData\containerd`, InstallDir, CNIBinDir, `C:\var\lib\kubelet`}
+	paths = []string{nodeconfig.ContainerdDir, `C:\ProgramData\containerd`, nodeconfig.InstallDir, nodeconfig.CNIBinDir, `C:\var\lib\kubelet`}
 	processes = []string{
-		ContainerdDir + `\containerd.exe`, ContainerdDir + `\containerd-shim-runhcs-v1.exe`,
-		InstallDir + `\kubelet.exe`, InstallDir + `\kube-proxy.exe`, InstallDir + `\flanneld.exe`,
+		nodeconfig.ContainerdDir + `\containerd.exe`, nodeconfig.ContainerdDir + `\containerd-shim-runhcs-v1.exe`,
+		nodeconfig.InstallDir + `\kubelet.exe`, nodeconfig.InstallDir + `\kube-proxy.exe`, nodeconfig.InstallDir + `\flanneld.exe`,
 	}
 	return paths, processes
 }
@@ -547,7 +517,7 @@ func (j *joinRun) probeParams() ([]Param, string, error) {
 	if src == "" {
 		return nil, "the inventory gives no binaries.probe", nil
 	}
-	return []Param{{"Source", src}, {"Destination", ProbePath}}, "", nil
+	return []Param{{"Source", src}, {"Destination", nodeconfig.ProbePath}}, "", nil
 }
 
 // kubeadmJoin asks the machine whether it has joined; if not, it removes
@@ -561,7 +531,7 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 	// whose connection the node's first HNS network cut (flannel makes it
 	// once the Node registers) has joined, and its script, run again, must
 	// see that rather than count the join's files as leftovers.
-	params := func(mode, token, discovery string) stepParams {
+	params := func(mode, files string) stepParams {
 		return func(ctx context.Context) ([]Param, error) {
 			nodeExists := false
 			if _, gerr := cs.CoreV1().Nodes().Get(ctx, j.m.Name, metav1.GetOptions{}); gerr == nil {
@@ -570,19 +540,20 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 				return nil, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: gerr, Detail: "cannot look the node up"}
 			}
 			return []Param{
-				{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeIP", j.m.NodeIP}, {"NodeExists", strconv.FormatBool(nodeExists)}, {"Token", token},
-				{"DiscoveryConfig", discovery}, {"InstallDir", InstallDir}, {"CRISocket", CRISocket}, {"CNIConfDir", CNIConfDir},
-				{"KubeletCommand", KubeletCommand()},
+				{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeIP", j.m.NodeIP}, {"NodeExists", strconv.FormatBool(nodeExists)},
+				{"JoinFiles", files}, {"JoinDir", nodeconfig.JoinDir},
+				{"InstallDir", nodeconfig.InstallDir}, {"CRISocket", nodeconfig.CRISocket}, {"CNIConfDir", nodeconfig.CNIConfDir},
+				{"KubeletCommand", nodeconfig.KubeletCommand()},
 			}, nil
 		}
 	}
-	st, err := j.runScript(ctx, s, sr, params("check", "", ""))
+	st, err := j.runScript(ctx, s, sr, params("check", ""))
 	if err != nil || !st.flag("needsJoin") {
 		return st.Changed, err
 	}
 	if left := st.list("leftovers"); len(left) > 0 {
 		j.logf("%s: an earlier join left %s: removing it", StepKubeadmJoin, strings.Join(left, ", "))
-		if _, err := j.runScript(ctx, s, sr, params("clean", "", "")); err != nil {
+		if _, err := j.runScript(ctx, s, sr, params("clean", "")); err != nil {
 			return true, err
 		}
 		// Reset's step; its timeout is the table's (Timeouts.Steps).
@@ -607,9 +578,9 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 	if err != nil {
 		return false, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrCACertHash, Err: err, Detail: "cannot trust the cluster's CA"}
 	}
-	discovery, err := DiscoveryConfig(jc.Endpoint, ca)
+	files, err := (nodeconfig.Join{NodeName: j.m.Name, NodeIP: j.m.NodeIP, Token: jc.Token, Endpoint: jc.Endpoint, CACert: ca}).Param()
 	if err != nil {
-		return false, err
+		return false, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: err, Detail: "composing the join's files"}
 	}
 	// The token is a credential: keep it out of the results, errors and
 	// transcripts, as the password is.
@@ -617,7 +588,7 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 		k.AddSecret(jc.Token)
 	}
 	j.logf("%s: kubeadm join via %s", StepKubeadmJoin, jc.Endpoint)
-	st, err = j.runScript(ctx, s, sr, params("join", jc.Token, discovery))
+	st, err = j.runScript(ctx, s, sr, params("join", files))
 	var se *StepError
 	if errors.As(err, &se) && se.Kind == ErrStepFailed {
 		se.Kind = ErrKubeadmJoin

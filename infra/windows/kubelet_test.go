@@ -11,6 +11,7 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -139,7 +140,7 @@ func TestJoinWithoutTheNodesAddressRunsKubeadmsFlags(t *testing.T) {
 		t.Fatalf("Join: %v", err)
 	}
 	kubelet, _ := r.sim.Service("kubelet")
-	if kubelet.Process != windows.KubeletCommand()+" "+kubeadmHostname {
+	if kubelet.Process != nodeconfig.KubeletCommand()+" "+kubeadmHostname {
 		t.Errorf("the kubelet runs %q", kubelet.Process)
 	}
 }

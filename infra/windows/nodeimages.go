@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/winconform/winconform/images"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 )
 
 // nodeImageRefs are the images a node needs from its first pods on: the
@@ -31,7 +32,7 @@ func (j *joinRun) nodeImages(ctx context.Context, s step, sr *StepReport) (bool,
 	how := map[string]any{}
 	for _, ref := range j.nodeImageRefs() {
 		st, err := j.runScript(ctx, s, sr, fixed([]Param{
-			{"Image", ref}, {"Archive", archive}, {"Pull", strconv.FormatBool(j.m.PrepullImages)}, {"Ctr", ContainerdDir + `\ctr.exe`},
+			{"Image", ref}, {"Archive", archive}, {"Pull", strconv.FormatBool(j.m.PrepullImages)}, {"Ctr", nodeconfig.ContainerdDir + `\ctr.exe`},
 		}))
 		if err != nil {
 			return changed, err

@@ -8,6 +8,7 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -44,7 +45,7 @@ func TestJoinImportsTheNodesImagesOnAnAirGappedMachine(t *testing.T) {
 	if got, _ := st.Status["images"].(map[string]any); got[images.Ref("pause-ltsc2022")] != "imported" {
 		t.Errorf("the images step reports %v", st.Status)
 	}
-	if p := r.sim.Params(windows.StepImages); p["Pull"] != "false" || p["Archive"] != `C:\install\node-images.tar` || p["Ctr"] != windows.ContainerdDir+`\ctr.exe` {
+	if p := r.sim.Params(windows.StepImages); p["Pull"] != "false" || p["Archive"] != `C:\install\node-images.tar` || p["Ctr"] != nodeconfig.ContainerdDir+`\ctr.exe` {
 		t.Errorf("the images step's parameters %v", p)
 	}
 }

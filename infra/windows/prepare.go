@@ -23,6 +23,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/kube"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 )
 
 // The objects PrepareControlPlane makes and looks at.
@@ -115,8 +116,22 @@ func RenderManifest(opts PrepareOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	proxyArgs, err := nodeconfig.KubeProxyArgs(NetworkName(opts.VNI), opts.PodSubnet)
+	if err != nil {
+		return nil, err
+	}
+	// A JSON string is a YAML scalar, double-quoted.
+	proxyArgsJSON, err := json.Marshal(proxyArgs)
+	if err != nil {
+		return nil, err
+	}
+	proxyArgsValue, err := json.Marshal(string(proxyArgsJSON))
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	err = manifest.Execute(&buf, map[string]any{
+		"KubeProxyArgs":   string(proxyArgsValue),
 		"APIServer":       opts.APIServerEndpoint,
 		"Image":           images.Ref(HostProcessImage),
 		"NetworkName":     NetworkName(opts.VNI),

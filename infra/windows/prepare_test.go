@@ -22,6 +22,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 )
 
 func prepareOptions() windows.PrepareOptions {
@@ -98,13 +99,26 @@ func TestRenderManifest(t *testing.T) {
 		t.Errorf("Windows flannel does not read the cluster's kube-flannel-cfg: %v", vols)
 	}
 
-	// kube-proxy: kernel-space mode on flannel's network.
+	// kube-proxy: the flags nodeconfig composes (and its tests judge with
+	// kube-proxy's own), in the container's KUBE_PROXY_ARGS; run.ps1 adds
+	// the node's name and its source VIP.
 	var kpcm corev1.ConfigMap
 	_ = runtimeConvert(byName["ConfigMap kube-system/kube-proxy-windows"], &kpcm)
-	for _, want := range []string{"--proxy-mode=kernelspace", "--source-vip=", "--network-name=", "C:\\k\\kube-proxy.exe"} {
+	for _, want := range []string{"$env:KUBE_PROXY_ARGS", "--hostname-override=$env:NODE_NAME", "--source-vip=", "C:\\k\\kube-proxy.exe"} {
 		if !strings.Contains(kpcm.Data["run.ps1"], want) {
 			t.Errorf("kube-proxy's run.ps1 lacks %q", want)
 		}
+	}
+	var got []string
+	for _, e := range kp.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "KUBE_PROXY_ARGS" {
+			if err := json.Unmarshal([]byte(e.Value), &got); err != nil {
+				t.Errorf("KUBE_PROXY_ARGS %q: %v", e.Value, err)
+			}
+		}
+	}
+	if want, _ := nodeconfig.KubeProxyArgs("flannel.4096", "10.244.0.0/16"); !slices.Equal(got, want) {
+		t.Errorf("KUBE_PROXY_ARGS %q, want %q", got, want)
 	}
 	// flannel: the win-overlay CNI configuration of VNI 4096.
 	var flcm corev1.ConfigMap

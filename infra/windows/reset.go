@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/winconform/winconform/config"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/kubenode"
 )
@@ -108,7 +109,7 @@ func (j *joinRun) deleteNode(ctx context.Context, _ step, _ *StepReport) (bool, 
 }
 
 func resetParams(*joinRun) ([]Param, string, error) {
-	return []Param{{"KubeadmPath", InstallDir + `\kubeadm.exe`}, {"CRISocket", CRISocket}, {"CNIConfDir", CNIConfDir}}, "", nil
+	return []Param{{"KubeadmPath", nodeconfig.InstallDir + `\kubeadm.exe`}, {"CRISocket", nodeconfig.CRISocket}, {"CNIConfDir", nodeconfig.CNIConfDir}}, "", nil
 }
 
 func hnsCleanupParams(*joinRun) ([]Param, string, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
 
@@ -121,9 +122,9 @@ func TestJoinOlderKubeletWithContainerd17(t *testing.T) {
 		t.Errorf("report versions %+v", rep.Versions)
 	}
 	for path, want := range map[string]string{
-		windows.InstallDir + `\kubelet.exe`:       "v1.35.4",
-		windows.InstallDir + `\kube-proxy.exe`:    "v1.35.4",
-		windows.ContainerdDir + `\containerd.exe`: "1.7.28",
+		nodeconfig.InstallDir + `\kubelet.exe`:       "v1.35.4",
+		nodeconfig.InstallDir + `\kube-proxy.exe`:    "v1.35.4",
+		nodeconfig.ContainerdDir + `\containerd.exe`: "1.7.28",
 	} {
 		if got, _ := r.sim.File(path); got != want {
 			t.Errorf("%s is %q, want %q", path, got, want)

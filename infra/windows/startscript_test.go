@@ -16,6 +16,7 @@ import (
 
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/startscript"
 )
 
@@ -132,7 +133,7 @@ func TestStartScriptsKeepStateOutOfTheirVolumes(t *testing.T) {
 		windows.FlannelWindowsDaemonSet:   {`C:\winconform\node\flannel`, `C:\run\flannel`, `C:\etc\cni\net.d`},
 	}
 	state := map[string][]string{
-		windows.KubeProxyWindowsDaemonSet: {`C:\winconform\node\kube-proxy\kubeconfig.conf`, `C:\winconform\node\kube-proxy\sourceVip.json`},
+		windows.KubeProxyWindowsDaemonSet: {nodeconfig.KubeProxyKubeconfig, `C:\winconform\node\kube-proxy\sourceVip.json`},
 		windows.FlannelWindowsDaemonSet:   {`C:\winconform\node\flannel\kubeconfig.conf`, `C:\run\flannel\subnet.env`},
 	}
 	for _, p := range renderedHostProcessPods(t) {

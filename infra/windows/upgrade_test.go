@@ -8,6 +8,7 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/testing/simmachine"
 )
@@ -31,24 +32,24 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 	if _, err := r.join(windows.JoinOptions{}); err != nil {
 		t.Fatalf("first join: %v", err)
 	}
-	containerd := windows.ContainerdDir + `\containerd.exe`
-	shim := windows.ContainerdDir + `\containerd-shim-runhcs-v1.exe`
-	kubeProxy := windows.InstallDir + `\kube-proxy.exe`
-	flanneld := windows.InstallDir + `\flanneld.exe`
+	containerd := nodeconfig.ContainerdDir + `\containerd.exe`
+	shim := nodeconfig.ContainerdDir + `\containerd-shim-runhcs-v1.exe`
+	kubeProxy := nodeconfig.InstallDir + `\kube-proxy.exe`
+	flanneld := nodeconfig.InstallDir + `\flanneld.exe`
 	// The node as an older join left it, running.
 	r.sim.SetFact("file:"+containerd, "1.7.28")
 	r.sim.SetFact("file:"+shim, "1.7.28")
-	r.sim.SetFact("containerd-config:"+windows.ContainerdDir+`\config.toml`, fmt.Sprintf("version=2 grpc.v1.cri.sandbox_image='%s' grpc.v1.cri.cni.bin_dir='%s' grpc.v1.cri.cni.conf_dir='%s'",
-		images.Ref("pause"), windows.CNIBinDir, windows.CNIConfDir))
+	r.sim.SetFact("containerd-config:"+nodeconfig.ContainerdDir+`\config.toml`, fmt.Sprintf("version=2 grpc.v1.cri.sandbox_image='%s' grpc.v1.cri.cni.bin_dir='%s' grpc.v1.cri.cni.conf_dir='%s'",
+		images.Ref("pause"), nodeconfig.CNIBinDir, nodeconfig.CNIConfDir))
 	r.sim.SetFact("file:"+kubeProxy, "v1.33.5")
 	r.sim.SetFact("file:"+flanneld, "old flanneld")
 	r.sim.StartProcess(containerd, "service:containerd")
 	r.sim.StartProcess(shim, "pod")
 	r.sim.StartProcess(kubeProxy, "pod")
 	r.sim.StartProcess(flanneld, "pod")
-	kubelet := windows.InstallDir + `\kubelet.exe`
-	kubeadm := windows.InstallDir + `\kubeadm.exe`
-	runner := windows.InstallDir + `\kube-log-runner.exe`
+	kubelet := nodeconfig.InstallDir + `\kubelet.exe`
+	kubeadm := nodeconfig.InstallDir + `\kubeadm.exe`
+	runner := nodeconfig.InstallDir + `\kube-log-runner.exe`
 	const oldRunner = "https://dl.k8s.io/v1.33.5/bin/windows/amd64/kube-log-runner.exe"
 	r.sim.SetFact("file:"+kubelet, "v1.33.5")
 	r.sim.SetFact("file:"+kubeadm, "v1.33.5")
@@ -76,7 +77,7 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 			t.Errorf("%s is %q, want %q", path, got, want)
 		}
 	}
-	if cfg := r.sim.Fact("containerd-config:" + windows.ContainerdDir + `\config.toml`); !strings.HasPrefix(cfg, "version=4 ") {
+	if cfg := r.sim.Fact("containerd-config:" + nodeconfig.ContainerdDir + `\config.toml`); !strings.HasPrefix(cfg, "version=4 ") {
 		t.Errorf("containerd 2 runs with %q, not its own configuration", cfg)
 	}
 	// The restarted programs run the new files; the shim of the running pod

@@ -9,7 +9,8 @@ Describe 'kube-proxy-windows.ps1' {
         . (Join-Path $PSScriptRoot 'ManifestTest.ps1')
         $environment = @{
             NODE_NAME = 'win-2022-a'; KUBE_API_SERVER = '192.0.2.10:6443'; KUBE_NETWORK = 'flannel.4096'
-            CLUSTER_CIDR = '10.244.0.0/16'; CNI_BIN_PATH = 'C:\opt\cni\bin'
+            KUBE_PROXY_ARGS = '["--proxy-mode=kernelspace","--network-name=flannel.4096","--enable-dsr=false","--cluster-cidr=10.244.0.0/16","--kubeconfig=C:\\winconform\\node\\kube-proxy\\kubeconfig.conf","--v=2"]'
+            CNI_BIN_PATH = 'C:\opt\cni\bin'
         }
         $hostLocal = 'C:\opt\cni\bin\host-local.exe'
         $state = 'C:\winconform\node\kube-proxy'
@@ -60,7 +61,7 @@ Describe 'kube-proxy-windows.ps1' {
             Test-Path -LiteralPath (Join-Path $dir 'sourceVip.json') | Should -BeTrue
             $kubeProxy = Get-FakeProgramLog $h 'C:\k\kube-proxy.exe'
             foreach ($arg in @('--hostname-override=win-2022-a', '--proxy-mode=kernelspace', '--network-name=flannel.4096', '--source-vip=10.244.1.2',
-                    '--enable-dsr=false', '--cluster-cidr=10.244.0.0/16', ('--kubeconfig=' + (Join-Path $dir 'kubeconfig.conf')), '--v=2')) {
+                    '--enable-dsr=false', '--cluster-cidr=10.244.0.0/16', '--kubeconfig=C:\winconform\node\kube-proxy\kubeconfig.conf', '--v=2')) {
                 $kubeProxy | Should -BeLike "*$arg*"
             }
             $run.Output | Should -Contain ('starting ' + (ConvertTo-HostPath $h 'C:\k\kube-proxy.exe') + ' ' + ($kubeProxy -split "`r?`n")[0])

@@ -51,7 +51,8 @@ function Invoke-HostLocal {
 $serviceAccount = Get-MountDir '/var/run/secrets/kubernetes.io/serviceaccount' 'token'
 
 # This script's state, outside every volume of the pod (they are read-only),
-# in the harness's directory, which the machine's reset cleans.
+# in the harness's directory, which the machine's reset cleans; the
+# kubeconfig where KUBE_PROXY_ARGS names it (nodeconfig.KubeProxyKubeconfig).
 $state = 'C:\winconform\node\kube-proxy'
 New-Item -ItemType Directory -Force -Path $state | Out-Null
 
@@ -118,15 +119,12 @@ if (-not $sourceVip) {
 # Policies left by an earlier kube-proxy confuse its resync.
 if (Get-Command -Name Get-HnsPolicyList -ErrorAction SilentlyContinue) { Get-HnsPolicyList | Remove-HnsPolicyList }
 
-$kubeProxyArgs = @(
+# kube-proxy's flags are the harness's (KUBE_PROXY_ARGS, a JSON array
+# composed and judged by infra/windows/nodeconfig), and the two only the
+# node knows: its name and the source VIP.
+$kubeProxyArgs = @(ConvertFrom-Json -InputObject $env:KUBE_PROXY_ARGS) + @(
     "--hostname-override=$env:NODE_NAME",
-    '--proxy-mode=kernelspace',
-    "--network-name=$env:KUBE_NETWORK",
-    "--source-vip=$sourceVip",
-    '--enable-dsr=false',
-    "--cluster-cidr=$env:CLUSTER_CIDR",
-    "--kubeconfig=$kubeconfig",
-    '--v=2'
+    "--source-vip=$sourceVip"
 )
 Write-Output "starting C:\k\kube-proxy.exe $($kubeProxyArgs -join ' ')"
 & 'C:\k\kube-proxy.exe' @kubeProxyArgs

@@ -2,11 +2,13 @@ package nodeconfig
 
 import (
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net"
 	"regexp"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -125,6 +127,56 @@ func (j Join) JoinFiles() ([]File, error) {
 		{Name: DiscoveryFile, Data: disc},
 		{Name: KubeletPatchFile, Data: KubeletConfigPatch()},
 	}, nil
+}
+
+// joinParam is the kubeadm-join step's JoinFiles parameter: the files, and
+// which of them kubeadm join is given, as JSON.
+type joinParam struct {
+	Config string      `json:"config"`
+	Files  []paramFile `json:"files"`
+}
+
+type paramFile struct {
+	Name string `json:"name"`
+	Data string `json:"data"`
+}
+
+// Param is JoinFiles as the kubeadm-join step takes them (its JoinFiles
+// parameter): JSON of the files and the JoinConfiguration's name.
+func (j Join) Param() (string, error) {
+	files, err := j.JoinFiles()
+	if err != nil {
+		return "", err
+	}
+	p := joinParam{Config: JoinConfigFile}
+	for _, f := range files {
+		p.Files = append(p.Files, paramFile{f.Name, string(f.Data)})
+	}
+	data, err := json.Marshal(p)
+	return string(data), err
+}
+
+// ParseParam reads the kubeadm-join step's JoinFiles parameter: the files
+// and the name of the JoinConfiguration among them.
+func ParseParam(param string) (config string, files []File, err error) {
+	var p joinParam
+	dec := json.NewDecoder(strings.NewReader(param))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return "", nil, fmt.Errorf("nodeconfig: the join's files: %w", err)
+	}
+	found := false
+	for _, f := range p.Files {
+		if f.Name == "" || strings.Contains(f.Name, "..") || strings.HasPrefix(f.Name, "/") || strings.Contains(f.Name, `\`) {
+			return "", nil, fmt.Errorf("nodeconfig: the join's files: %q is no name relative to the join's directory", f.Name)
+		}
+		found = found || f.Name == p.Config
+		files = append(files, File{Name: f.Name, Data: []byte(f.Data)})
+	}
+	if !found {
+		return "", nil, fmt.Errorf("nodeconfig: the join's files have no %q, the JoinConfiguration they name", p.Config)
+	}
+	return p.Config, files, nil
 }
 
 // joinConfiguration is kubeadm's JoinConfiguration, v1beta4: discovery

@@ -1,5 +1,5 @@
 # winconform-step: kubeadm-join
-# parameters: Mode, NodeName, NodeIP, NodeExists, Token, DiscoveryConfig, InstallDir, CRISocket, CNIConfDir, KubeletCommand
+# parameters: Mode, NodeName, NodeIP, NodeExists, JoinFiles, JoinDir, InstallDir, CRISocket, CNIConfDir, KubeletCommand
 # Joins the machine with kubeadm join, unless it has joined already (its
 # kubelet.conf exists and the cluster has its Node). $Mode 'check' only says
 # whether a join is needed, and what an earlier join left (its leftovers);
@@ -69,25 +69,28 @@ if ((Get-Service -Name containerd).Status -ne 'Running') { throw 'containerd is 
 # step set is the machine's, which this shell did not inherit.
 Update-SessionPath
 
-$dir = Join-Path $WinconformDir 'join'
-New-Item -ItemType Directory -Force -Path $dir | Out-Null
-$discovery = Join-Path $dir 'discovery.conf'
-$config = Join-Path $dir 'join.json'
-$registration = [ordered]@{ name = $NodeName; criSocket = $CRISocket }
-if ($NodeIP -ne '') { $registration.kubeletExtraArgs = @([ordered]@{ name = 'node-ip'; value = $NodeIP }) }
-$joinConfig = [ordered]@{
-    apiVersion       = 'kubeadm.k8s.io/v1beta4'
-    kind             = 'JoinConfiguration'
-    discovery        = [ordered]@{ file = [ordered]@{ kubeConfigPath = $discovery }; tlsBootstrapToken = $Token }
-    nodeRegistration = $registration
-}
+# The files hold the bootstrap token: an earlier attempt's go first, and
+# these go however kubeadm ends.
+if (Test-Path -LiteralPath $JoinDir) { Remove-Item -LiteralPath $JoinDir -Recurse -Force }
+New-Item -ItemType Directory -Force -Path $JoinDir | Out-Null
 $utf8 = New-Object Text.UTF8Encoding($false)
-[IO.File]::WriteAllText($discovery, $DiscoveryConfig, $utf8)
-[IO.File]::WriteAllText($config, (ConvertTo-Json -InputObject $joinConfig -Depth 6), $utf8)
-$r = Invoke-Native -FilePath $kubeadm -ArgumentList @('join', '--config', $config, '--v=2')
+$join = ConvertFrom-Json -InputObject $JoinFiles
+foreach ($f in @($join.files)) {
+    $path = Join-Path $JoinDir ($f.name -replace '/', '\')
+    New-Item -ItemType Directory -Force -Path (Split-Path -Parent $path) | Out-Null
+    [IO.File]::WriteAllText($path, $f.data, $utf8)
+}
+# kubeadm resolves the JoinConfiguration's relative paths against its
+# working directory, which PowerShell gives a native program from its
+# current location.
+Push-Location -LiteralPath $JoinDir
+try {
+    $r = Invoke-Native -FilePath $kubeadm -ArgumentList @('join', '--config', $join.config, '--v=2')
+} finally {
+    Pop-Location
+    Remove-Item -LiteralPath $JoinDir -Recurse -Force
+}
 $r.Output | ForEach-Object { Write-Output $_ }
-# The configuration holds the token.
-Remove-Item -LiteralPath $discovery, $config -Force
 if ($r.ExitCode -ne 0) {
     Write-Status ([ordered]@{ changed = $true; joined = $false; needsJoin = $true; exitCode = $r.ExitCode })
     exit 1
