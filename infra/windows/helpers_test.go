@@ -33,8 +33,10 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/infra/windows/remote"
 	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/internal/testing/steptest"
 	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
@@ -291,6 +293,28 @@ func newRig(t *testing.T, cfg simmachine.Config, mutate ...func(*config.Machine)
 	r.exec = r.connect(m)
 	t.Cleanup(func() { assertStockTraffic(t, srv) })
 	return r
+}
+
+// containerdConfig is the machine's containerd configuration, as the
+// simulated machine's containerd reads its keys.
+func (r *rig) containerdConfig() steptest.ContainerdConfig {
+	r.t.Helper()
+	cfg, err := steptest.ParseContainerdConfig(r.sim.Fact("file:" + nodeconfig.ContainerdConfigPath))
+	if err != nil {
+		r.t.Fatalf("the machine's %s: %v", nodeconfig.ContainerdConfigPath, err)
+	}
+	return cfg
+}
+
+// setContainerdConfig gives the machine the configuration the join writes
+// for containerd version with the sandbox image.
+func (r *rig) setContainerdConfig(version, sandbox string) {
+	r.t.Helper()
+	cfg, err := nodeconfig.Containerd{Version: version, SandboxImage: sandbox}.ConfigTOML()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.sim.SetFact("file:"+nodeconfig.ContainerdConfigPath, string(cfg))
 }
 
 // assertStockTraffic checks that the harness spoke to the simulated machine

@@ -113,8 +113,8 @@ func TestJoinFreshMachine(t *testing.T) {
 	if got := r.sim.Exclusions(); len(got) != len(paths)+len(processes) {
 		t.Errorf("Defender exclusions %v", got)
 	}
-	if st, _ := rep.Step(windows.StepContainerd); st.Status["sandboxImage"] != images.Ref("pause") {
-		t.Errorf("containerd's sandbox image %v, want %s", st.Status["sandboxImage"], images.Ref("pause"))
+	if got, _ := r.containerdConfig().Str("cri.v1.images.pinned_images.sandbox"); got != images.Ref("pause") {
+		t.Errorf("containerd's sandbox image %q, want %s", got, images.Ref("pause"))
 	}
 
 	// The bootstrap token is gone once used.

@@ -33,8 +33,8 @@ func TestCollectLogsGathersWhatFailuresLeave(t *testing.T) {
 	r.checkNoProblems()
 	for file, want := range map[string]string{
 		"service-events.log":     "service-events started on WIN-SIM",
-		"kubelet-service.txt":    `"C:\k\kubelet.exe" --windows-service`,
-		"containerd-config.toml": "containerd-config started on WIN-SIM",
+		"kubelet-service.txt":    `C:\k\kubelet.exe --windows-service`,
+		"containerd-config.toml": "[plugins.'io.containerd.cri.v1.images'.pinned_images]",
 		"routes.txt":             "routes started on WIN-SIM",
 		"ipconfig.txt":           "ipconfig started on WIN-SIM",
 	} {

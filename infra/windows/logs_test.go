@@ -47,7 +47,12 @@ func TestCollectLogs(t *testing.T) {
 			}
 		} else if it.Item == "kubelet-service" {
 			// The service manager's copy of the kubelet's command line.
-			if !strings.Contains(text, `"C:\k\kubelet.exe" --windows-service`) {
+			if !strings.Contains(text, `C:\k\kubelet.exe --windows-service`) {
+				t.Errorf("%s:\n%s", it.File, text)
+			}
+		} else if it.Item == "containerd-config" {
+			// The configuration the join wrote.
+			if !strings.Contains(text, "version = 4") {
 				t.Errorf("%s:\n%s", it.File, text)
 			}
 		} else if !strings.Contains(text, it.Item+" started on WIN-SIM") || !strings.Contains(text, "bad credentials: ********") {

@@ -27,8 +27,8 @@ func TestJoinWindowsServer2025(t *testing.T) {
 		t.Fatalf("Join: %v", err)
 	}
 	r.checkNoProblems()
-	if st, _ := rep.Step(windows.StepContainerd); st.Status["sandboxImage"] != "registry.k8s.io/pause:3.10.2" {
-		t.Errorf("containerd's sandbox image is %v, want registry.k8s.io/pause:3.10.2", st.Status["sandboxImage"])
+	if got, _ := r.containerdConfig().Str("cri.v1.images.pinned_images.sandbox"); got != "registry.k8s.io/pause:3.10.2" {
+		t.Errorf("containerd's sandbox image is %q, want registry.k8s.io/pause:3.10.2", got)
 	}
 	if err := r.sim.StartPod(); err != nil {
 		t.Errorf("no pod starts on the joined node: %v", err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/config"
+	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/simmachine"
@@ -136,8 +137,10 @@ func TestJoinOlderKubeletWithContainerd17(t *testing.T) {
 	if src := r.sim.Params(windows.StepContainerd)["Source"]; src != "https://github.com/containerd/containerd/releases/download/v1.7.28/containerd-1.7.28-windows-amd64.tar.gz" {
 		t.Errorf("containerd from %s", src)
 	}
-	if cfg := r.sim.Fact(containerdConfigKey); !strings.HasPrefix(cfg, "version=2 grpc.v1.cri.sandbox_image=") {
-		t.Errorf("containerd 1.7 runs with %q, not its own configuration", cfg)
+	if cfg := r.containerdConfig(); cfg.Version != 2 {
+		t.Errorf("containerd 1.7 runs with a configuration of version %d, not its own", cfg.Version)
+	} else if s, _ := cfg.Str("grpc.v1.cri.sandbox_image"); s != images.Ref("pause") {
+		t.Errorf("containerd 1.7's sandbox image %q, want %s", s, images.Ref("pause"))
 	}
 }
 

@@ -1,7 +1,6 @@
 package windows_test
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -39,8 +38,7 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 	// The node as an older join left it, running.
 	r.sim.SetFact("file:"+containerd, "1.7.28")
 	r.sim.SetFact("file:"+shim, "1.7.28")
-	r.sim.SetFact("containerd-config:"+nodeconfig.ContainerdDir+`\config.toml`, fmt.Sprintf("version=2 grpc.v1.cri.sandbox_image='%s' grpc.v1.cri.cni.bin_dir='%s' grpc.v1.cri.cni.conf_dir='%s'",
-		images.Ref("pause"), nodeconfig.CNIBinDir, nodeconfig.CNIConfDir))
+	r.setContainerdConfig("1.7.28", images.Ref("pause"))
 	r.sim.SetFact("file:"+kubeProxy, "v1.33.5")
 	r.sim.SetFact("file:"+flanneld, "old flanneld")
 	r.sim.StartProcess(containerd, "service:containerd")
@@ -77,8 +75,8 @@ func TestJoinReplacesRunningPrograms(t *testing.T) {
 			t.Errorf("%s is %q, want %q", path, got, want)
 		}
 	}
-	if cfg := r.sim.Fact("containerd-config:" + nodeconfig.ContainerdDir + `\config.toml`); !strings.HasPrefix(cfg, "version=4 ") {
-		t.Errorf("containerd 2 runs with %q, not its own configuration", cfg)
+	if cfg := r.containerdConfig(); cfg.Version != 4 {
+		t.Errorf("containerd 2 runs with a configuration of version %d, not its own", cfg.Version)
 	}
 	// The restarted programs run the new files; the shim of the running pod
 	// runs on from where its file was moved.

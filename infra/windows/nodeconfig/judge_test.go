@@ -18,22 +18,7 @@ import (
 	"github.com/winconform/winconform/internal/testing/upstream"
 )
 
-// kindKubelet is the KubeletConfiguration of a cluster kind made, as the
-// kubelet-config ConfigMap holds it: kind v0.33.0's template
-// (pkg/cluster/internal/kubeadm/config.go) with the harness's cgroup v1
-// patch (infra/kind, failCgroupV1Off).
-const kindKubelet = `apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: systemd
-cgroupRoot: /kubelet
-failSwapOn: false
-failCgroupV1: false
-imageGCHighThresholdPercent: 100
-evictionHard:
-  nodefs.available: "0%"
-  nodefs.inodesFree: "0%"
-  imagefs.available: "0%"
-`
+var kindKubelet = upstream.KindKubeletConfiguration
 
 func testCA(t *testing.T) []byte {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/steptest"
 )
 
@@ -208,8 +209,8 @@ func containerdReads(version, path string, cfg steptest.ContainerdConfig) (conta
 // migrate is containerd 2's migration of a file older than its own
 // version: the 1.7 CRI plugin's keys move to the CRI image service and
 // runtime, unless the file sets them there already.
-func migrate(v containerdVersion, keys map[string]string) map[string]string {
-	out := map[string]string{}
+func migrate(v containerdVersion, keys map[string]any) map[string]any {
+	out := map[string]any{}
 	for k, val := range keys {
 		if !strings.HasPrefix(k, "grpc.v1.cri.") {
 			out[k] = val
@@ -218,10 +219,9 @@ func migrate(v containerdVersion, keys map[string]string) map[string]string {
 	if s, ok := keys["grpc.v1.cri.sandbox_image"]; ok {
 		out["cri.v1.images.pinned_images.sandbox"] = s
 	}
-	if d, ok := keys["grpc.v1.cri.cni.bin_dir"]; ok {
+	if d, ok := keys["grpc.v1.cri.cni.bin_dir"].(string); ok {
 		if v.atLeast(2, 1) {
-			dir, _ := steptest.TOMLStrings(d)
-			out["cri.v1.runtime.cni.bin_dirs"] = "['" + dir[0] + "']"
+			out["cri.v1.runtime.cni.bin_dirs"] = []string{d}
 		} else if _, set := out["cri.v1.runtime.cni.bin_dir"]; !set {
 			out["cri.v1.runtime.cni.bin_dir"] = d
 		}
@@ -235,19 +235,16 @@ func migrate(v containerdVersion, keys map[string]string) map[string]string {
 }
 
 // containerdOf is the configuration the machine's containerd reads and the
-// version it runs: the containerd-config fact, and containerd.exe beside
-// it. ok is false when the machine has none. m.mu must be held.
+// version it runs: its config.toml, and containerd.exe beside it. ok is
+// false when the machine has none. m.mu must be held.
 func (m *Machine) containerdOf() (path, version string, cfg steptest.ContainerdConfig, ok bool, err error) {
-	for k, v := range m.facts {
-		p, is := strings.CutPrefix(k, "containerd-config:")
-		if !is || v == "" {
-			continue
-		}
-		dir := p[:strings.LastIndexByte(p, '\\')]
-		cfg, err = steptest.ParseContainerdConfig(v)
-		return p, m.fact(`file:` + dir + `\containerd.exe`), cfg, true, err
+	path = nodeconfig.ContainerdConfigPath
+	text := m.fact("file:" + path)
+	if text == "" {
+		return "", "", steptest.ContainerdConfig{}, false, nil
 	}
-	return "", "", steptest.ContainerdConfig{}, false, nil
+	cfg, err = steptest.ParseContainerdConfig(text)
+	return path, m.fact(`file:` + nodeconfig.ContainerdDir + `\containerd.exe`), cfg, true, err
 }
 
 // containerdRunning is what the running containerd took from its
@@ -307,7 +304,7 @@ func (r *run) containerdRefuses(c steptest.Case) string {
 	}
 	dir := r.s.Params["InstallDir"]
 	path := dir + `\config.toml`
-	keys := []string{"containerd-config:" + path, `file:` + dir + `\containerd.exe`, "service:containerd"}
+	keys := []string{"file:" + path, `file:` + dir + `\containerd.exe`, "service:containerd"}
 	restarts := false
 	for _, k := range keys {
 		if _, ok := after[normKey(k)]; ok {
@@ -317,7 +314,11 @@ func (r *run) containerdRefuses(c steptest.Case) string {
 	if !restarts || fact("service:containerd") != "Automatic/Running" {
 		return ""
 	}
-	cfg, err := steptest.ParseContainerdConfig(fact(keys[0]))
+	text := fact(keys[0])
+	if text == "" {
+		return ""
+	}
+	cfg, err := steptest.ParseContainerdConfig(text)
 	if err == nil {
 		_, err = containerdReads(fact(keys[1]), path, cfg)
 	}
@@ -326,4 +327,28 @@ func (r *run) containerdRefuses(c steptest.Case) string {
 		return "Service 'containerd (containerd)' cannot be started due to the following error: Cannot start service containerd on computer '.'. (its log: " + err.Error() + ")"
 	}
 	return ""
+}
+
+// ContainerdStepParams are the parameters the harness gives the containerd
+// step for case c of its data: the data's, with Config composed for the
+// case's Version as the join composes it (nodeconfig), with the sandbox
+// image of the data's example, unless the case gives a Config of its own.
+// (The data's example Config is containerd 2.3's; the Pester tests, which
+// do not model containerd, run every case with it.)
+func ContainerdStepParams(data *steptest.Step, c steptest.Case) (map[string]string, error) {
+	p := data.ParamsFor(c)
+	if _, own := c.Params["Config"]; own || c.Error != "" {
+		return p, nil
+	}
+	example, err := steptest.ParseContainerdConfig(data.Params["Config"])
+	if err != nil {
+		return nil, err
+	}
+	pause, _ := example.Str("cri.v1.images.pinned_images.sandbox")
+	cfg, err := nodeconfig.Containerd{Version: p["Version"], SandboxImage: pause}.ConfigTOML()
+	if err != nil {
+		return nil, err
+	}
+	p["Config"] = string(cfg)
+	return p, nil
 }

@@ -31,13 +31,56 @@ import (
 // a 1.7 sandbox_image, "Ignoring unknown key in TOML for plugin" and the
 // default pause:3.10.2. The sources are cited in containerd.go.
 const (
-	file17 = `version=2 grpc.v1.cri.sandbox_image='registry.k8s.io/pause:3.10.1' grpc.v1.cri.cni.bin_dir='C:\opt\cni\bin' grpc.v1.cri.cni.conf_dir='C:\etc\cni\net.d'`
-	file23 = `version=4 cri.v1.images.pinned_images.sandbox='registry.k8s.io/pause:3.10.1' cri.v1.runtime.cni.bin_dir='' cri.v1.runtime.cni.bin_dirs=['C:\opt\cni\bin'] cri.v1.runtime.cni.conf_dir='C:\etc\cni\net.d' image-verifier.v1.bindir.bin_dir='C:\ProgramData\containerd\root\opt\image-verifier\bin'`
+	file17 = `version = 2
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = 'registry.k8s.io/pause:3.10.1'
+
+[plugins."io.containerd.grpc.v1.cri".cni]
+  bin_dir = 'C:\opt\cni\bin'
+  conf_dir = 'C:\etc\cni\net.d'
+`
+	file23 = `version = 4
+
+[plugins.'io.containerd.cri.v1.images'.pinned_images]
+  sandbox = 'registry.k8s.io/pause:3.10.1'
+
+[plugins.'io.containerd.cri.v1.runtime'.cni]
+  bin_dirs = ['C:\opt\cni\bin']
+  conf_dir = 'C:\etc\cni\net.d'
+`
 	// fileOldStep23 is what the step wrote from 2.3's default before.
-	fileOldStep23 = `version=4 cri.v1.images.pinned_images.sandbox='registry.k8s.io/pause:3.10.1' cri.v1.runtime.cni.bin_dir='C:\opt\cni\bin' cri.v1.runtime.cni.bin_dirs=['C:\opt\cni\bin'] cri.v1.runtime.cni.conf_dir='C:\etc\cni\net.d' image-verifier.v1.bindir.bin_dir='C:\opt\cni\bin'`
-	file20        = `version=3 cri.v1.images.pinned_images.sandbox='registry.k8s.io/pause:3.10.1' cri.v1.runtime.cni.bin_dir='C:\opt\cni\bin' cri.v1.runtime.cni.conf_dir='C:\etc\cni\net.d' image-verifier.v1.bindir.bin_dir='C:\ProgramData\containerd\root\opt\image-verifier\bin'`
+	fileOldStep23 = `version = 4
+
+[plugins.'io.containerd.cri.v1.images'.pinned_images]
+  sandbox = 'registry.k8s.io/pause:3.10.1'
+
+[plugins.'io.containerd.cri.v1.runtime'.cni]
+  bin_dir = 'C:\opt\cni\bin'
+  bin_dirs = ['C:\opt\cni\bin']
+  conf_dir = 'C:\etc\cni\net.d'
+
+[plugins.'io.containerd.image-verifier.v1.bindir']
+  bin_dir = 'C:\opt\cni\bin'
+`
+	file20 = `version = 3
+
+[plugins.'io.containerd.cri.v1.images'.pinned_images]
+  sandbox = 'registry.k8s.io/pause:3.10.1'
+
+[plugins.'io.containerd.cri.v1.runtime'.cni]
+  bin_dir = 'C:\opt\cni\bin'
+  conf_dir = 'C:\etc\cni\net.d'
+`
 	// file23With17Keys is a 2.x file with 1.7's keys written into it.
-	file23With17Keys = `version=4 grpc.v1.cri.sandbox_image='registry.k8s.io/pause:3.10.1' grpc.v1.cri.cni.bin_dir='C:\opt\cni\bin'`
+	file23With17Keys = `version = 4
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = 'registry.k8s.io/pause:3.10.1'
+
+[plugins."io.containerd.grpc.v1.cri".cni]
+  bin_dir = 'C:\opt\cni\bin'
+`
 )
 
 func TestContainerdReadsItsConfigAsItsVersionDoes(t *testing.T) {
@@ -106,7 +149,7 @@ func TestContainerdReadsItsConfigAsItsVersionDoes(t *testing.T) {
 func TestSimulatedContainerdWithoutCRI(t *testing.T) {
 	m := New(Config{ContainersInstalled: true})
 	m.SetFact(`file:C:\Program Files\containerd\containerd.exe`, "2.3.7")
-	m.SetFact(`containerd-config:C:\Program Files\containerd\config.toml`, fileOldStep23)
+	m.SetFact(`file:C:\Program Files\containerd\config.toml`, fileOldStep23)
 	m.SetFact("service:containerd", "Automatic/Running")
 	err := m.StartPod()
 	var perr *PodError
@@ -119,7 +162,7 @@ func TestSimulatedContainerdWithoutCRI(t *testing.T) {
 	if !strings.Contains(cri, "unknown service runtime.v1.RuntimeService") {
 		t.Errorf("kubeadm's CRI check got %q", cri)
 	}
-	m.SetFact(`containerd-config:C:\Program Files\containerd\config.toml`, file23)
+	m.SetFact(`file:C:\Program Files\containerd\config.toml`, file23)
 	if err := m.StartPod(); err != nil {
 		t.Errorf("with containerd 2.3's own file: %v", err)
 	}
@@ -131,7 +174,9 @@ func TestSimulatedContainerdWithoutCRI(t *testing.T) {
 // configuration where the join puts them, and the image verifier not
 // pointed at the CNI's plugins (it runs every program of its directory on
 // each pull). The data is what the script does (its Pester tests run it on
-// Windows against the same cases); this is what containerd makes of it.
+// Windows against the same cases); this is what containerd makes of it,
+// with the configuration the harness gives each case's version
+// (nodeconfig), unless the case names its own.
 func TestContainerdStepDataIsWhatContainerdReads(t *testing.T) {
 	data, err := steptest.Load("containerd")
 	if err != nil {
@@ -139,7 +184,18 @@ func TestContainerdStepDataIsWhatContainerdReads(t *testing.T) {
 	}
 	versions := map[string]bool{}
 	for _, c := range data.Cases {
-		p := data.ParamsFor(c)
+		p, err := ContainerdStepParams(data, c)
+		if err != nil {
+			t.Fatalf("case %q: %v", c.Name, err)
+		}
+		given, err := steptest.ParseContainerdConfig(p["Config"])
+		if err != nil {
+			t.Fatalf("case %q: %v", c.Name, err)
+		}
+		sandbox, _ := given.Str("cri.v1.images.pinned_images.sandbox")
+		if s, ok := given.Str("grpc.v1.cri.sandbox_image"); ok {
+			sandbox = s
+		}
 		after := map[string]string{}
 		for _, m := range []map[string]string{c.Given, c.Sets} {
 			e, err := steptest.ExpandMap(m, p, func(string) string { return "" })
@@ -151,7 +207,7 @@ func TestContainerdStepDataIsWhatContainerdReads(t *testing.T) {
 			}
 		}
 		dir := p["InstallDir"]
-		cfgFact, version := after["containerd-config:"+dir+`\config.toml`], after["file:"+dir+`\containerd.exe`]
+		cfgFact, version := after["file:"+dir+`\config.toml`], after["file:"+dir+`\containerd.exe`]
 		if c.Error != "" || after["service:containerd"] != "Automatic/Running" || cfgFact == "" {
 			continue
 		}
@@ -165,9 +221,9 @@ func TestContainerdStepDataIsWhatContainerdReads(t *testing.T) {
 		switch {
 		case err != nil:
 			t.Errorf("case %q leaves containerd %s with a configuration it does not run with: %v", c.Name, version, err)
-		case got.Sandbox != p["SandboxImage"] || !slices.Equal(got.CNIBinDirs, []string{p["CNIBinDir"]}) || got.CNIConfDir != p["CNIConfDir"]:
+		case got.Sandbox != sandbox || !slices.Equal(got.CNIBinDirs, []string{p["CNIBinDir"]}) || got.CNIConfDir != p["CNIConfDir"]:
 			t.Errorf("case %q: containerd %s reads sandbox %q, CNI %v and %q; want %q, [%s] and %q",
-				c.Name, version, got.Sandbox, got.CNIBinDirs, got.CNIConfDir, p["SandboxImage"], p["CNIBinDir"], p["CNIConfDir"])
+				c.Name, version, got.Sandbox, got.CNIBinDirs, got.CNIConfDir, sandbox, p["CNIBinDir"], p["CNIConfDir"])
 		case got.VerifierDir == p["CNIBinDir"]:
 			t.Errorf("case %q: containerd %s's image verifier runs the CNI's plugins on every pull", c.Name, version)
 		}

@@ -38,7 +38,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/testing/steptest"
+	"github.com/winconform/winconform/internal/testing/upstream"
 	"github.com/winconform/winconform/internal/testing/wsmantest"
 )
 
@@ -181,6 +183,9 @@ func (m *Machine) seedLogs() {
 				continue
 			}
 			key := normKey(k)
+			if key == normKey("file:"+nodeconfig.ContainerdConfigPath) {
+				continue // the configuration the join writes, not a log
+			}
 			if _, ok := m.facts[key]; !ok {
 				m.facts[key] = fmt.Sprintf("I0101 00:00:00.000000    1234 %s.go:42] %s started on %s", item, item, m.cfg.Hostname)
 				m.logs = append(m.logs, key)
@@ -198,7 +203,7 @@ func bootTime(n int) string {
 // normKey makes the path of a file-system fact lower case: Windows paths
 // are case-insensitive.
 func normKey(key string) string {
-	switch steptest.KindOf(key, []string{"file:", "dir:", "link:", "path:", "winrm-path:", "containerd-config:", "process:"}) {
+	switch steptest.KindOf(key, []string{"file:", "dir:", "link:", "path:", "winrm-path:", "process:"}) {
 	case "":
 		return key
 	}
@@ -443,8 +448,8 @@ func (m *Machine) contract(s Script) {
 	if s.Step != "kubeadm-join" {
 		return
 	}
-	if s.Params["Mode"] != "join" && (s.Params["Token"] != "" || s.Params["DiscoveryConfig"] != "") {
-		m.problems = append(m.problems, "kubeadm-join in "+s.Params["Mode"]+" mode was given a token")
+	if s.Params["Mode"] != "join" && s.Params["JoinFiles"] != "" {
+		m.problems = append(m.problems, "kubeadm-join in "+s.Params["Mode"]+" mode was given the join's files, which hold a token")
 	}
 	if sock := s.Params["CRISocket"]; sock != "npipe:////./pipe/containerd-containerd" {
 		m.problems = append(m.problems, "kubeadm-join: CRISocket "+sock+" is not containerd's pipe")
@@ -502,6 +507,35 @@ func (r *run) fits(c steptest.Case) (bool, error) {
 	return true, nil
 }
 
+// judged are kubeadm's judgements of the join's files, by their parameter:
+// a join run again with the same files is judged once.
+var judged sync.Map
+
+// judgeJoin has kubeadm's own code judge the kubeadm-join step's files
+// (upstream.CheckJoin), as kubeadm join on the machine would read them,
+// against the KubeletConfiguration of a kind cluster.
+func judgeJoin(param string) (upstream.JoinResult, error) {
+	if v, ok := judged.Load(param); ok {
+		r := v.(judgement)
+		return r.res, r.err
+	}
+	if param == "" {
+		return upstream.JoinResult{}, fmt.Errorf("kubeadm join was given no files")
+	}
+	_, files, err := nodeconfig.ParseParam(param)
+	var res upstream.JoinResult
+	if err == nil {
+		res, err = upstream.CheckJoin(files, []byte(upstream.KindKubeletConfiguration))
+	}
+	judged.Store(param, judgement{res, err})
+	return res, err
+}
+
+type judgement struct {
+	res upstream.JoinResult
+	err error
+}
+
 // kubeadmJoin runs the simulated kubeadm join once: its preflight finds
 // kubelet through the PATH the step gives it (refreshed from the
 // machine's, or the one the shell inherited), then the cluster says
@@ -511,6 +545,15 @@ func (r *run) kubeadmJoin(refreshed bool) string {
 		return res
 	}
 	p := r.s.Params
+	// kubeadm reads, defaults and validates its configuration before
+	// anything else: kubeadm's own code judges the files the step wrote.
+	judged, jerr := judgeJoin(p["JoinFiles"])
+	if jerr != nil {
+		// Recorded for every machine, the judgement once.
+		r.m.problems = append(r.m.problems, "kubeadm refused the join's files: "+jerr.Error())
+		r.join[refreshed], r.joined[refreshed] = "fails", strings.Split(jerr.Error(), "\n")
+		return "fails"
+	}
 	joined := []string{"[preflight] Running pre-flight checks"}
 	fails := r.m.FailJoin
 	criErr := r.m.criForKubeadm()
@@ -518,7 +561,7 @@ func (r *run) kubeadmJoin(refreshed bool) string {
 	case criErr != "" || r.m.lookPath("kubelet.exe", refreshed) == "":
 		fails = preflightFails(criErr, r.m.lookPath("kubelet.exe", refreshed) == "")
 	case len(fails) == 0 && r.m.OnJoin != nil:
-		req := JoinRequest{NodeName: p["NodeName"], Token: p["Token"], DiscoveryConfig: p["DiscoveryConfig"], CRISocket: p["CRISocket"],
+		req := JoinRequest{NodeName: judged.NodeName, Token: judged.Token, DiscoveryConfig: string(judged.Discovery), CRISocket: judged.CRISocket,
 			KubeletCommand: r.m.fact("service-command:kubelet")}
 		if err := r.m.OnJoin(req); err != nil {
 			fails = []string{"error execution phase kubelet-start: " + err.Error(), "To see the stack trace of this error execute with --v=5 or higher"}

@@ -48,6 +48,11 @@ func TestAnswersAsTheDataSays(t *testing.T) {
 					t.Skip("the simulated kubeadm reset always works")
 				}
 				p := data.ParamsFor(c)
+				if name == "containerd" {
+					if p, err = simmachine.ContainerdStepParams(data, c); err != nil {
+						t.Fatal(err)
+					}
+				}
 				m := simmachine.New(simmachine.Config{ContainersInstalled: true})
 				if c.World["kubeadm:join"] == "fails" {
 					m.FailJoin = []string{"error execution phase preflight: couldn't validate the identity of the API Server"}
@@ -215,5 +220,64 @@ func TestParamsOtherThanTheScriptsAreAProblem(t *testing.T) {
 	r := m.Handler()(&wsmantest.Call{Script: script})
 	if r.ExitCode != 1 || len(m.Problems()) != 1 || !strings.Contains(m.Problems()[0], "got parameters") {
 		t.Errorf("reply %+v, problems %v", r, m.Problems())
+	}
+}
+
+// The simulated kubeadm join is kubeadm's own code on the files the step
+// is given: files kubeadm refuses fail the join here as they would on a
+// machine, with kubeadm's message, and the harness is told (a problem).
+// The files below are the kubeadm-join step's example but for the
+// JoinConfiguration's discovery file, named by its Windows path as the
+// PowerShell step once wrote it, which kubeadm takes for a URL.
+func TestSimulatedKubeadmJoinIsKubeadmsJudgement(t *testing.T) {
+	data, err := steptest.Load("kubeadm-join")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var join struct {
+		Config string `json:"config"`
+		Files  []struct {
+			Name string `json:"name"`
+			Data string `json:"data"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(data.Params["JoinFiles"]), &join); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range join.Files {
+		if f.Name == join.Config {
+			join.Files[i].Data = strings.Replace(f.Data, "kubeConfigPath: discovery.conf", `kubeConfigPath: C:\winconform\join\discovery.conf`, 1)
+		}
+	}
+	broken, err := json.Marshal(join)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		files   string
+		refused bool
+	}{{data.Params["JoinFiles"], false}, {string(broken), true}} {
+		m := simmachine.New(simmachine.Config{ContainersInstalled: true})
+		for k, v := range map[string]string{
+			"service:containerd": "Automatic/Running", `file:C:\k\kubeadm.exe`: "v1.37.2", `file:C:\k\kubelet.exe`: "v1.37.2",
+			`path:C:\k`: "present", "service:kubelet": "Manual/Stopped",
+		} {
+			m.SetFact(k, v)
+		}
+		p := data.ParamsFor(steptest.Case{})
+		p["Mode"], p["JoinFiles"] = "join", c.files
+		m.SetFact("service-command:kubelet", p["KubeletCommand"]+" --hostname-override="+p["NodeName"]+" --node-ip="+p["NodeIP"])
+		reply := run(t, m, "kubeadm-join", p)
+		probs := fmt.Sprint(m.Problems())
+		refused := strings.Contains(probs, "kubeadm refused the join's files")
+		if refused != c.refused {
+			t.Errorf("kubeadm refused: %v, want %v; problems %s", refused, c.refused, probs)
+		}
+		if c.refused && (reply.ExitCode == 0 || !strings.Contains(reply.Stdout, "if a URL is used, the scheme must be https")) {
+			t.Errorf("the join of files kubeadm refuses: exit code %d, output %q", reply.ExitCode, reply.Stdout)
+		}
+		if !c.refused && reply.ExitCode != 0 {
+			t.Errorf("the join of the example's files: exit code %d, output %q", reply.ExitCode, reply.Stdout)
+		}
 	}
 }

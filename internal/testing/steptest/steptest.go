@@ -33,8 +33,6 @@
 //	service-process:NAME    the command line of its running process ("" when it is stopped)
 //	service-deps:NAME       the services it depends on, separated by |
 //	state:NAME.KEY          a value the steps keep in C:\winconform\state\NAME.json
-//	containerd-config:PATH  containerd's config.toml: its version and the keys the join reads or writes, by
-//	                        table (version=2 grpc.v1.cri.sandbox_image='...' ...; see containerdconfig.go)
 //	firewall:RULE           an inbound firewall rule: PORT/ENABLED, such as 10250/True
 //	defender:available      Microsoft Defender's cmdlets exist: yes
 //	defender:paths, defender:processes   its exclusions, separated by |
@@ -344,7 +342,7 @@ func Matches(want, got string) bool {
 var Kinds = []string{
 	"feature:", "file:", "dir:", "link:", "path:", "winrm-path:", "service:", "service-command:",
 	"service-imagepath:", "service-process:", "service-deps:", "state:",
-	"containerd-config:", "firewall:", "defender:", "hns:", "env:",
+	"firewall:", "defender:", "hns:", "env:",
 	"process:", "output:", "events:", "registry:", "route:", "image:",
 }
 

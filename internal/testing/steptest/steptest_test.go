@@ -137,11 +137,9 @@ func checkFacts(t *testing.T, where string, facts map[string]string, kinds []str
 		if kind == "service:" && ev != "" && ev != "*" && !serviceValue.MatchString(ev) {
 			t.Errorf("%s: %s is %q, not START/STATUS", where, k, ev)
 		}
-		if kind == "containerd-config:" && ev != "" && ev != "*" {
-			if c, err := steptest.ParseContainerdConfig(ev); err != nil {
+		if kind == "file:" && strings.HasSuffix(ek, `\config.toml`) && ev != "" && ev != "*" {
+			if _, err := steptest.ParseContainerdConfig(ev); err != nil {
 				t.Errorf("%s: %s: %v", where, k, err)
-			} else if c.String() != ev {
-				t.Errorf("%s: %s is %q, not in the fact's order: %q", where, k, ev, c.String())
 			}
 		}
 		if (kind == "dir:" || kind == "path:" || kind == "winrm-path:") && ev != "" && ev != "present" && ev != "*" {

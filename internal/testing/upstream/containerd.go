@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,8 +49,20 @@ func Containerd(ctx context.Context, version string) (string, error) {
 	bin := filepath.Join(dir, "containerd")
 	containerdBuilds.Lock()
 	defer containerdBuilds.Unlock()
+	// Test binaries of several packages build at once: one at a time.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := lockFile(lock); err != nil {
+		return "", err
+	}
 	var log bytes.Buffer
-	err := gotool.Once(dir, func(tmp string) error {
+	err = gotool.Once(dir, func(tmp string) error {
 		src, _, err := gotool.Download(ctx, &log, cache, module+"@v"+version)
 		if err != nil {
 			return err
@@ -66,10 +79,16 @@ func Containerd(ctx context.Context, version string) (string, error) {
 // ContainerdResult is what containerd made of a configuration file.
 type ContainerdResult struct {
 	// Dump is `containerd config dump`: the configuration containerd runs
-	// with, its defaults and the file merged.
+	// with, its defaults and the file merged; nil when it refused the file.
 	Dump map[string]any
 	// Warnings are the warnings containerd logged as it loaded the file.
 	Warnings []string
+	// Refused is containerd's error when it does not start with the file
+	// ("" when it does).
+	Refused string
+	// NoCRI is the error of a containerd that started but serves no CRI
+	// runtime service, the kubelet's ("" when it does).
+	NoCRI string
 	// CNIBinDirs and CNIConfDir are where the running containerd's CRI
 	// looks for the CNI's plugins and configuration, as its runtime
 	// service's status says (the CNI library's view).
@@ -77,15 +96,52 @@ type ContainerdResult struct {
 	CNIConfDir string
 }
 
+// Migrated says that containerd migrated the file from an older version.
+func (r ContainerdResult) Migrated() bool {
+	return slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "Configuration migrated from version") })
+}
+
+// SandboxImage is the sandbox image in the config dump, where the CRI of
+// containerd of version takes it from: containerd 1.7's CRI plugin's
+// sandbox_image (pkg/cri/sbserver, c.config.SandboxImage, v1.7.28),
+// containerd 2's CRI image service's pinned image "sandbox"
+// (internal/cri/server/images, PinnedImage("sandbox"), v2.1.9 to v2.4.2).
+// The running CRI does not say it (its status holds the runtime's
+// configuration only), so this key is the sources' word.
+func (r ContainerdResult) SandboxImage(version string) string {
+	if strings.HasPrefix(strings.TrimPrefix(version, "v"), "1.") {
+		return dumpString(r.Dump, "plugins", "io.containerd.grpc.v1.cri", "sandbox_image")
+	}
+	return dumpString(r.Dump, "plugins", "io.containerd.cri.v1.images", "pinned_images", "sandbox")
+}
+
+// VerifierDir is containerd 2's image verifier's directory in the dump
+// ("" for containerd 1.7, which has none).
+func (r ContainerdResult) VerifierDir() string {
+	return dumpString(r.Dump, "plugins", "io.containerd.image-verifier.v1.bindir", "bin_dir")
+}
+
+func dumpString(dump map[string]any, path ...string) string {
+	var v any = dump
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = m[p]
+	}
+	s, _ := v.(string)
+	return s
+}
+
 var containerdWarning = regexp.MustCompile(`level=(warning|error)\b.*`)
 
-// CheckContainerdConfig judges config (a config.toml) with containerd of
-// version itself: `containerd --config F config dump` must succeed, and
-// every key config sets (but version) must be in the dump, at the same
-// place, with the same value: a key containerd ignores, or reads from
-// elsewhere, fails. Its warnings are returned, for the caller to hold to
-// the list it expects.
-func CheckContainerdConfig(ctx context.Context, version string, config []byte) (ContainerdResult, error) {
+// LoadContainerdConfig runs containerd of version with config (a
+// config.toml): `containerd --config F config dump`, then containerd
+// itself, in a root, state and socket of its own, asked for its CRI
+// runtime service's status. What containerd refuses is in the result; the
+// error is the harness's failure to ask.
+func LoadContainerdConfig(ctx context.Context, version string, config []byte) (ContainerdResult, error) {
 	var res ContainerdResult
 	bin, err := Containerd(ctx, version)
 	if err != nil {
@@ -105,27 +161,52 @@ func CheckContainerdConfig(ctx context.Context, version string, config []byte) (
 	cmd := exec.CommandContext(cctx, bin, "--config", file, "config", "dump")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return res, fmt.Errorf("containerd %s refuses the configuration: %v: %s", version, err, strings.TrimSpace(stderr.String()))
-	}
+	runErr := cmd.Run()
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		if m := containerdWarning.FindString(line); m != "" {
 			res.Warnings = append(res.Warnings, m)
 		}
 	}
+	if runErr != nil {
+		res.Refused = strings.TrimSpace(stderr.String())
+		if res.Refused == "" {
+			res.Refused = runErr.Error()
+		}
+		return res, nil
+	}
 	if _, err := toml.Decode(stdout.String(), &res.Dump); err != nil {
 		return res, fmt.Errorf("containerd %s's config dump: %v", version, err)
+	}
+	return res, runContainerd(ctx, bin, version, dir, file, &res)
+}
+
+// CheckContainerdConfig judges config (a config.toml) with containerd of
+// version itself (LoadContainerdConfig): containerd must start with it and
+// serve its CRI, and every key config sets (but version) must be in the
+// dump, at the same place, with the same value: a key containerd ignores,
+// or reads from elsewhere, fails. Its warnings are returned, for the caller
+// to hold to the list it expects.
+func CheckContainerdConfig(ctx context.Context, version string, config []byte) (ContainerdResult, error) {
+	res, err := LoadContainerdConfig(ctx, version, config)
+	switch {
+	case err != nil:
+		return res, err
+	case res.Refused != "":
+		return res, fmt.Errorf("containerd %s refuses the configuration: %s", version, res.Refused)
+	case res.NoCRI != "":
+		return res, fmt.Errorf("containerd %s runs without its CRI, the kubelet's runtime service: %s", version, res.NoCRI)
 	}
 	var set map[string]any
 	if _, err := toml.Decode(string(config), &set); err != nil {
 		return res, fmt.Errorf("the configuration is no TOML: %v", err)
 	}
+	dumped := leaves(res.Dump, "")
 	var missing []string
 	for key, want := range leaves(set, "") {
 		if key == "version" {
 			continue
 		}
-		got, ok := leaves(res.Dump, "")[key]
+		got, ok := dumped[key]
 		if !ok {
 			missing = append(missing, fmt.Sprintf("%s (containerd %s has no such key there)", key, version))
 		} else if !reflect.DeepEqual(got, want) {
@@ -135,9 +216,6 @@ func CheckContainerdConfig(ctx context.Context, version string, config []byte) (
 	sort.Strings(missing)
 	if len(missing) > 0 {
 		return res, fmt.Errorf("containerd %s does not run with what the configuration sets: %s; its warnings: %s", version, strings.Join(missing, "; "), strings.Join(res.Warnings, "; "))
-	}
-	if err := runContainerd(ctx, bin, version, dir, file, &res); err != nil {
-		return res, err
 	}
 	return res, nil
 }
@@ -182,12 +260,14 @@ func runContainerd(ctx context.Context, bin, version, dir, file string, res *Con
 			break
 		}
 		if st, ok := grpcstatus.FromError(err); ok && st.Code() == codes.Unimplemented {
-			return fmt.Errorf("containerd %s runs without its CRI, the kubelet's runtime service (%v): %s", version, err, strings.TrimSpace(log.String()))
+			res.NoCRI = fmt.Sprintf("%v: %s", err, strings.TrimSpace(log.String()))
+			return nil
 		}
 		select {
 		case werr := <-exited:
 			exited <- werr
-			return fmt.Errorf("containerd %s did not start with the configuration (%v): %s", version, werr, strings.TrimSpace(log.String()))
+			res.Refused = fmt.Sprintf("%v: %s", werr, strings.TrimSpace(log.String()))
+			return nil
 		case <-cctx.Done():
 			return fmt.Errorf("containerd %s did not answer within a minute (%v): %s", version, err, strings.TrimSpace(log.String()))
 		case <-time.After(200 * time.Millisecond):

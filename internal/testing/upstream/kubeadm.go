@@ -30,11 +30,34 @@ import (
 
 const kubernetesModule = "k8s.io/kubernetes"
 
+// KindKubeletConfiguration is the KubeletConfiguration of a cluster kind
+// made, as its kubelet-config ConfigMap holds it: kind v0.33.0's template
+// (pkg/cluster/internal/kubeadm/config.go) with the harness's cgroup v1
+// patch (infra/kind, failCgroupV1Off). Windows nodes joining a kind cluster
+// get it, then the join's patch.
+const KindKubeletConfiguration = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+cgroupRoot: /kubelet
+failSwapOn: false
+failCgroupV1: false
+imageGCHighThresholdPercent: 100
+evictionHard:
+  nodefs.available: "0%"
+  nodefs.inodesFree: "0%"
+  imagefs.available: "0%"
+`
+
 // JoinResult is what kubeadm made of a join's files.
 type JoinResult struct {
 	// NodeName and CRISocket are the JoinConfiguration's, as kubeadm read
 	// them.
 	NodeName, CRISocket string
+	// Token is the TLS bootstrap token kubeadm join will use, and
+	// Discovery the kubeconfig it reads for file discovery, from where it
+	// reads it.
+	Token     string
+	Discovery []byte
 	// KubeletConfig is the node's config.yaml as kubeadm join writes it: the
 	// cluster's KubeletConfiguration with the instance configuration and
 	// the JoinConfiguration's patches applied.
@@ -117,82 +140,97 @@ func kubeadmJoinChild(data []byte) (any, error) {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return nil, err
 	}
-	type result struct {
+	res, err := JudgeJoinHere(in.ConfigFile, []byte(in.BaseKubelet))
+	out := struct {
 		JoinResult
 		Error string
-	}
-	fail := func(format string, args ...any) (any, error) {
-		return result{Error: fmt.Sprintf(format, args...)}, nil
-	}
-	b, err := os.ReadFile(in.ConfigFile)
+	}{JoinResult: res}
 	if err != nil {
-		return fail("%v", err)
+		out.Error = err.Error()
+	}
+	return out, nil
+}
+
+// JudgeJoinHere is kubeadm's judgement of a join's files in the working
+// directory, where kubeadm join would run: configFile, the
+// JoinConfiguration, decoded strictly, defaulted and validated, then the
+// kubelet phase on the cluster's KubeletConfiguration baseKubelet (see
+// CheckJoin, which stages the files and runs this in a child process; the
+// Pester fakes' kubeadm runs it too, through cmd/upstreamjudge, on
+// Windows).
+func JudgeJoinHere(configFile string, baseKubelet []byte) (JoinResult, error) {
+	var res JoinResult
+	b, err := os.ReadFile(configFile)
+	if err != nil {
+		return res, err
 	}
 	// kubeadm join only warns of fields it does not know: a field it
 	// ignores is a mistake of the harness's.
 	docs, err := kubeadmutil.SplitConfigDocuments(b)
 	if err != nil {
-		return fail("%s: %v", in.ConfigFile, err)
+		return res, fmt.Errorf("%s: %v", configFile, err)
 	}
 	for gvk, doc := range docs {
 		if err := strict.VerifyUnmarshalStrict([]*kruntime.Scheme{kubeadmscheme.Scheme}, gvk, doc); err != nil {
-			return fail("%s: %v", in.ConfigFile, err)
+			return res, fmt.Errorf("%s: %v", configFile, err)
 		}
 	}
 	// The socket as written: kubeadm's Linux defaults would rewrite a
 	// Windows one (see CheckJoin).
-	socket := ""
 	for gvk, doc := range docs {
 		if gvk.Kind == kubeadmconstants.JoinConfigurationKind {
 			var raw struct {
 				NodeRegistration struct{ CRISocket string } `json:"nodeRegistration"`
 			}
 			if err := yaml.Unmarshal(doc, &raw); err == nil {
-				socket = raw.NodeRegistration.CRISocket
+				res.CRISocket = raw.NodeRegistration.CRISocket
 			}
 		}
 	}
 	cfg, err := configutil.BytesToJoinConfiguration(b, configutil.LoadOrDefaultConfigurationOptions{SkipCRIDetect: true})
 	if err != nil {
-		return fail("%v", err)
+		return res, err
 	}
-	res := result{JoinResult: JoinResult{NodeName: cfg.NodeRegistration.Name, CRISocket: socket}}
+	res.NodeName, res.Token = cfg.NodeRegistration.Name, cfg.Discovery.TLSBootstrapToken
 	if runtime.GOOS == "windows" {
 		res.CRISocket = cfg.NodeRegistration.CRISocket
+	}
+	if cfg.Discovery.File != nil {
+		if res.Discovery, err = os.ReadFile(cfg.Discovery.File.KubeConfigPath); err != nil {
+			return res, fmt.Errorf("the discovery file: %v", err)
+		}
 	}
 
 	// The kubelet phase, as kubeadm join runs it (cmd/kubeadm/app/cmd/phases/join/kubelet.go).
 	cs := fake.NewClientset(&corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: kubeadmconstants.KubeletBaseConfigurationConfigMap},
-		Data:       map[string]string{kubeadmconstants.KubeletBaseConfigurationConfigMapKey: in.BaseKubelet},
+		Data:       map[string]string{kubeadmconstants.KubeletBaseConfigurationConfigMapKey: string(baseKubelet)},
 	})
 	cluster := &kubeadmapi.ClusterConfiguration{}
 	if err := componentconfigs.FetchFromCluster(cluster, cs); err != nil {
-		return fail("fetching the cluster's KubeletConfiguration: %v", err)
+		return res, fmt.Errorf("fetching the cluster's KubeletConfiguration: %v", err)
 	}
 	kubeletDir, err := os.MkdirTemp("", "kubelet-")
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer os.RemoveAll(kubeletDir)
 	if err := kubeletphase.WriteInstanceConfigToDisk(&kubeletconfig.KubeletConfiguration{ContainerRuntimeEndpoint: res.CRISocket}, kubeletDir); err != nil {
-		return fail("%v", err)
+		return res, err
 	}
 	patches := ""
 	if cfg.Patches != nil {
 		patches = cfg.Patches.Directory
 	}
 	if err := kubeletphase.WriteConfigToDisk(cluster, kubeletDir, patches, io.Discard); err != nil {
-		return fail("%v", err)
+		return res, err
 	}
 	if err := kubeletphase.WriteKubeletDynamicEnvFile(cluster, &cfg.NodeRegistration, cfg.ControlPlane == nil, kubeletDir); err != nil {
-		return fail("%v", err)
+		return res, err
 	}
 	if res.KubeletConfig, err = os.ReadFile(filepath.Join(kubeletDir, kubeadmconstants.KubeletConfigurationFileName)); err != nil {
-		return nil, err
+		return res, err
 	}
-	if res.KubeadmFlags, err = kubeletphase.ReadKubeletDynamicEnvFile(filepath.Join(kubeletDir, kubeadmconstants.KubeletEnvFileName)); err != nil {
-		return fail("%v", err)
-	}
-	return res, nil
+	res.KubeadmFlags, err = kubeletphase.ReadKubeletDynamicEnvFile(filepath.Join(kubeletDir, kubeadmconstants.KubeletEnvFileName))
+	return res, err
 }
