@@ -87,11 +87,13 @@ BASELINE   ?=
 # report.png needs headless Chromium: taken where it is on PATH (.ci/run installs it).
 SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser || command -v google-chrome),--screenshot)
 # Packages with unit tests: everything but the suites, which need a cluster.
-# Those that test a real system (libvirtd and QEMU) run every time: Go's
-# test cache sees their files, not the system (a CI run from a clean clone
-# on a machine that had run them took their result from the cache).
+# Those that test a real system (libvirtd and QEMU; containerd's binaries,
+# which judge the join's configuration and the simulated machine's model of
+# containerd, built once from their modules) run every time: Go's test
+# cache sees their files, not the system (a CI run from a clean clone on a
+# machine that had run them took their result from the cache).
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
-REAL_PKGS   = $(filter %/infra/vms/libvirt %/infra/windows/nodeconfig,$(UNIT_PKGS))
+REAL_PKGS   = $(filter %/infra/vms/libvirt %/infra/windows/nodeconfig %/internal/testing/simmachine,$(UNIT_PKGS))
 
 # The commit the binaries say they were built from (winconform version, and
 # every report: internal/version), linked in: the toolchain stamps none where

@@ -1,12 +1,18 @@
 package simmachine
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/winconform/winconform/internal/testing/steptest"
+	"github.com/winconform/winconform/internal/testing/upstream"
 )
 
 // The files below are what the join's containerd step writes: containerd
@@ -232,5 +238,88 @@ func TestContainerdStepDataIsWhatContainerdReads(t *testing.T) {
 		if !versions[v] {
 			t.Errorf("no case leaves containerd %s running: the data does not show its configuration", v)
 		}
+	}
+}
+
+// The model above is held to containerd itself: each file of the table,
+// and more, is read by the model and by that containerd's own binary
+// (built from its module, started with the file: upstream.LoadContainerdConfig),
+// and the two must agree on whether containerd starts, whether it serves
+// its CRI, whether it migrated the file, and on every value the file sets.
+// A value the file leaves to containerd's defaults differs between the
+// Linux build that runs here and the Windows one the model knows (the CNI's
+// and the image verifier's directories): there, both must say "default".
+func TestTheContainerdModelIsContainerds(t *testing.T) {
+	switch {
+	case runtime.GOOS != "linux":
+		t.Skip("containerd's Linux build judges the model: on Linux only")
+	case os.Getenv("CI") != "":
+	case testing.Short():
+		t.Skip("builds containerd from its module: not in a short run")
+	case os.Geteuid() != 0:
+		t.Skip("starts containerd, which takes root")
+	}
+	fileBinDirOnly := strings.Replace(file23, "  bin_dirs = ['C:\\opt\\cni\\bin']\n", "  bin_dir = 'C:\\other\\bin'\n", 1)
+	fileVerifier := file23 + "\n[plugins.'io.containerd.image-verifier.v1.bindir']\n  bin_dir = 'C:\\verifiers'\n"
+	cases := []struct{ version, file string }{
+		{"1.7.28", file17}, {"1.7.28", file23}, {"1.7.28", strings.Replace(file23, "version = 4", "version = 3", 1)},
+		{"2.3.7", file17}, {"2.3.7", file23}, {"2.3.7", fileOldStep23}, {"2.3.7", file23With17Keys}, {"2.3.7", fileBinDirOnly}, {"2.3.7", fileVerifier},
+		{"2.2.9", file17}, {"2.2.9", file23}, {"2.2.9", strings.Replace(file23, "version = 4", "version = 3", 1)}, {"2.2.9", fileOldStep23},
+		{"2.4.2", file23}, {"2.4.2", fileOldStep23}, {"2.4.2", fileBinDirOnly}, {"2.4.2", file17},
+	}
+	ctx := context.Background()
+	baseline := map[string]upstream.ContainerdResult{}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s/%s", c.version, strings.ReplaceAll(strings.SplitN(c.file, "\n", 2)[0], " ", ""))
+		t.Run(name, func(t *testing.T) {
+			base, ok := baseline[c.version]
+			if !ok {
+				var err error
+				if base, err = upstream.LoadContainerdConfig(ctx, c.version, nil); err != nil || base.Refused != "" || base.NoCRI != "" {
+					t.Fatalf("containerd %s without a file: %v %s %s", c.version, err, base.Refused, base.NoCRI)
+				}
+				baseline[c.version] = base
+			}
+			real, err := upstream.LoadContainerdConfig(ctx, c.version, []byte(c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := steptest.ParseContainerdConfig(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _ := parseContainerdVersion(c.version)
+			model, merr := containerdReads(c.version, `C:\Program Files\containerd\config.toml`, cfg)
+			var noStart *errNoStart
+			var noCRI *errNoCRI
+			if got, want := errors.As(merr, &noStart), real.Refused != ""; got != want {
+				t.Fatalf("the model says containerd %s starts: %v (%v); containerd: %v (%s)", c.version, !got, merr, !want, real.Refused)
+			}
+			if got, want := errors.As(merr, &noCRI), real.NoCRI != ""; got != want {
+				t.Fatalf("the model says containerd %s serves its CRI: %v (%v); containerd: %v (%s)", c.version, !got, merr, !want, real.NoCRI)
+			}
+			if merr != nil {
+				return
+			}
+			if model.Migrated != real.Migrated() {
+				t.Errorf("migrated: the model says %v, containerd %v (%v)", model.Migrated, real.Migrated(), real.Warnings)
+			}
+			same := func(what string, modelValue, modelDefault, realValue, realDefault any) {
+				t.Helper()
+				md, rd := reflect.DeepEqual(modelValue, modelDefault), reflect.DeepEqual(realValue, realDefault)
+				switch {
+				case md != rd:
+					t.Errorf("%s: the model says %v (default: %v), containerd %v (default: %v)", what, modelValue, md, realValue, rd)
+				case !md && !reflect.DeepEqual(modelValue, realValue):
+					t.Errorf("%s: the model says %v, containerd %v", what, modelValue, realValue)
+				}
+			}
+			same("the sandbox image", model.Sandbox, v.defaultSandbox(), real.SandboxImage(c.version), base.SandboxImage(c.version))
+			same("the CNI's binaries", model.CNIBinDirs, []string{defaultCNIBinDir}, real.CNIBinDirs, base.CNIBinDirs)
+			same("the CNI's configuration", model.CNIConfDir, defaultCNIConfDir, real.CNIConfDir, base.CNIConfDir)
+			if v.major >= 2 {
+				same("the image verifier's directory", model.VerifierDir, defaultVerifierDir, real.VerifierDir(), base.VerifierDir())
+			}
+		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -94,11 +93,18 @@ type ContainerdResult struct {
 	// service's status says (the CNI library's view).
 	CNIBinDirs []string
 	CNIConfDir string
+
+	// fileVersion is the file's version = (0 when it has none).
+	fileVersion int64
 }
 
-// Migrated says that containerd migrated the file from an older version.
+// Migrated says that containerd migrated the file from an older version:
+// it runs with a configuration of a newer version than the file's (2.3
+// also warns "Configuration migrated from version"; 2.2's config dump does
+// not).
 func (r ContainerdResult) Migrated() bool {
-	return slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "Configuration migrated from version") })
+	v, _ := r.Dump["version"].(int64)
+	return r.fileVersion > 0 && v > r.fileVersion
 }
 
 // SandboxImage is the sandbox image in the config dump, where the CRI of
@@ -155,6 +161,10 @@ func LoadContainerdConfig(ctx context.Context, version string, config []byte) (C
 	file := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(file, config, 0o600); err != nil {
 		return res, err
+	}
+	var head struct{ Version int64 }
+	if _, err := toml.Decode(string(config), &head); err == nil {
+		res.fileVersion = head.Version
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
