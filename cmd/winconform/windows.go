@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,6 +28,9 @@ type windowsFlags struct {
 	artifacts   string
 	collectLogs bool
 	check       bool
+	// env resolves the variables the files reference; the process's
+	// environment when nil (--render: none is read).
+	env config.Env
 }
 
 func (w *windowsFlags) register(cmd *cobra.Command) {
@@ -42,7 +47,7 @@ func (w *windowsFlags) registerUp(cmd *cobra.Command) {
 
 // machines loads the inventory and selects the machines.
 func (w *windowsFlags) machines() ([]config.Machine, error) {
-	inv, err := config.Load[config.Inventory](w.inventory, nil)
+	inv, err := config.Load[config.Inventory](w.inventory, w.env)
 	if err != nil {
 		return nil, err
 	}
@@ -70,37 +75,9 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	if w.inventory == "" && w.vms == "" && !w.check {
 		return nil
 	}
-	var machines []config.Machine
-	source := w.inventory
-	switch {
-	case w.vms != "":
-		// The machines to be made: each is the VM file's machine block,
-		// under its name prefix; checked before the first is made.
-		f, err := config.Load[config.Machines](w.vms, nil)
-		if err != nil {
-			return err
-		}
-		m := f.Machine
-		m.Name = f.NamePrefix + "-<run>-1"
-		machines, source = []config.Machine{m}, w.vms+" (its machine block)"
-	case w.inventory != "":
-		var err error
-		if machines, err = w.machines(); err != nil {
-			return err
-		}
-	}
-	cfg, err := cf.load()
+	machines, _, _, err := w.inputs(cf)
 	if err != nil {
 		return err
-	}
-	if _, err := kind.WindowsAPIServerAddress(cfg); err != nil {
-		return fmt.Errorf("cluster %q cannot take Windows machines: %w", cfg.Name, err)
-	}
-	// The versions each machine would run against this cluster's line:
-	// refused here, before the cluster is made or readied (the join checks
-	// them again against the API server's own version).
-	if err := windows.CheckVersions(machines, cfg.KubernetesVersion); err != nil {
-		return fmt.Errorf("%s: %w", source, err)
 	}
 	// The routed underlay changes this host: refused without root, up front.
 	if w.vms != "" {
@@ -110,6 +87,66 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 		return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay", w.vms))
 	}
 	return w.precheckUnderlay(context.Background())
+}
+
+// inputs loads the machines (the inventory's, or the VM file's machine
+// block under its name prefix: each machine the VM file would make is it)
+// and the cluster file, and checks that the cluster can take them: its API
+// server address, and the versions each machine would run against its
+// line (the join checks them again against the API server's own version).
+func (w *windowsFlags) inputs(cf *clusterFlags) (machines []config.Machine, cfg kind.Config, source string, err error) {
+	source = w.inventory
+	switch {
+	case w.vms != "":
+		f, err := config.Load[config.Machines](w.vms, w.env)
+		if err != nil {
+			return nil, cfg, "", err
+		}
+		m := f.Machine
+		m.Name = f.NamePrefix + "-<run>-1"
+		machines, source = []config.Machine{m}, w.vms+" (its machine block)"
+	case w.inventory != "":
+		if machines, err = w.machines(); err != nil {
+			return nil, cfg, "", err
+		}
+	}
+	if cfg, err = cf.load(); err != nil {
+		return nil, cfg, "", err
+	}
+	if _, err := kind.WindowsAPIServerAddress(cfg); err != nil {
+		return nil, cfg, "", fmt.Errorf("cluster %q cannot take Windows machines: %w", cfg.Name, err)
+	}
+	if err := windows.CheckVersions(machines, cfg.KubernetesVersion); err != nil {
+		return nil, cfg, "", fmt.Errorf("%s: %w", source, err)
+	}
+	return machines, cfg, source, nil
+}
+
+// render writes into dir what a join of the machines would send them, and
+// the objects it would apply to the cluster, touching neither
+// (docs/windows-machines.md, "Review a join before it runs").
+func (w *windowsFlags) render(out io.Writer, cf *clusterFlags, dir string) error {
+	// The join never sends a password in a script: a rendering reads none.
+	w.env = func(name string) (string, bool) { return "<$" + name + ">", true }
+	machines, cfg, source, err := w.inputs(cf)
+	if err != nil {
+		return usage(err)
+	}
+	addr, _ := kind.WindowsAPIServerAddress(cfg)
+	port := int(cfg.Networking.APIServerPort)
+	if port == 0 {
+		port = 6443 // kind picks the port when the cluster is made
+	}
+	endpoint := net.JoinHostPort(addr, strconv.Itoa(port))
+	r, err := windows.RenderJoinFiles(dir, machines, windows.RenderOptions{KubernetesVersion: cfg.KubernetesVersion, Endpoint: endpoint},
+		windows.PrepareOptions{APIServerEndpoint: endpoint, ServiceSubnet: cfg.Networking.ServiceSubnet, PodSubnet: cfg.Networking.PodSubnet,
+			VNI: cfg.CNI.VNI, Port: cfg.CNI.Port})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "rendered the join of %d machine(s) of %s against cluster %q (Kubernetes %s, API server %s) into %s, touching no machine and no cluster:\n%s",
+		len(machines), source, cfg.Name, cfg.KubernetesVersion, endpoint, dir, r)
+	return nil
 }
 
 // controlPlane finds the cluster and readies it for Windows nodes.
@@ -179,7 +216,7 @@ func (w *windowsFlags) join(cmd *cobra.Command, cf *clusterFlags) error {
 func joinCmd() *cobra.Command {
 	var cf clusterFlags
 	var w windowsFlags
-	var junitDir string
+	var junitDir, render string
 	cmd := &cobra.Command{
 		Use:   "join",
 		Short: "Join the inventory's Windows machines to the local cluster over WinRM",
@@ -189,9 +226,24 @@ joins each machine of the inventory: it installs containerd, the kubelet,
 kube-proxy and the CNI plugins, runs kubeadm join, waits for the node to be
 Ready and applies the inventory's labels and taints. Joining a joined machine
 changes nothing. Reports and WinRM transcripts go to --artifacts/<machine>/,
-and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
+and the logs of a machine that fails to join to --artifacts/logs/<machine>/.
+
+With --render DIR it joins nothing: it writes, for each machine of the
+inventory (or of the VM file), the scripts the join would send, their
+parameters and the files they carry (containerd's config.toml, kubeadm
+join's JoinConfiguration, discovery kubeconfig and kubelet patch, the
+kubelet's command line), and the cluster's Windows objects, for review.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if render != "" {
+				if w.check || w.inventory == "" && w.vms == "" || w.inventory != "" && w.vms != "" {
+					return usage(errors.New("join --render DIR needs --inventory FILE or --vms FILE (one of them), and not --check"))
+				}
+				return w.render(cmd.OutOrStdout(), &cf, render)
+			}
+			if w.vms != "" {
+				return usage(errors.New("join --vms FILE renders only (--render DIR): a VM file's machines are made and joined by up and e2e"))
+			}
 			if !w.check && w.inventory == "" {
 				return usage(errors.New("join needs --inventory FILE (or --check, to only ready the cluster)"))
 			}
@@ -209,6 +261,8 @@ and the logs of a machine that fails to join to --artifacts/logs/<machine>/.`,
 	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
 	cmd.Flags().BoolVar(&w.check, "check", false, "only ready the cluster and prove it can join machines (make, check and delete a join command); no machine is touched")
+	cmd.Flags().StringVar(&render, "render", "", "write into this directory, per machine, exactly the scripts, parameters and files the join would send (a placeholder token and CA), and the cluster's Windows objects; no machine and no cluster is contacted")
+	cmd.Flags().StringVar(&w.vms, "vms", "", "with --render: the VM file whose machines to render (its machine block)")
 	return cmd
 }
 

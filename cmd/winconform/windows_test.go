@@ -80,3 +80,52 @@ func TestE2ECheckHoldsTheVMFilesMachinesToTheCluster(t *testing.T) {
 		t.Errorf("a good VM file for a 1.35 cluster: exit %d, %s", code, stderr)
 	}
 }
+
+// join --render writes what the join would send each machine, from the
+// inventory and the cluster file alone: no password is read (the variable
+// is unset), no machine or cluster is contacted (neither exists). A render
+// without machines, with --check, or a join of a VM file is refused.
+func TestJoinRenderTouchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	cluster := filepath.Join(dir, "hybrid.yaml")
+	write(t, cluster, "name: render-test\nnetworking:\n  apiServerAddress: 192.0.2.10\n  apiServerPort: 7443\n")
+	inv := filepath.Join(dir, "machines.yaml")
+	write(t, inv, `defaults:
+  user: Administrator
+  passwordFrom: {env: WINCONFORM_RENDER_TEST_UNSET}
+machines:
+- name: win-a
+  address: 192.0.2.20
+- name: win-b
+  address: 192.0.2.21
+  expectedBuild: 10.0.26100
+`)
+	out := filepath.Join(dir, "render")
+	code, stdout, stderr := runCLI(t, "join", "--render", out, "--inventory", inv, "--config", cluster)
+	if code != 0 {
+		t.Fatalf("join --render: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"README.txt", "cluster/windows-node-services.yaml", "win-a/15-kubeadm-join.ps1", "win-a/files/kubeadm-join/join.yaml",
+		"win-a/files/containerd/config.toml", "win-b/files/kubelet/command-line.txt"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	disc, _ := os.ReadFile(filepath.Join(out, "win-a/files/kubeadm-join/discovery.conf"))
+	if !strings.Contains(string(disc), "server: https://192.0.2.10:7443") {
+		t.Errorf("the discovery kubeconfig names another API server:\n%s", disc)
+	}
+	toml, _ := os.ReadFile(filepath.Join(out, "win-b/files/containerd/config.toml"))
+	if !strings.Contains(string(toml), "pause:3.10.2") {
+		t.Errorf("a Windows Server 2025 machine's containerd runs another pause image:\n%s", toml)
+	}
+	for _, args := range [][]string{
+		{"join", "--render", out, "--config", cluster},
+		{"join", "--render", out, "--check", "--inventory", inv, "--config", cluster},
+		{"join", "--vms", inv, "--config", cluster},
+	} {
+		if code, _, _ := runCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}

@@ -539,12 +539,7 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 			} else if !apierrors.IsNotFound(gerr) {
 				return nil, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Err: gerr, Detail: "cannot look the node up"}
 			}
-			return []Param{
-				{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeIP", j.m.NodeIP}, {"NodeExists", strconv.FormatBool(nodeExists)},
-				{"JoinFiles", files}, {"JoinDir", nodeconfig.JoinDir},
-				{"InstallDir", nodeconfig.InstallDir}, {"CRISocket", nodeconfig.CRISocket}, {"CNIConfDir", nodeconfig.CNIConfDir},
-				{"KubeletCommand", nodeconfig.KubeletCommand()},
-			}, nil
+			return j.kubeadmJoinParams(mode, nodeExists, files), nil
 		}
 	}
 	st, err := j.runScript(ctx, s, sr, params("check", ""))
@@ -599,6 +594,18 @@ func (j *joinRun) kubeadmJoin(ctx context.Context, s step, sr *StepReport) (bool
 		return true, &StepError{Machine: j.m.Name, Step: StepKubeadmJoin, Kind: ErrKubeadmJoin, Detail: "the machine did not join", Output: text.LastLines(sr.Output, 20)}
 	}
 	return true, err
+}
+
+// kubeadmJoinParams are the kubeadm-join step's parameters: its mode,
+// whether the cluster has the node, and (in join mode) the join's files
+// (nodeconfig.Join.Param).
+func (j *joinRun) kubeadmJoinParams(mode string, nodeExists bool, files string) []Param {
+	return []Param{
+		{"Mode", mode}, {"NodeName", j.m.Name}, {"NodeIP", j.m.NodeIP}, {"NodeExists", strconv.FormatBool(nodeExists)},
+		{"JoinFiles", files}, {"JoinDir", nodeconfig.JoinDir},
+		{"InstallDir", nodeconfig.InstallDir}, {"CRISocket", nodeconfig.CRISocket}, {"CNIConfDir", nodeconfig.CNIConfDir},
+		{"KubeletCommand", nodeconfig.KubeletCommand()},
+	}
 }
 
 // deleteToken deletes the bootstrap token once the join is done, so that

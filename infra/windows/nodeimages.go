@@ -22,6 +22,13 @@ func (j *joinRun) nodeImageRefs() []string {
 // imported, and, with prepullImages, what is still missing is pulled from
 // where the image overrides point. Skipped when the inventory asks for
 // neither: the node then pulls each image when a pod needs it.
+// nodeImageParams are the images step's parameters for one image.
+func (j *joinRun) nodeImageParams(ref string) []Param {
+	return []Param{
+		{"Image", ref}, {"Archive", j.m.Binaries["images"]}, {"Pull", strconv.FormatBool(j.m.PrepullImages)}, {"Ctr", nodeconfig.ContainerdDir + `\ctr.exe`},
+	}
+}
+
 func (j *joinRun) nodeImages(ctx context.Context, s step, sr *StepReport) (bool, error) {
 	archive := j.m.Binaries["images"]
 	if archive == "" && !j.m.PrepullImages {
@@ -31,9 +38,7 @@ func (j *joinRun) nodeImages(ctx context.Context, s step, sr *StepReport) (bool,
 	changed := false
 	how := map[string]any{}
 	for _, ref := range j.nodeImageRefs() {
-		st, err := j.runScript(ctx, s, sr, fixed([]Param{
-			{"Image", ref}, {"Archive", archive}, {"Pull", strconv.FormatBool(j.m.PrepullImages)}, {"Ctr", nodeconfig.ContainerdDir + `\ctr.exe`},
-		}))
+		st, err := j.runScript(ctx, s, sr, fixed(j.nodeImageParams(ref)))
 		if err != nil {
 			return changed, err
 		}

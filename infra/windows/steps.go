@@ -70,10 +70,22 @@ type step struct {
 	// needs are the earlier steps of the same table that this one relies
 	// on, and what for; the table is checked to run them first.
 	needs []need
+	// params are the parameters of a step that is its script alone, or a
+	// reason to skip it: run is then that script, run with them (scripted),
+	// and RenderJoin renders them.
+	params func(j *joinRun) ([]Param, string, error)
 	// run does the step, into sr, and says whether it changed anything.
 	// Nil for the steps the runner uses between the others (ping, reboot,
-	// collect-logs).
+	// collect-logs), and for those params describe.
 	run func(j *joinRun, ctx context.Context, s step, sr *StepReport) (changed bool, err error)
+}
+
+// do is the step's run: its own, or its script with its params.
+func (s step) do(j *joinRun, ctx context.Context, sr *StepReport) (bool, error) {
+	if s.run == nil {
+		return scripted(s.params)(j, ctx, s, sr)
+	}
+	return s.run(j, ctx, s, sr)
 }
 
 // need is what a step takes from an earlier step.
@@ -85,27 +97,27 @@ type need struct{ step, what string }
 // Ready.
 var joinTable = []step{
 	{name: StepPreflight, script: true, timeout: 2 * time.Minute, run: (*joinRun).preflight},
-	{name: StepContainersFeature, script: true, timeout: 20 * time.Minute, mayReboot: true, run: scripted(noParams),
+	{name: StepContainersFeature, script: true, timeout: 20 * time.Minute, mayReboot: true, params: noParams,
 		needs: []need{{StepPreflight, "the machine's boot time, to see it restart"}}},
-	{name: StepContainerd, script: true, timeout: 10 * time.Minute, component: ComponentRuntime, run: scripted((*joinRun).containerdParams),
+	{name: StepContainerd, script: true, timeout: 10 * time.Minute, component: ComponentRuntime, params: (*joinRun).containerdParams,
 		needs: []need{{StepContainersFeature, "the Containers feature installed"}}},
-	{name: StepCompartmentNS, script: true, timeout: time.Minute, run: scripted(noParams),
+	{name: StepCompartmentNS, script: true, timeout: time.Minute, params: noParams,
 		needs: []need{{StepContainersFeature, "HNS, whose setting it is"}}},
-	{name: StepKubelet, script: true, timeout: 10 * time.Minute, component: ComponentKubelet, run: scripted((*joinRun).kubeletParams),
+	{name: StepKubelet, script: true, timeout: 10 * time.Minute, component: ComponentKubelet, params: (*joinRun).kubeletParams,
 		needs: []need{{StepContainerd, "the containerd service, which the kubelet service depends on"}}},
-	{name: StepCrictl, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).crictlParams),
+	{name: StepCrictl, script: true, timeout: 5 * time.Minute, params: (*joinRun).crictlParams,
 		needs: []need{{StepContainerd, "containerd's pipe, which crictl.yaml names"}, {StepKubelet, `C:\k, on the machine's PATH`}}},
 	{name: StepImages, script: true, timeout: 20 * time.Minute, run: (*joinRun).nodeImages,
 		needs: []need{{StepContainerd, "containerd running, and its ctr.exe"}}},
-	{name: StepKubeProxy, script: true, timeout: 5 * time.Minute, component: ComponentKubeProxy, run: scripted((*joinRun).kubeProxyParams),
+	{name: StepKubeProxy, script: true, timeout: 5 * time.Minute, component: ComponentKubeProxy, params: (*joinRun).kubeProxyParams,
 		needs: []need{{StepKubelet, "kubelet.exe in place: the kubelet comes before kube-proxy"}}},
-	{name: StepCNI, script: true, timeout: 5 * time.Minute, component: ComponentCNI, run: scripted((*joinRun).cniParams),
+	{name: StepCNI, script: true, timeout: 5 * time.Minute, component: ComponentCNI, params: (*joinRun).cniParams,
 		needs: []need{{StepKubeProxy, "kube-proxy.exe in place: kube-proxy comes before the CNI"}}},
-	{name: StepFirewall, script: true, timeout: time.Minute, run: scripted((*joinRun).firewallParams)},
-	{name: StepUnderlayRoute, script: true, timeout: time.Minute, run: scripted((*joinRun).underlayRouteParams)},
-	{name: StepMetadataRoute, script: true, timeout: time.Minute, run: scripted((*joinRun).metadataRouteParams)},
-	{name: StepDefender, script: true, timeout: 2 * time.Minute, run: scripted((*joinRun).defenderParams)},
-	{name: StepProbe, script: true, timeout: 5 * time.Minute, run: scripted((*joinRun).probeParams)},
+	{name: StepFirewall, script: true, timeout: time.Minute, params: (*joinRun).firewallParams},
+	{name: StepUnderlayRoute, script: true, timeout: time.Minute, params: (*joinRun).underlayRouteParams},
+	{name: StepMetadataRoute, script: true, timeout: time.Minute, params: (*joinRun).metadataRouteParams},
+	{name: StepDefender, script: true, timeout: 2 * time.Minute, params: (*joinRun).defenderParams},
+	{name: StepProbe, script: true, timeout: 5 * time.Minute, params: (*joinRun).probeParams},
 	{name: StepKubeadmJoin, script: true, timeout: 6 * time.Minute, run: (*joinRun).kubeadmJoin,
 		needs: []need{{StepContainerd, "the runtime's CRI socket"}, {StepKubelet, "kubeadm.exe and the kubelet service"}}},
 	{name: StepNode, timeout: 10 * time.Minute, run: (*joinRun).node,
@@ -120,10 +132,10 @@ var resetTable = []step{
 	{name: StepDrain, timeout: 2 * time.Minute, run: (*joinRun).drain},
 	{name: StepDeleteNode, run: (*joinRun).deleteNode,
 		needs: []need{{StepDrain, "the node's pods evicted"}}},
-	{name: StepKubeadmReset, script: true, timeout: 5 * time.Minute, run: scripted(resetParams)},
-	{name: StepHNSCleanup, script: true, timeout: 2 * time.Minute, run: scripted(hnsCleanupParams),
+	{name: StepKubeadmReset, script: true, timeout: 5 * time.Minute, params: resetParams},
+	{name: StepHNSCleanup, script: true, timeout: 2 * time.Minute, params: hnsCleanupParams,
 		needs: []need{{StepKubeadmReset, "the kubelet stopped, so that flannel makes no network again"}}},
-	{name: StepUnderlayUnroute, script: true, timeout: time.Minute, run: scripted((*joinRun).underlayUnrouteParams)},
+	{name: StepUnderlayUnroute, script: true, timeout: time.Minute, params: (*joinRun).underlayUnrouteParams},
 }
 
 // runnerSteps are the steps the runner uses between the others: ping while
@@ -184,7 +196,7 @@ func (j *joinRun) runTable(ctx context.Context, table []step) error {
 			sr.Attempts = 1
 		}
 		j.report.Order = append(j.report.Order, s.name)
-		changed, err := s.run(j, ctx, s, &sr)
+		changed, err := s.do(j, ctx, &sr)
 		j.finish(&sr, changed, err)
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -189,7 +190,8 @@ func (j Join) joinConfiguration() ([]byte, error) {
 			File:              &kubeadm.FileDiscovery{KubeConfigPath: DiscoveryFile},
 			TLSBootstrapToken: j.Token,
 		},
-		NodeRegistration: kubeadm.NodeRegistrationOptions{Name: j.NodeName, CRISocket: CRISocket},
+		// No taints: the harness applies the inventory's (infra/windows, the node step).
+		NodeRegistration: kubeadm.NodeRegistrationOptions{Name: j.NodeName, CRISocket: CRISocket, Taints: []corev1.Taint{}},
 		Patches:          &kubeadm.Patches{Directory: PatchesDir},
 	}
 	if j.NodeIP != "" {
@@ -216,3 +218,20 @@ func DiscoveryKubeconfig(endpoint string, caPEM []byte) ([]byte, error) {
 	kc.CurrentContext = discoveryUser + "@" + discoveryCluster
 	return clientcmd.Write(*kc)
 }
+
+// PlaceholderCACert stands for the cluster's CA where the join's files are
+// rendered without a cluster (`winconform join --render`): a self-signed
+// certificate of no cluster, named so.
+const PlaceholderCACert = `-----BEGIN CERTIFICATE-----
+MIIBszCCAVmgAwIBAgIBATAKBggqhkjOPQQDAjBBMT8wPQYDVQQDEzZ3aW5jb25m
+b3JtIGpvaW4gLS1yZW5kZXIgcGxhY2Vob2xkZXIgKG5vIGNsdXN0ZXIncyBDQSkw
+HhcNMjYwMTAxMDAwMDAwWhcNMzYwMTAxMDAwMDAwWjBBMT8wPQYDVQQDEzZ3aW5j
+b25mb3JtIGpvaW4gLS1yZW5kZXIgcGxhY2Vob2xkZXIgKG5vIGNsdXN0ZXIncyBD
+QSkwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAARD5tt2ACULLNgP8O/PYRE+Cjr3
+qpF1rp3pT2liABIY+B3oYy+nww48foJ+5IQcJEdUW9amgIVwcnfVmVriQOhFo0Iw
+QDAOBgNVHQ8BAf8EBAMCAgQwDwYDVR0TAQH/BAUwAwEB/zAdBgNVHQ4EFgQUBUQ3
+tZW+5Ohq2EJDaFfCwwPHb3IwCgYIKoZIzj0EAwIDSAAwRQIhAJQoataPEM1EIQJk
+fpWatZ9R0hetMABPpBZV/b1rSC8+AiB5DEo7eEkLQneBYrfViZZRR5Tj/wcpDXAq
+aoKpbXypKA==
+-----END CERTIFICATE-----
+`
