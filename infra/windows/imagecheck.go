@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/winconform/winconform/images"
-	"github.com/winconform/winconform/internal/winrelease"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 )
 
 // ErrImageNotRunnable: an image the node will run has no variant the
@@ -97,33 +97,12 @@ func (j *joinRun) processIsolatedImages() []nodeImage {
 	return []nodeImage{{"the sandbox image", j.sandboxImage()}, {"the probe image", images.Ref("probe")}}
 }
 
-// pulledVariant is the os.version of the variant of an image containerd
-// 1.7 pulls on a host of build (containerd/containerd,
-// platforms/defaults_windows.go: only variants of the host's major, minor
-// and build, the one of the host's own revision first, else the one of the
-// largest). ok is false when no variant is of the host's build.
-func pulledVariant(versions []string, host fullBuild) (winrelease.Version, bool) {
-	var best winrelease.Version
-	found := false
-	for _, s := range versions {
-		v, err := winrelease.Parse(s)
-		if err != nil || v.Build != host.Build {
-			continue
-		}
-		if v.Revision == host.UBR {
-			return v, true
-		}
-		if !found || v.Revision > best.Revision {
-			best, found = v, true
-		}
-	}
-	return best, found
-}
-
 // checkImages reads, before the node pulls them, the index of each image
-// the node will run with process isolation, and fails when containerd
-// would pull no variant for the machine's build, or one of a later update
-// than the machine's, which Windows does not start. An index the harness
+// the node will run with process isolation, and fails when the node's
+// containerd would run no variant of it on the machine's build
+// (nodeconfig.PulledVariant: its platform matching, stable ABI included),
+// or one of the machine's own build but a later update than the
+// machine's, which Windows does not start. An index the harness
 // cannot read (no route to the registry, no credentials) is reported and
 // not checked: the pod check after the join still starts the sandbox image.
 func (j *joinRun) checkImages(ctx context.Context, sr *StepReport) error {
@@ -143,13 +122,16 @@ func (j *joinRun) checkImages(ctx context.Context, sr *StepReport) error {
 		if !known {
 			continue // no os.version: nothing for process isolation to refuse
 		}
-		v, ok := pulledVariant(versions, j.build)
+		v, ok, err := nodeconfig.PulledVariant(j.versions.Containerd, j.build.Build, versions)
+		if err != nil {
+			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable, Err: err, Detail: "cannot tell which variant containerd runs"}
+		}
 		if !ok {
 			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable,
-				Detail: fmt.Sprintf("%s, %s, has no variant for Windows build %s (its Windows variants: %s): containerd would fail to pull it (no match for platform in manifest); point the image at one built for %s (image overrides)",
-					img.what, img.ref, j.build.Build, strings.Join(versions, ", "), j.build.Build)}
+				Detail: fmt.Sprintf("%s, %s, has no variant that containerd %s runs on Windows build %s (its Windows variants: %s): containerd would fail to pull it (no match for platform in manifest); point the image at one built for %s (image overrides)",
+					img.what, img.ref, j.versions.Containerd, j.build.Build, strings.Join(versions, ", "), j.build.Build)}
 		}
-		if v.Revision > j.build.UBR {
+		if v.Build == j.build.Build && v.Revision > j.build.UBR {
 			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable,
 				Detail: fmt.Sprintf("%s, %s, is %s for this machine's build, a later update than the machine's %s: with process isolation, the only isolation Kubernetes uses, Windows fails to start a container of a later update than the host (hcs::System::Start: 0xc0370106, microsoft/Windows-Containers#591); install the machine's cumulative updates (Windows Update, sconfig) up to at least %d, or point the image (image overrides) at a variant of update %d or older",
 					img.what, img.ref, v, j.build, v.Revision, j.build.UBR)}

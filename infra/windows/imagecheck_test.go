@@ -96,14 +96,34 @@ func TestJoinChecksTheVariantContainerdPulls(t *testing.T) {
 			}
 		})
 	}
-	t.Run("no variant of the build", func(t *testing.T) {
+	t.Run("no variant the host runs", func(t *testing.T) {
 		t.Parallel()
 		r := newRig(t, simmachine.Config{Build: "10.0.26100.3194", ContainersInstalled: true})
 		r.cluster.buildLabel = "10.0.26100"
-		r.sim.SetImageVariants(images.Ref("pause-ltsc2025"), "10.0.17763.6054", "10.0.20348.2340")
+		r.sim.SetImageVariants(images.Ref("pause-ltsc2025"), "10.0.17763.6054")
 		_, err := r.join(windows.JoinOptions{})
-		if !errors.Is(err, windows.ErrImageNotRunnable) || !strings.Contains(err.Error(), "has no variant for Windows build 10.0.26100") {
+		if !errors.Is(err, windows.ErrImageNotRunnable) || !strings.Contains(err.Error(), "has no variant that containerd 2.3.7 runs on Windows build 10.0.26100") {
 			t.Fatalf("err = %v, want ErrImageNotRunnable: no variant for 10.0.26100", err)
+		}
+	})
+	// Windows' stable ABI: a Windows Server 2025 host runs a Windows Server
+	// 2022 variant with process isolation, and containerd 2 runs it when
+	// the index has none of 2025 (nodeconfig.PulledVariant, held to
+	// containerd's own matcher); before, preflight refused any variant of
+	// another build than the host's (containerd 1.7's reading, wrongly).
+	t.Run("an earlier LTSC's variant, through the stable ABI", func(t *testing.T) {
+		t.Parallel()
+		r := newRig(t, simmachine.Config{Build: "10.0.26100.3194", ContainersInstalled: true})
+		r.cluster.buildLabel = "10.0.26100"
+		ref := images.Ref("pause-ltsc2025")
+		r.sim.SetImageVariants(ref, "10.0.17763.6054", "10.0.20348.2340")
+		rep, err := r.join(windows.JoinOptions{})
+		if err != nil {
+			t.Fatalf("Join: %v", err)
+		}
+		st, _ := rep.Step(windows.StepPreflight)
+		if v, _ := st.Status["imageVariants"].(map[string]any); v[ref] != "10.0.20348.2340" {
+			t.Errorf("preflight reports the variants %v, want %s's 10.0.20348.2340", st.Status["imageVariants"], ref)
 		}
 	})
 }

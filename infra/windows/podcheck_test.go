@@ -44,23 +44,25 @@ func TestJoinWindowsServer2025(t *testing.T) {
 }
 
 // TestPodCheckFailsWithTheEvents points Windows Server 2025's sandbox image
-// at pause:3.10.1, which has no variant for it, on a harness that cannot
-// read the image's index (preflight then checks no variant): the node turns
-// Ready, but its pods cannot start, and the join says why with the pod's
-// events. Not parallel: it changes the image overrides, which the package
-// shares.
+// at one with a Windows Server 2019 variant only, which the machine cannot
+// run, on a harness that cannot read the image's index (preflight then
+// checks no variant): the node turns Ready, but its pods cannot start, and
+// the join says why with the pod's events. Not parallel: it changes the
+// image overrides, which the package shares.
 func TestPodCheckFailsWithTheEvents(t *testing.T) {
-	if err := images.SetOverrides(&images.Overrides{Images: map[string]string{"pause-ltsc2025": "registry.k8s.io/pause:3.10.1"}}); err != nil {
+	const pause = "mirror.example.com/pause:ltsc2019"
+	if err := images.SetOverrides(&images.Overrides{Images: map[string]string{"pause-ltsc2025": pause}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = images.SetOverrides(nil) })
 	r := newRig(t, simmachine.Config{Build: "10.0.26100.3194", ContainersInstalled: true})
+	r.sim.SetImageVariants(pause, "10.0.17763.6054")
 	r.cluster.buildLabel = "10.0.26100"
 	rep, err := r.join(windows.JoinOptions{Registry: unreadableRegistry{}})
 	if !errors.Is(err, windows.ErrPodNotStarted) {
 		t.Fatalf("err = %v, want ErrPodNotStarted", err)
 	}
-	for _, want := range []string{"FailedCreatePodSandBox", `failed to get sandbox image "registry.k8s.io/pause:3.10.1"`, "no match for platform in manifest", "10.0.26100"} {
+	for _, want := range []string{"FailedCreatePodSandBox", `failed to get sandbox image "` + pause + `"`, "no match for platform in manifest", "10.0.26100"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

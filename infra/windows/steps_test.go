@@ -73,8 +73,11 @@ func TestStepTableMatchesStepTestData(t *testing.T) {
 func TestStepTablesAreWellFormed(t *testing.T) {
 	for table, steps := range map[string][]step{"join": joinTable, "reset": resetTable} {
 		for i, s := range steps {
-			if s.run == nil {
-				t.Errorf("%s step %s does nothing", table, s.name)
+			if (s.run == nil) == (s.params == nil) {
+				t.Errorf("%s step %s does nothing, or two things (its own run and a script's parameters)", table, s.name)
+			}
+			if s.params != nil && !s.script {
+				t.Errorf("%s step %s has a script's parameters and no script", table, s.name)
 			}
 			if s.timeout <= 0 && s.name != StepDeleteNode {
 				t.Errorf("%s step %s has no timeout", table, s.name)
@@ -88,7 +91,7 @@ func TestStepTablesAreWellFormed(t *testing.T) {
 		}
 	}
 	for _, s := range runnerSteps {
-		if s.run != nil || !s.script || s.timeout <= 0 {
+		if s.run != nil || s.params != nil || !s.script || s.timeout <= 0 {
 			t.Errorf("runner step %s: a script with a timeout, run by the runner, is what it should be", s.name)
 		}
 	}

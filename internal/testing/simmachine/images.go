@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/winrelease"
 )
 
@@ -19,11 +21,9 @@ import (
 // before the node pulls anything (WindowsVariants); the node's containerd
 // pulls by them (variant).
 //
-// Which variant containerd 1.7 pulls on a Windows host
-// (containerd/containerd, platforms/defaults_windows.go, windowsmatcher): only
-// one of the host's build (major.minor.build the same), and among those the
-// one of the host's own revision, else the one of the largest revision.
-// Which one Windows then runs with process isolation (the only isolation
+// Which variant the node's containerd runs on a Windows host:
+// nodeconfig.PulledVariant (the platform matching of the containerd the
+// machine runs, stable ABI included). Which one Windows then runs with process isolation (the only isolation
 // Kubernetes uses): one of a later revision than the host fails to start,
 // hcs::System::Start failing with 0xc0370106, "The virtual machine or
 // container exited unexpectedly" (microsoft/Windows-Containers#591: a host
@@ -83,10 +83,11 @@ func (m *Machine) Images() []string {
 	return slices.Sorted(maps.Keys(m.variants))
 }
 
-// variant is the os.version of the variant of image containerd pulls on
-// this machine, "" for an image the table does not know (which the machine
-// knows nothing against); an error when the image has no variant of the
-// machine's build. m.mu must be held.
+// variant is the os.version of the variant of image the machine's
+// containerd runs (nodeconfig.PulledVariant, held to containerd's own
+// platform matcher), "" for an image the table does not know (which the
+// machine knows nothing against); an error when it runs no variant of the
+// image on the machine's build. m.mu must be held.
 func (m *Machine) variant(image string) (string, error) {
 	versions, known := m.variants[image]
 	if !known {
@@ -96,24 +97,19 @@ func (m *Machine) variant(image string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	best, bestRev := "", -1
-	for _, s := range versions {
-		v, err := winrelease.Parse(s)
-		if err != nil || v.Build != host.Build {
-			continue
-		}
-		switch {
-		case v.Revision == host.Revision:
-			return s, nil
-		case v.Revision > bestRev:
-			best, bestRev = s, v.Revision
-		}
+	containerd := strings.TrimPrefix(m.fact(`file:`+nodeconfig.ContainerdDir+`\containerd.exe`), "v")
+	if containerd == "" {
+		containerd = kubelines.DefaultContainerd // a machine staged without one
 	}
-	if best == "" {
+	v, ok, err := nodeconfig.PulledVariant(containerd, host.Build, versions)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
 		return "", fmt.Errorf("failed to pull and unpack image %q: no match for platform in manifest: not found (its Windows variants are for %s; this node is %s)",
 			image, strings.Join(versions, ", "), host.Build)
 	}
-	return best, nil
+	return v.String(), nil
 }
 
 // runs reports whether Windows starts a container of the variant osVersion
@@ -124,7 +120,9 @@ func (m *Machine) runs(osVersion string) error {
 	}
 	v, verr := winrelease.Parse(osVersion)
 	host, herr := winrelease.Parse(m.cfg.Build)
-	if verr != nil || herr != nil || v.Revision <= host.Revision {
+	// An earlier build's container runs through the stable ABI; of the
+	// host's own build, no later update than the host's.
+	if verr != nil || herr != nil || v.Build != host.Build || v.Revision <= host.Revision {
 		return nil
 	}
 	return fmt.Errorf("failed to create containerd task: failed to create shim task: hcs::System::Start: The virtual machine or container exited unexpectedly. (0xc0370106): unknown (the image is %s, the host %s)", osVersion, m.cfg.Build)
