@@ -407,10 +407,14 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			if err != nil {
 				return err
 			}
-			// The machines `make e2e VMS=` will make: their block is
-			// checked against this cluster now, before the first VM.
-			if vmsFile != "" && kubeconfig == "" {
+			// The machines `make e2e VMS=` will make, or the inventory's:
+			// checked against this cluster now, before the first VM or any
+			// cluster work.
+			if (vmsFile != "" || rf.inventory != "") && kubeconfig == "" {
 				w := windowsFlags{vms: vmsFile}
+				if vmsFile == "" {
+					w.inventory = rf.inventory
+				}
 				if err := w.checkInputs(&cf); err != nil {
 					return usage(err)
 				}

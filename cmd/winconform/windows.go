@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/winconform/winconform/config"
+	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows"
@@ -114,6 +115,9 @@ func (w *windowsFlags) inputs(cf *clusterFlags) (machines []config.Machine, cfg 
 		return nil, cfg, "", err
 	}
 	if _, err := kind.WindowsAPIServerAddress(cfg); err != nil {
+		return nil, cfg, "", fmt.Errorf("cluster %q cannot take Windows machines: %w", cfg.Name, err)
+	}
+	if err := cni.ForWindows(cfg.CNI.Backend, cfg.CNI.VNI, cfg.CNI.Port); err != nil {
 		return nil, cfg, "", fmt.Errorf("cluster %q cannot take Windows machines: %w", cfg.Name, err)
 	}
 	if err := windows.CheckVersions(machines, cfg.KubernetesVersion); err != nil {

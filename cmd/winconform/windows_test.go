@@ -129,3 +129,37 @@ machines:
 		}
 	}
 }
+
+// A cluster file whose flannel Windows nodes cannot join (host-gw, or
+// vxlan on another VNI or port) is refused when it is loaded with the
+// machines, before any cluster or VM work: e2e --check with an inventory or
+// a VM file, up with them, join --render. Before, only join refused it, once
+// the cluster existed (PrepareControlPlane reading kube-flannel-cfg).
+func TestWindowsMachinesNeedFlannelsVXLANBeforeAnyWork(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("WINCONFORM_TEST_PASSWORD", "not-used")
+	inv := filepath.Join(dir, "machines.yaml")
+	write(t, inv, "defaults:\n  user: Administrator\n  passwordFrom: {env: WINCONFORM_TEST_PASSWORD}\n  underlay: {shape: none}\nmachines:\n- name: win-a\n  address: 192.0.2.20\n")
+	vmFile := filepath.Join(dir, "vms.yaml")
+	write(t, vmFile, "provider: libvirt\nimage: /var/lib/libvirt/images/golden.qcow2\ncount: 1\nmachine:\n  user: Administrator\n  passwordFrom: {env: WINCONFORM_TEST_PASSWORD}\n  underlay: {shape: none}\n")
+	bin, _ := fakeSuiteBinary(t, 2)
+	for _, c := range []struct{ cni, want string }{
+		{"cni:\n  backend: host-gw\n", "cni.backend"},
+		{"cni:\n  backend: vxlan\n  vni: 1\n", "cni.vni 1"},
+		{"cni:\n  backend: vxlan\n  port: 8472\n", "cni.port 8472"},
+	} {
+		cluster := filepath.Join(dir, "hybrid.yaml")
+		write(t, cluster, "name: hybrid\nnetworking:\n  apiServerAddress: 192.0.2.10\n"+c.cni)
+		for _, args := range [][]string{
+			{"e2e", "--check", "--suite-binary", bin, "--config", cluster, "--inventory", inv},
+			{"e2e", "--check", "--suite-binary", bin, "--config", cluster, "--vms", vmFile},
+			{"up", "--config", cluster, "--inventory", inv},
+			{"join", "--render", filepath.Join(dir, "render"), "--config", cluster, "--inventory", inv},
+		} {
+			code, _, stderr := runCLI(t, args...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "vxlan") {
+				t.Errorf("%q with %v: exit %d, %s; want %d naming %s", c.cni, args, code, stderr, exitUsage, c.want)
+			}
+		}
+	}
+}

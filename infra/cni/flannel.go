@@ -132,3 +132,21 @@ func (f Flannel) Manifest() ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// ForWindows says whether flannel with this back end, VNI and port can take
+// Windows nodes, naming the cluster file's field to fix: the harness joins
+// them to flannel's vxlan back end, whose Windows side (win-overlay on HNS)
+// takes VNI 4096 and UDP port 4789 only (flannel's
+// Documentation/backends.md, vxlan: "For Windows" VNI 4096 and port 4789;
+// host-gw on Windows needs an l2bridge network the harness does not make).
+// Join, its rendering and the checks of the files before any cluster work
+// all ask it.
+func ForWindows(backend string, vni, port int) error {
+	if !strings.EqualFold(backend, VXLAN) {
+		return fmt.Errorf("cni.backend: %q: the harness joins Windows machines to flannel's %s back end only; set cni.backend: %s (VNI %d, port %d) in the cluster file, or leave cni out", backend, VXLAN, VXLAN, WindowsVNI, WindowsPort)
+	}
+	if vni != WindowsVNI || port != WindowsPort {
+		return fmt.Errorf("cni.vni %d and cni.port %d: Windows nodes need flannel's vxlan on VNI %d and port %d; set them so in the cluster file, or leave them out", vni, port, WindowsVNI, WindowsPort)
+	}
+	return nil
+}

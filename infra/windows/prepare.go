@@ -105,9 +105,8 @@ func RenderManifest(opts PrepareOptions) ([]byte, error) {
 			problems = append(problems, fmt.Sprintf("the %s %q is not a CIDR", c.what, c.cidr))
 		}
 	}
-	if opts.VNI != cni.WindowsVNI || opts.Port != cni.WindowsPort {
-		problems = append(problems, fmt.Sprintf("flannel's vxlan VNI %d and port %d: Windows nodes need VNI %d and port %d (cni.vni and cni.port in the cluster file)",
-			opts.VNI, opts.Port, cni.WindowsVNI, cni.WindowsPort))
+	if err := cni.ForWindows(cni.VXLAN, opts.VNI, opts.Port); err != nil {
+		problems = append(problems, err.Error())
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("windows: %s", strings.Join(problems, "; "))
@@ -215,8 +214,7 @@ func PrepareControlPlane(ctx context.Context, restCfg *rest.Config, opts Prepare
 		return fmt.Errorf("windows: %s/%s: net-conf.json does not parse: %w", FlannelNamespace, FlannelConfigMap, err)
 	}
 	if !strings.EqualFold(nc.Backend.Type, cni.VXLAN) {
-		return fmt.Errorf("windows: flannel's back end is %q: the harness joins Windows nodes to flannel's vxlan back end only (cni.backend: vxlan, vni: %d, port: %d)",
-			nc.Backend.Type, cni.WindowsVNI, cni.WindowsPort)
+		return fmt.Errorf("windows: the cluster's flannel (%s/%s): %w", FlannelNamespace, FlannelConfigMap, cni.ForWindows(nc.Backend.Type, nc.Backend.VNI, nc.Backend.Port))
 	}
 	if opts.PodSubnet == "" {
 		opts.PodSubnet = nc.Network
