@@ -161,7 +161,9 @@ func TestWindowsSide(t *testing.T) {
 	if err := s.Dial(ctx, netip.MustParseAddrPort("172.18.0.9:6443"), 5*time.Second); err == nil || !strings.Contains(err.Error(), "actively refused") {
 		t.Errorf("Dial refused: %v", err)
 	}
-	if got := s.RouteCommand(Route{Dest: netip.MustParsePrefix("172.18.0.0/16"), Via: netip.MustParseAddr("10.1.0.1")}); !strings.Contains(got, "New-NetRoute -DestinationPrefix 172.18.0.0/16 -NextHop 10.1.0.1 -RouteMetric 211") || strings.Contains(got, "PolicyStore") {
+	// Persistent without an interface, as the join's underlay-route step
+	// adds it, so that it survives HNS's virtual switch (winside.go).
+	if got := s.RouteCommand(Route{Dest: netip.MustParsePrefix("172.18.0.0/16"), Via: netip.MustParseAddr("10.1.0.1")}); got != "route -p add 172.18.0.0 mask 255.255.0.0 10.1.0.1 metric 211" {
 		t.Errorf("RouteCommand = %s", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -20,14 +21,16 @@ type WindowsSide struct{ Exec remote.Exec }
 // OS is windows.
 func (WindowsSide) OS() string { return Windows }
 
-// RouteCommand is the PowerShell that adds r as the join's underlay-route
-// step does: in both of Windows' stores (New-NetRoute's default without
-// -PolicyStore), so that Windows puts it back when HNS's virtual switch
-// rebuilds the route table, with the harness's metric, on the interface
-// that reaches the kind host.
+// RouteCommand is the command that adds r as the join's underlay-route
+// step does: a persistent route without an interface (route -p add: the
+// registry's PersistentRoutes), which Windows puts back on the adapter that
+// reaches the kind host whenever it rebuilds the route table, as when
+// flannel's External HNS network moves the host's address to vEthernet (a
+// route bound to the physical adapter would then be inactive), with the
+// harness's metric.
 func (WindowsSide) RouteCommand(r Route) string {
-	return fmt.Sprintf("New-NetRoute -DestinationPrefix %s -NextHop %s -RouteMetric %d -InterfaceAlias (Find-NetRoute -RemoteIPAddress %s | Where-Object NextHop | Select-Object -First 1).InterfaceAlias",
-		r.Dest, r.Via, WindowsRouteMetric, r.Via)
+	mask := net.IP(net.CIDRMask(r.Dest.Bits(), 32)).String()
+	return fmt.Sprintf("route -p add %s mask %s %s metric %d", r.Dest.Masked().Addr(), mask, r.Via, WindowsRouteMetric)
 }
 
 // run runs a short script and returns its key=value lines.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/winconform/winconform/infra/underlay"
 )
 
 // UnderlayRoute is a route the join gives a machine joined through the
@@ -13,12 +15,6 @@ type UnderlayRoute struct {
 	Destination string
 	NextHop     string
 }
-
-// UnderlayRouteMetric is the route metric of the routes the join gives a
-// machine (infra/underlay's WindowsRouteMetric): Windows routes carry no
-// comment or protocol a program can set, so the metric is the harness's
-// mark, by which reset finds them.
-const UnderlayRouteMetric = 211
 
 // underlayRouteParams gives a machine of the routed underlay its routes to
 // the kind network through the kind host; a machine on the kind network's
@@ -35,7 +31,7 @@ func (j *joinRun) underlayRouteParams() ([]Param, string, error) {
 		}
 		dests = append(dests, r.Destination)
 	}
-	return []Param{{"Destinations", strings.Join(dests, "|")}, {"NextHop", hop}, {"Metric", strconv.Itoa(UnderlayRouteMetric)}}, "", nil
+	return []Param{{"Destinations", strings.Join(dests, "|")}, {"NextHop", hop}, {"Metric", strconv.Itoa(underlay.WindowsRouteMetric)}}, "", nil
 }
 
 // underlayUnrouteParams removes the routes the join gave the machine (every
@@ -50,5 +46,5 @@ func (j *joinRun) underlayUnrouteParams() ([]Param, string, error) {
 	for _, r := range j.underlay {
 		dests = append(dests, r.Destination)
 	}
-	return []Param{{"Destinations", strings.Join(dests, "|")}, {"Metric", strconv.Itoa(UnderlayRouteMetric)}}, "", nil
+	return []Param{{"Destinations", strings.Join(dests, "|")}, {"Metric", strconv.Itoa(underlay.WindowsRouteMetric)}}, "", nil
 }

@@ -16,13 +16,17 @@ var kindRoute = windows.UnderlayRoute{Destination: "172.18.0.0/16", NextHop: "19
 
 // TestJoinGivesARoutedMachineItsRouteToTheKindNetwork joins a lab machine
 // of the routed underlay: the join gives it a route to the kind network
-// through the kind host, with the harness's metric (211, its mark), in
-// both of Windows' stores (New-NetRoute's default), so that it outlives
-// HNS's virtual switch: flannel's External network takes the adapter's
-// routes from the host, and Windows puts the persistent ones back when it
-// rebuilds the table (Win32_IP4PersistedRouteTable; the simulated machine
-// models both). A second join changes nothing; reset removes the route,
-// from both stores, by its metric.
+// through the kind host, with the harness's metric (211, its mark),
+// persistent without an interface (route -p add), so that it outlives
+// HNS's virtual switch: flannel's External network moves the host's
+// address to vEthernet and takes the adapter's routes away, Windows puts
+// the registry's persistent routes back on the adapter that reaches their
+// gateway, and a route bound to the physical adapter stays inactive
+// (Microsoft KB2966111; the simulated machine models all three, routes.go).
+// Before, the step bound the route with New-NetRoute -InterfaceAlias: with
+// the data saying so, this test fails at the virtual switch, the route
+// gone. A second join changes nothing; reset removes the route by its
+// metric.
 func TestJoinGivesARoutedMachineItsRouteToTheKindNetwork(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, simmachine.Config{ContainersInstalled: true})

@@ -281,3 +281,28 @@ func TestSimulatedKubeadmJoinIsKubeadmsJudgement(t *testing.T) {
 		}
 	}
 }
+
+// What HNS's virtual switch does to the host's routes (routes.go): the
+// default route moves to vEthernet; a persistent route of the registry's
+// (route -p, no interface) is put back there, on the adapter that reaches
+// its gateway; one bound to the physical adapter (New-NetRoute's
+// persistent store) is not active any more (Microsoft KB2966111), nor is a
+// route that was not persistent.
+func TestVirtualSwitchKeepsOnlyUnboundPersistentRoutes(t *testing.T) {
+	m := simmachine.New(simmachine.Config{ContainersInstalled: true})
+	m.SetFact("route:0.0.0.0/0", "Ethernet via 192.0.2.1")
+	m.SetFact("route:172.18.0.0/16", "Ethernet via 192.0.2.10 metric 211 persistent")
+	m.SetFact("route:172.19.0.0/16", "Ethernet via 192.0.2.10 metric 211 persistent bound")
+	m.SetFact("route:172.20.0.0/16", "Ethernet via 192.0.2.10 metric 211")
+	m.AddHNSNetwork("External")
+	for dest, want := range map[string]string{
+		"0.0.0.0/0":     "vEthernet (Ethernet) via 192.0.2.1",
+		"172.18.0.0/16": "vEthernet (Ethernet) via 192.0.2.10 metric 211 persistent",
+		"172.19.0.0/16": "",
+		"172.20.0.0/16": "",
+	} {
+		if got := m.Route(dest); got != want {
+			t.Errorf("route to %s after the virtual switch: %q, want %q", dest, got, want)
+		}
+	}
+}

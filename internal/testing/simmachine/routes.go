@@ -4,10 +4,12 @@ import "strings"
 
 // The machine's IPv4 routes, facts route:DEST (such as route:0.0.0.0/0):
 // "ALIAS via NEXTHOP" for a route on the adapter ALIAS, " metric N" after
-// it for a route of a metric of its own (the underlay's, New-NetRoute
-// -RouteMetric), and " persistent" last for one Windows keeps in the
-// registry (route -p, New-NetRoute without -PolicyStore). A new machine
-// has one adapter, Ethernet, and its default route.
+// it for a route of a metric of its own (the underlay's), then
+// " persistent" for one Windows keeps in the registry's PersistentRoutes
+// (route -p: destination, mask, gateway and metric, no interface), or
+// " persistent bound" for one kept in the persistent store bound to its
+// adapter (New-NetRoute -InterfaceAlias, without -PolicyStore). A new
+// machine has one adapter, Ethernet, and its default route.
 //
 // What Windows does to them when HNS puts a virtual switch on the adapter
 // (the first network flannel makes on it, External): the host's addresses
@@ -19,7 +21,11 @@ import "strings"
 // flannel's start script); and the persistent routes are put back in the
 // table as it is rebuilt ("Persistent entries are automatically inserted
 // again in the route table each time the route table is rebuilt",
-// Win32_IP4PersistedRouteTable), on the adapter that reaches their gateway.
+// Win32_IP4PersistedRouteTable), on the adapter that reaches their gateway;
+// a persistent route bound to the physical adapter stays bound to it, which
+// no longer has the host's address, and is not active (Microsoft
+// KB2966111; sig-windows-tools' flannel start script added its routes with
+// route /p add and no interface for this).
 
 // physicalAdapter and virtualAdapter are the machine's adapter before and
 // after HNS's virtual switch.
@@ -47,6 +53,8 @@ func (m *Machine) putVirtualSwitch() {
 			m.facts[k] = virtualAdapter + " " + rest
 			continue
 		}
+		// Not persistent, or bound to the physical adapter: gone from
+		// the table.
 		delete(m.facts, k)
 	}
 }

@@ -41,9 +41,11 @@
 //	registry:KEY\NAME       a registry value (HKLM\...), its data: a DWORD in decimal
 //	image:REF               an image in containerd's k8s.io namespace (the CRI's): present
 //	route:DEST              an IPv4 route (route:0.0.0.0/0 the default): ALIAS via NEXTHOP, then
-//	                        metric N for a route of a metric of its own (New-NetRoute -RouteMetric;
-//	                        256 when none is written), and persistent when Windows keeps it in the
-//	                        registry (route -p, New-NetRoute's default)
+//	                        metric N for a route of a metric of its own (route -p add ... metric N,
+//	                        New-NetRoute -RouteMetric; 256 when none is written), then persistent when
+//	                        Windows keeps it in the registry's PersistentRoutes (route -p: no interface;
+//	                        put back on the adapter that reaches its gateway), or persistent bound when
+//	                        the persistent store keeps it bound to its adapter (New-NetRoute's default)
 //	env:NAME                what the machine reports: hostname, user, admin, build, productName,
 //	                        installationType, bootTime, pendingReboot (what makes a reboot pending,
 //	                        separated by |), freeBytes and sizeBytes (of the system drive), utcNow

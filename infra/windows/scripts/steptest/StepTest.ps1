@@ -586,6 +586,25 @@ function Get-ItemProperty {
         if ($WcFake.Env['installationType']) { $cv.InstallationType = $WcFake.Env['installationType'] }
         return [pscustomobject]$cv
     }
+    if ($LiteralPath -eq 'HKLM:\SYSTEM\CurrentControlSet\Services\Tcpip\Parameters\PersistentRoutes') {
+        # route -p's routes, as Windows names them there: NET,MASK,GATEWAY,METRIC.
+        $values = [ordered]@{}
+        foreach ($k in $WcFake.Routes.Keys) {
+            $r = ConvertFrom-FakeRoute $k ([string]$WcFake.Routes[$k])
+            if (-not $r.Persistent) { continue }
+            $net, $bits = $k -split '/', 2
+            $m = [uint64]0
+            if ([int]$bits -gt 0) { $m = [uint64]([math]::Pow(2, 32) - [math]::Pow(2, 32 - [int]$bits)) }
+            $b = [BitConverter]::GetBytes([uint32]$m)
+            [array]::Reverse($b)
+            $metric = 1
+            if ([string]$WcFake.Routes[$k] -match ' metric ([0-9]+)') { $metric = [int]$Matches[1] }
+            $values["$net,$(([Net.IPAddress]$b).ToString()),$($r.NextHop),$metric"] = ''
+        }
+        if ($Name -and -not $values.Contains($Name)) { return }
+        if ($values.Count -eq 0) { return }
+        return [pscustomobject]$values
+    }
     if ($LiteralPath -like 'HKLM:\SYSTEM\CurrentControlSet\Services\hns*') {
         # HNS's keys: the registry: facts under the key, DWORDs as numbers;
         # nothing for a value (or key) not there, as with -ErrorAction SilentlyContinue.
@@ -738,8 +757,10 @@ function Get-HnsEndpoint {
 }
 
 # ConvertFrom-FakeRoute reads a route: fact (ALIAS via NEXTHOP, with
-# " metric N" when the route has a metric of its own, and " persistent"
-# when Windows keeps it; a route removed from the active store only is
+# " metric N" when the route has a metric of its own, then " persistent"
+# when the registry's PersistentRoutes keeps it (route -p: no interface),
+# or " persistent bound" when the persistent store keeps it bound to its
+# adapter (New-NetRoute's); a route removed from the active store only is
 # kept as "persistent-only:" and the rest): its interface, next hop,
 # metric (256, New-NetRoute's default, when none is written), and the
 # stores that hold it.
@@ -747,24 +768,35 @@ function ConvertFrom-FakeRoute {
     param([string] $Prefix, [string] $Value)
     $active = -not $Value.StartsWith('persistent-only:')
     $v = $Value -replace '^persistent-only:', ''
+    $bound = $v.EndsWith(' persistent bound')
+    $v = $v -replace ' persistent bound$', ''
     $persistent = $v.EndsWith(' persistent')
     $v = $v -replace ' persistent$', ''
     $metric = 256
     if ($v -match ' metric ([0-9]+)$') { $metric = [int]$Matches[1]; $v = $v -replace ' metric [0-9]+$', '' }
     $alias, $hop = $v -split ' via ', 2
-    [pscustomobject]@{ DestinationPrefix = $Prefix; InterfaceAlias = $alias; NextHop = $hop; RouteMetric = $metric; Active = $active; Persistent = $persistent }
+    [pscustomobject]@{ DestinationPrefix = $Prefix; InterfaceAlias = $alias; NextHop = $hop; RouteMetric = $metric; Active = $active; Persistent = $persistent; Bound = $bound }
+}
+
+# ConvertTo-FakeMaskBits is the prefix length of a dotted mask.
+function ConvertTo-FakeMaskBits {
+    param([string] $Mask)
+    $bits = 0
+    foreach ($octet in ($Mask -split '\.')) { $bits += [Convert]::ToString([int]$octet, 2).Replace('0', '').Length }
+    $bits
 }
 
 # Get-NetRoute answers from the route: facts: the active routes, or with
-# -PolicyStore PersistentStore the persistent ones; nothing when none is
-# there, as with -ErrorAction SilentlyContinue.
+# -PolicyStore PersistentStore those the persistent store keeps bound to
+# their adapter (route -p's are in the registry: Get-ItemProperty);
+# nothing when none is there, as with -ErrorAction SilentlyContinue.
 function Get-NetRoute {
     [CmdletBinding()]
     param([string] $DestinationPrefix, [string] $PolicyStore = 'ActiveStore', [string] $AddressFamily)
     foreach ($k in @($WcFake.Routes.Keys)) {
         if ($DestinationPrefix -and $k -ne $DestinationPrefix) { continue }
         $r = ConvertFrom-FakeRoute $k ([string]$WcFake.Routes[$k])
-        if ($PolicyStore -eq 'PersistentStore' -and -not $r.Persistent) { continue }
+        if ($PolicyStore -eq 'PersistentStore' -and -not $r.Bound) { continue }
         if ($PolicyStore -ne 'PersistentStore' -and -not $r.Active) { continue }
         [pscustomobject]@{ DestinationPrefix = $k; InterfaceAlias = $r.InterfaceAlias; NextHop = $r.NextHop; RouteMetric = $r.RouteMetric; InterfaceMetric = 0; Store = $PolicyStore }
     }
@@ -798,8 +830,8 @@ function Find-NetRoute {
 }
 
 # New-NetRoute adds a route to both stores (its default, -PolicyStore
-# left out); one to the prefix in the active store already fails, as the
-# cmdlet's "Instance MSFT_NetRoute already exists".
+# left out), bound to its adapter; one to the prefix in the active store
+# already fails, as the cmdlet's "Instance MSFT_NetRoute already exists".
 function New-NetRoute {
     [CmdletBinding()]
     param([string] $DestinationPrefix, [string] $InterfaceAlias, [string] $NextHop, [int] $RouteMetric = 256)
@@ -807,7 +839,7 @@ function New-NetRoute {
         throw 'Instance MSFT_NetRoute already exists'
     }
     Add-FakeAction "New-NetRoute $DestinationPrefix $InterfaceAlias $NextHop $RouteMetric"
-    $WcFake.Routes[$DestinationPrefix] = "$InterfaceAlias via $NextHop metric $RouteMetric persistent"
+    $WcFake.Routes[$DestinationPrefix] = "$InterfaceAlias via $NextHop metric $RouteMetric persistent bound"
     [pscustomobject]@{ DestinationPrefix = $DestinationPrefix }
 }
 
@@ -824,14 +856,14 @@ function Remove-NetRoute {
     if ($RouteMetric -ge 0 -and $r.RouteMetric -ne $RouteMetric) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
     $rest = [string]$WcFake.Routes[$DestinationPrefix] -replace '^persistent-only:', ''
     if ($PolicyStore -eq 'PersistentStore') {
-        if (-not $r.Persistent) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
+        if (-not $r.Bound) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
         Add-FakeAction "Remove-NetRoute $DestinationPrefix PersistentStore"
-        if ($r.Active) { $WcFake.Routes[$DestinationPrefix] = $rest -replace ' persistent$', '' } else { $WcFake.Routes.Remove($DestinationPrefix) }
+        if ($r.Active) { $WcFake.Routes[$DestinationPrefix] = $rest -replace ' persistent bound$', '' } else { $WcFake.Routes.Remove($DestinationPrefix) }
         return
     }
     if (-not $r.Active) { Write-Error 'No matching MSFT_NetRoute objects found'; return }
     Add-FakeAction "Remove-NetRoute $DestinationPrefix ActiveStore"
-    if ($r.Persistent) { $WcFake.Routes[$DestinationPrefix] = 'persistent-only:' + $rest } else { $WcFake.Routes.Remove($DestinationPrefix) }
+    if ($r.Persistent -or $r.Bound) { $WcFake.Routes[$DestinationPrefix] = 'persistent-only:' + $rest } else { $WcFake.Routes.Remove($DestinationPrefix) }
 }
 
 function Invoke-WebRequest {
@@ -929,21 +961,32 @@ function Invoke-Native {
             }
         }
         'ROUTE.EXE' {
-            # route delete DEST, route -p add DEST mask 255.255.255.255 GATEWAY metric N: a
-            # persistent route, on the adapter that reaches the gateway (the default route's).
+            # route delete NET [mask MASK]: the route, active and in the
+            # registry. route -p add NET mask MASK GATEWAY metric N: a
+            # persistent route without an interface (the registry's
+            # PersistentRoutes), on the adapter that reaches the gateway; its
+            # metric is written unless it is 1 (the metadata route's).
+            $bits = 32
+            $maskAt = [array]::IndexOf($ArgumentList, 'mask')
+            if ($maskAt -ge 0) { $bits = ConvertTo-FakeMaskBits $ArgumentList[$maskAt + 1] }
             if ($first -eq 'delete') {
-                Add-FakeAction "route delete $($ArgumentList[1])"
-                $WcFake.Routes.Remove($ArgumentList[1] + '/32')
+                Add-FakeAction "route delete $($ArgumentList[1])/$bits"
+                if (-not $WcFake.Routes.ContainsKey($ArgumentList[1] + "/$bits")) { $out = @('The route deletion failed: Element not found.'); $code = 1; break }
+                $WcFake.Routes.Remove($ArgumentList[1] + "/$bits")
                 $out = @(' OK!')
                 break
             }
-            if ($first -eq '-p' -and $ArgumentList[1] -eq 'add' -and $ArgumentList[4] -eq '255.255.255.255') {
+            if ($first -eq '-p' -and $ArgumentList[1] -eq 'add' -and $maskAt -eq 3) {
                 $gateway = $ArgumentList[5]
-                $via = $null
-                foreach ($v in $WcFake.Routes.Values) { if ($v -match (' via ' + [regex]::Escape($gateway) + '( persistent)?$')) { $via = ($v -replace ' persistent$', ''); break } }
-                if ($null -eq $via) { $out = @('The route addition failed: the gateway is not reachable'); $code = 1; break }
-                Add-FakeAction "route -p add $($ArgumentList[2]) $gateway"
-                $WcFake.Routes[$ArgumentList[2] + '/32'] = $via + ' persistent'
+                $metric = '1'
+                $metricAt = [array]::IndexOf($ArgumentList, 'metric')
+                if ($metricAt -ge 0) { $metric = $ArgumentList[$metricAt + 1] }
+                $reach = @(Find-NetRoute -RemoteIPAddress $gateway | Where-Object { $null -ne $_.PSObject.Properties['NextHop'] }) | Select-Object -First 1
+                if ($null -eq $reach) { $out = @('The route addition failed: the gateway is not reachable'); $code = 1; break }
+                Add-FakeAction "route -p add $($ArgumentList[2])/$bits $gateway"
+                $fact = "$($reach.InterfaceAlias) via $gateway"
+                if ($metric -ne '1') { $fact += " metric $metric" }
+                $WcFake.Routes[$ArgumentList[2] + "/$bits"] = $fact + ' persistent'
                 $out = @(' OK!')
                 break
             }
