@@ -118,6 +118,21 @@ func RefForBuild(family, build string) (string, error) {
 	return Ref(family + "-" + r.Name), nil
 }
 
+// WindowsNodeImages are the images the harness's suites run on a real
+// Windows node of build (its kernel version, 10.0.20348.2340, or its build
+// label) with process isolation: the probe (an index with a variant per
+// release) and Server Core of the node's release (the web server fixture,
+// the identity suite). The HostProcess image has no os.version; the
+// nanoserver variants the limitations suite runs on another release than
+// the node's are meant not to run.
+func WindowsNodeImages(build string) (map[string]string, error) {
+	servercore, err := RefForBuild(Servercore, build)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"the probe image": Ref("probe"), "Server Core": servercore}, nil
+}
+
 // WindowsBases are the bases of the Windows variants of the probe image by
 // release name, from the nanoserver-<release> images (overrides applied).
 func WindowsBases() map[string]string {

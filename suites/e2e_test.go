@@ -24,6 +24,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/progress"
 	"github.com/winconform/winconform/framework/record"
+	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/reports"
 
 	_ "github.com/winconform/winconform/suites/config"
@@ -117,6 +118,9 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	fs, err := facts.Get(ctx, cs)
 	framework.ExpectNoError(err, "reading the cluster in %s", framework.TestContext.KubeConfig)
 	framework.Logf("cluster: %s", fs.Summary())
+	// The Windows images the suites run, against each real Windows
+	// node's update: a variant it cannot start stops the run here, named.
+	framework.ExpectNoError(e2e.CheckWindowsImages(ctx, fs, windows.RemoteRegistry{}, framework.Logf), "the Windows images the suites run on the Windows nodes")
 	data, err := json.Marshal(fs)
 	framework.ExpectNoError(err)
 	record.AddCluster(fs)

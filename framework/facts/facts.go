@@ -44,13 +44,16 @@ type Node struct {
 	ControlPlane bool   `json:"controlPlane"`
 	Ready        bool   `json:"ready"`
 	// Condition is the Ready condition's reason and message when not Ready.
-	Condition     string         `json:"condition,omitempty"`
-	Simulated     bool           `json:"simulated"`
-	WindowsBuild  string         `json:"windowsBuild,omitempty"` // the node.kubernetes.io/windows-build label
-	KernelVersion string         `json:"kernelVersion"`
-	OSImage       string         `json:"osImage"`
-	InternalIP    string         `json:"internalIP"`
-	Taints        []corev1.Taint `json:"taints,omitempty"`
+	Condition     string `json:"condition,omitempty"`
+	Simulated     bool   `json:"simulated"`
+	WindowsBuild  string `json:"windowsBuild,omitempty"` // the node.kubernetes.io/windows-build label
+	KernelVersion string `json:"kernelVersion"`
+	OSImage       string `json:"osImage"`
+	// ContainerRuntime is the kubelet's report of its runtime
+	// (status.nodeInfo.containerRuntimeVersion: containerd://2.3.7).
+	ContainerRuntime string         `json:"containerRuntime,omitempty"`
+	InternalIP       string         `json:"internalIP"`
+	Taints           []corev1.Taint `json:"taints,omitempty"`
 	// Underlay is the shape of the underlay the node joined through
 	// (LabelUnderlay), "" for a node on the cluster's own network.
 	Underlay string `json:"underlay,omitempty"`
@@ -127,6 +130,7 @@ func FromNode(n *corev1.Node) Node {
 		Simulated:    n.Annotations[AnnotationKwok] != "",
 		WindowsBuild: n.Labels[LabelWindowsBuild], KernelVersion: n.Status.NodeInfo.KernelVersion,
 		OSImage: n.Status.NodeInfo.OSImage, Taints: n.Spec.Taints, Underlay: n.Labels[LabelUnderlay],
+		ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion,
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

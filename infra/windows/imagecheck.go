@@ -14,6 +14,7 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/winrelease"
 )
 
 // ErrImageNotRunnable: an image the node will run has no variant the
@@ -97,46 +98,70 @@ func (j *joinRun) processIsolatedImages() []nodeImage {
 	return []nodeImage{{"the sandbox image", j.sandboxImage()}, {"the probe image", images.Ref("probe")}}
 }
 
-// checkImages reads, before the node pulls them, the index of each image
-// the node will run with process isolation, and fails when the node's
-// containerd would run no variant of it on the machine's build
-// (nodeconfig.PulledVariant: its platform matching, stable ABI included),
-// or one of the machine's own build but a later update than the
-// machine's, which Windows does not start. An index the harness
-// cannot read (no route to the registry, no credentials) is reported and
-// not checked: the pod check after the join still starts the sandbox image.
+// ImageCheck is what CheckImage found of one image on one machine.
+type ImageCheck struct {
+	// Variant is the os.version of the variant containerd runs ("" when
+	// the image has none, or was not checked).
+	Variant string
+	// Unchecked says why the image was not checked (its index could not
+	// be read, or it has no os.version), "" when it was.
+	Unchecked string
+}
+
+// CheckImage reads the index of image ref (what names it in messages)
+// from its registry and says which variant containerd of version runs of it
+// on a host of full build host (major.minor.build.UBR), with process
+// isolation: an error when it runs none (nodeconfig.PulledVariant:
+// containerd's platform matching, stable ABI included), or one of the
+// host's own build but of a later update than the host's, which Windows
+// does not start (0xc0370106); the fix is in the error. An index it cannot
+// read, or one without an os.version, is reported as unchecked.
+func CheckImage(ctx context.Context, reg ImageRegistry, containerd string, host winrelease.Version, what, ref string) (ImageCheck, error) {
+	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	versions, err := reg.WindowsVariants(ictx, ref)
+	cancel()
+	if err != nil {
+		return ImageCheck{Unchecked: fmt.Sprintf("cannot read the index of %s, %s (%v): which of its variants the machine would run is not checked before it pulls it", what, ref, err)}, nil
+	}
+	known := false
+	for _, v := range versions {
+		known = known || v != ""
+	}
+	if !known {
+		return ImageCheck{Unchecked: "no os.version: nothing for process isolation to refuse"}, nil
+	}
+	v, ok, err := nodeconfig.PulledVariant(containerd, host.Build, versions)
+	if err != nil {
+		return ImageCheck{}, fmt.Errorf("%w: cannot tell which variant of %s containerd %s runs: %v", ErrImageNotRunnable, ref, containerd, err)
+	}
+	if !ok {
+		return ImageCheck{}, fmt.Errorf("%w: %s, %s, has no variant that containerd %s runs on Windows build %s (its Windows variants: %s): containerd would fail to pull it (no match for platform in manifest); point the image at one built for %s (image overrides)",
+			ErrImageNotRunnable, what, ref, containerd, host.Build, strings.Join(versions, ", "), host.Build)
+	}
+	if v.Build == host.Build && v.Revision > host.Revision {
+		return ImageCheck{Variant: v.String()}, fmt.Errorf("%w: %s, %s, is %s for this machine's build, a later update than the machine's %s: with process isolation, the only isolation Kubernetes uses, Windows fails to start a container of a later update than the host (hcs::System::Start: 0xc0370106, microsoft/Windows-Containers#591); install the machine's cumulative updates (Windows Update, sconfig) up to at least %d, or point the image (image overrides) at a variant of update %d or older",
+			ErrImageNotRunnable, what, ref, v, host, v.Revision, host.Revision)
+	}
+	return ImageCheck{Variant: v.String()}, nil
+}
+
+// checkImages checks, before the node pulls them, each image the node will
+// run with process isolation (CheckImage).
 func (j *joinRun) checkImages(ctx context.Context, sr *StepReport) error {
 	checked := map[string]any{}
+	host := winrelease.Version{Build: j.build.Build, Revision: j.build.UBR, HasRevision: true}
 	for _, img := range j.processIsolatedImages() {
-		ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		versions, err := j.registry.WindowsVariants(ictx, img.ref)
-		cancel()
+		c, err := CheckImage(ctx, j.registry, j.versions.Containerd, host, img.what, img.ref)
 		if err != nil {
-			j.logf("%s: cannot read the index of %s, %s (%v): which of its variants this machine would run is not checked before it pulls it", StepPreflight, img.what, img.ref, err)
+			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable, Detail: strings.TrimPrefix(err.Error(), ErrImageNotRunnable.Error()+": ")}
+		}
+		if c.Unchecked != "" {
+			if c.Variant == "" && strings.HasPrefix(c.Unchecked, "cannot read") {
+				j.logf("%s: %s", StepPreflight, c.Unchecked)
+			}
 			continue
 		}
-		known := false
-		for _, v := range versions {
-			known = known || v != ""
-		}
-		if !known {
-			continue // no os.version: nothing for process isolation to refuse
-		}
-		v, ok, err := nodeconfig.PulledVariant(j.versions.Containerd, j.build.Build, versions)
-		if err != nil {
-			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable, Err: err, Detail: "cannot tell which variant containerd runs"}
-		}
-		if !ok {
-			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable,
-				Detail: fmt.Sprintf("%s, %s, has no variant that containerd %s runs on Windows build %s (its Windows variants: %s): containerd would fail to pull it (no match for platform in manifest); point the image at one built for %s (image overrides)",
-					img.what, img.ref, j.versions.Containerd, j.build.Build, strings.Join(versions, ", "), j.build.Build)}
-		}
-		if v.Build == j.build.Build && v.Revision > j.build.UBR {
-			return &StepError{Machine: j.m.Name, Step: StepPreflight, Kind: ErrImageNotRunnable,
-				Detail: fmt.Sprintf("%s, %s, is %s for this machine's build, a later update than the machine's %s: with process isolation, the only isolation Kubernetes uses, Windows fails to start a container of a later update than the host (hcs::System::Start: 0xc0370106, microsoft/Windows-Containers#591); install the machine's cumulative updates (Windows Update, sconfig) up to at least %d, or point the image (image overrides) at a variant of update %d or older",
-					img.what, img.ref, v, j.build, v.Revision, j.build.UBR)}
-		}
-		checked[img.ref] = v.String()
+		checked[img.ref] = c.Variant
 	}
 	if len(checked) > 0 {
 		if sr.Status == nil {
