@@ -348,6 +348,9 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 		spec.MemoryMiB = 512
 	}
 	golden, err := p.hostPath(ctx, spec.Image)
+	if err != nil && ctx.Err() != nil {
+		return vms.Machine{}, fmt.Errorf("libvirt: creating %s: %w", spec.Name, ctx.Err())
+	}
 	if err != nil {
 		return vms.Machine{}, &vms.FieldError{Field: "image", Message: err.Error(), Fix: "name the golden qcow2: a path on the libvirt host or a volume of pool " + p.s.Pool}
 	}
@@ -355,27 +358,48 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	d := domainSpec{spec: spec, uuid: vn.uuid, accel: p.accel, network: p.s.Network, kernel: p.kernel, initrd: p.initrd,
 		cmdline: p.s.Cmdline, diskBus: p.s.DiskBus, nicModel: p.s.NICModel}
 	m := vms.Machine{ID: vn.uuid, Name: spec.Name, RunID: spec.RunID, Created: vn.created}
+	// What Create makes (an address's lease, the overlay, the console log,
+	// the domain) is made with calls it waits for (bounded) even when ctx
+	// ends: libvirt finishes a call it was sent whatever the caller does,
+	// so a call given up on would leave a volume nobody knows of (an up
+	// interrupted there left an overlay that no Create returned, and that
+	// its run then took for another invocation's). Once made, it is
+	// removed on any failure, ctx's end among them.
+	mk := context.WithoutCancel(ctx)
+	release := func() {}
 	undo := func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		cctx, cancel := context.WithTimeout(mk, cleanupTimeout)
 		defer cancel()
 		_ = p.Delete(cctx, vn.uuid)
+		release()
+	}
+	interrupted := func() error {
+		if err := ctx.Err(); err != nil {
+			undo()
+			return fmt.Errorf("libvirt: creating %s: %w", spec.Name, err)
+		}
+		return nil
 	}
 	if p.bridge != nil {
-		addr, err := p.holdAddress(ctx)
+		addr, err := p.holdAddress(mk)
 		if err != nil {
 			return vms.Machine{}, err
 		}
+		// Until the overlay names it, the address's volume is all that
+		// holds it: give it back if the machine is not made.
+		release = func() { _ = p.deleteVolume(mk, leaseName(addr)) }
 		vn.address = addr.String()
 		d.bridge, d.mac, d.gateway = p.bridge.Bridge, macFor(addr), p.bridge.Gateway
 		d.address = netip.PrefixFrom(addr, p.bridge.Subnet.Bits())
-		// Until the overlay names it, the address's volume is all that
-		// holds it: give it back if the overlay is not made.
-		release := func() { _ = p.deleteVolume(context.WithoutCancel(ctx), leaseName(addr)) }
-		if err := p.createOverlay(ctx, vn, golden); err != nil {
-			release()
+		if err := interrupted(); err != nil {
 			return vms.Machine{}, err
 		}
-	} else if err := p.createOverlay(ctx, vn, golden); err != nil {
+	}
+	if err := p.createOverlay(mk, vn, golden); err != nil {
+		undo()
+		return vms.Machine{}, err
+	}
+	if err := interrupted(); err != nil {
 		return vms.Machine{}, err
 	}
 	// The console log is a volume made here, empty, which virtlogd then
@@ -383,9 +407,12 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	// while another volume is being made, uploaded or downloaded).
 	logDef := fmt.Sprintf(`<volume><name>%s</name><capacity unit='bytes'>0</capacity><target><format type='raw'/><permissions><mode>0600</mode></permissions></target></volume>`,
 		esc(vn.base()+consoleExt))
-	if _, err := do(ctx, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, logDef, 0) }); err != nil {
+	if _, err := do(mk, func() (golibvirt.StorageVol, error) { return p.lv.StorageVolCreateXML(p.pool, logDef, 0) }); err != nil {
 		undo()
 		return vms.Machine{}, fmt.Errorf("libvirt: creating the console log of %s in pool %s: %w", spec.Name, p.s.Pool, err)
+	}
+	if err := interrupted(); err != nil {
+		return vms.Machine{}, err
 	}
 	d.overlay = path.Join(p.poolPath, vn.base()+overlayExt)
 	d.console = path.Join(p.poolPath, vn.base()+consoleExt)
@@ -393,15 +420,14 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	// libvirt cannot cancel a domain's start: wait for it (bounded) even
 	// when ctx ends, so that what it made is known and removed, not left
 	// starting behind a Delete that found nothing yet.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+	sctx, cancel := context.WithTimeout(mk, startTimeout)
 	defer cancel()
 	if _, err := do(sctx, func() (golibvirt.Domain, error) { return p.lv.DomainCreateXML(xmlDesc, 0) }); err != nil {
 		undo()
 		return vms.Machine{}, fmt.Errorf("libvirt: creating domain %s: %w", spec.Name, err)
 	}
-	if err := ctx.Err(); err != nil {
-		undo()
-		return vms.Machine{}, fmt.Errorf("libvirt: creating domain %s: %w", spec.Name, err)
+	if err := interrupted(); err != nil {
+		return vms.Machine{}, err
 	}
 	return m, nil
 }

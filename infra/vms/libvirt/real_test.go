@@ -384,3 +384,56 @@ func TestStreamsAreWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateInterruptedAnywhereLeavesNothing times an uninterrupted Create,
+// then cuts Create at 16 points spread over that time: each Create cut
+// must leave nothing of its run (no lease, no overlay, no console log, no
+// domain), and one that finished all the same is the caller's to delete.
+// Before, a call Create gave up on when its context ended went on in
+// libvirtd: an up interrupted while the overlay was being made left it
+// behind, a machine no Create had returned (CI: TestUpInterruptedLeavesNothing,
+// "not made by this invocation: left alone").
+func TestCreateInterruptedAnywhereLeavesNothing(t *testing.T) {
+	p, disk := openStandin(t, standinSettings())
+	create := func(ctx context.Context, run string) (vms.Machine, error) {
+		return p.Create(ctx, vms.Spec{Name: "win-" + run + "-1", RunID: run, Created: time.Now().UTC().Truncate(time.Second), Image: disk, CPUs: 1, MemoryMiB: 256})
+	}
+	remove := func(run string, m vms.Machine) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.Delete(ctx, m.ID); err != nil {
+			t.Error(err)
+		}
+		assertNothingLeft(t, p, run)
+	}
+	run := "lv-cutfull-" + suffix()
+	start := time.Now()
+	m, err := create(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := time.Since(start)
+	remove(run, m)
+	const points = 16
+	for i := range points {
+		delay := whole * time.Duration(i) / points
+		run := fmt.Sprintf("lv-cut%d-%s", i, suffix())
+		ctx, cancel := context.WithCancel(context.Background())
+		cut := time.AfterFunc(delay, cancel)
+		m, err := create(ctx, run)
+		cut.Stop()
+		cancel()
+		if err == nil {
+			remove(run, m) // finished before the cut
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Create cut after %s: %v, want the cut", delay, err)
+		}
+		assertNothingLeft(t, p, run)
+		if t.Failed() {
+			t.Fatalf("Create cut after %s of its %s left the above", delay, whole)
+		}
+	}
+}
