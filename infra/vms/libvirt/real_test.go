@@ -117,7 +117,7 @@ func TestImageThatNeverAnswersWinRM(t *testing.T) {
 	// (Go runs them after every sequential test, so never beside
 	// TestKilledRunIsSweptExactly's sweep): its minute of waiting for a
 	// WinRM that never comes overlaps theirs.
-	t.Parallel()
+	parallel(t)
 	p, _ := openStandin(t, standinSettings())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -241,7 +241,7 @@ func testSubnet(t *testing.T) netip.Prefix {
 // network, whose DHCP gives the guest its address: Addresses reports the
 // lease once the guest has one, and WinRM answers there.
 func TestConformanceLibvirtNetwork(t *testing.T) {
-	t.Parallel() // see TestImageThatNeverAnswersWinRM
+	parallel(t) // see TestImageThatNeverAnswersWinRM
 	need(t)
 	stop := startNetwork(t, DefaultNetwork)
 	defer stop()
