@@ -272,3 +272,19 @@ func events(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service) s
 	}
 	return strings.Join(out, "; ")
 }
+
+// ForPodsAnywhere sets what a LoadBalancer Service needs to answer for pods
+// that may all run on Windows nodes: externalTrafficPolicy Cluster. MetalLB
+// (the harness's, infra/metallb) announces an address in layer 2 from one
+// node with a speaker, elected among the nodes with a speaker when the
+// policy is Cluster, among the nodes with both a speaker and a ready
+// endpoint when it is Local (speaker/layer2_controller.go, ShouldAnnounce,
+// MetalLB v0.15.2; older MetalLB announced no Service whose endpoints all
+// ran on nodes without a speaker: metallb/metallb#954, #322). Its speakers
+// run on Linux nodes only, so with Local a Service whose endpoints are all
+// on Windows nodes is never announced (a limitation: docs/network-matrix.md);
+// with Cluster a Linux node announces it, and its kube-proxy forwards to the
+// Windows pods over the overlay.
+func ForPodsAnywhere(svc *corev1.Service) {
+	svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+}

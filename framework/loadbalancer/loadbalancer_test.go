@@ -3,6 +3,8 @@ package loadbalancer
 import (
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,9 @@ import (
 	fakedynamic "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/winconform/winconform/infra/metallb"
+	"github.com/winconform/winconform/internal/testing/upstream"
 )
 
 func node(name, providerID string, labels map[string]string) *corev1.Node {
@@ -189,5 +194,40 @@ func TestExternalAddress(t *testing.T) {
 	cancel()
 	if _, err := found.ExternalAddress(cctx, fake.NewSimpleClientset(lbService()), lbService()); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// A LoadBalancer Service for pods that may all run on Windows nodes asks
+// for externalTrafficPolicy Cluster (NET-26; before, the spec took the
+// default, unsaid), which MetalLB's own election, at the version the
+// harness installs, needs for them: with Cluster it elects among the nodes
+// with a speaker, with Local among those with a speaker and an endpoint,
+// which a Windows node never is (its speakers are Linux DaemonSet pods).
+func TestForPodsAnywhereIsWhatMetalLBNeeds(t *testing.T) {
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
+	ForPodsAnywhere(svc)
+	if svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyCluster {
+		t.Fatalf("externalTrafficPolicy %q, want Cluster", svc.Spec.ExternalTrafficPolicy)
+	}
+	if testing.Short() && os.Getenv("CI") == "" {
+		t.Skip("reads MetalLB's source through the Go module proxy: not in a short run")
+	}
+	src, err := upstream.ReadModuleSource(metallb.Module, metallb.Version, "speaker/layer2_controller.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := src.Calls("ShouldAnnounce", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := src.Calls("ShouldAnnounce", "ServiceExternalTrafficPolicyTypeLocal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(all, "nodesWithActiveSpeakers") || !slices.Contains(local, "nodesWithEndpoint") || slices.Contains(local, "nodesWithActiveSpeakers") {
+		t.Errorf("%s: ShouldAnnounce no longer elects among the nodes with a speaker for Cluster and among those with an endpoint for Local (calls %v; under Local %v): check NET-26's policy and docs/network-matrix.md", src, all, local)
+	}
+	if !slices.Contains(all, "activeEndpointExists") {
+		t.Errorf("%s: ShouldAnnounce no longer needs an active endpoint anywhere: %v", src, all)
 	}
 }

@@ -121,7 +121,9 @@ var _ = ginkgo.Describe("services and pod networking", labels.Suite("networking"
 		if !lb.Found() && !lb.Unsure {
 			skips.Skip(skips.NoLoadBalancer, lb.Detail)
 		}
-		svc, err := f.ClientSet.CoreV1().Services(f.Namespace.Name).Create(ctx, backendService("lb", corev1.ServiceTypeLoadBalancer), metav1.CreateOptions{})
+		lbSvc := backendService("lb", corev1.ServiceTypeLoadBalancer)
+		loadbalancer.ForPodsAnywhere(lbSvc) // its pods may all be on Windows nodes
+		svc, err := f.ClientSet.CoreV1().Services(f.Namespace.Name).Create(ctx, lbSvc, metav1.CreateOptions{})
 		framework.ExpectNoError(err)
 		pod := e2e.StartPods(ctx, f, ospod.Probe("lb-1", os, ospod.OnNode(node), withApp("lb")))[0]
 		ingress, err := lb.ExternalAddress(ctx, f.ClientSet, svc)

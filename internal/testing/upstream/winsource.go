@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -11,6 +12,9 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+
+	"github.com/winconform/winconform/infra/gotool"
+	"github.com/winconform/winconform/infra/nodeimage"
 )
 
 // Source is a Go file of a module the harness depends on, read from the
@@ -215,5 +219,72 @@ func (s *Source) Selectors(function string) ([]string, error) {
 		}
 		return true
 	})
+	return out, nil
+}
+
+// ReadModuleSource parses a file of module@version, downloaded into the
+// module cache (through the Go module proxy) when the build does not use
+// the module: the source of a component the harness builds or runs but
+// does not link (MetalLB's speaker, say).
+func ReadModuleSource(module, version, path string) (*Source, error) {
+	dir, _, err := gotool.Download(context.Background(), nil, filepath.Join(nodeimage.DefaultCacheDir(), "upstream"), module+"@"+version)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, filepath.FromSlash(path)), nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: %v", err)
+	}
+	return &Source{Module: module, Path: path, Version: version, file: f}, nil
+}
+
+// Calls are the names of the functions function calls (f of f(...) and
+// of x.f(...)), all of them; under, when set, keeps only those called in
+// the body of an if statement whose condition names it (a selector such as
+// ServiceExternalTrafficPolicyTypeLocal).
+func (s *Source) Calls(function, under string) ([]string, error) {
+	f, err := s.function(function)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	var walk func(n ast.Node, inside bool)
+	walk = func(n ast.Node, inside bool) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.IfStmt:
+				if under == "" {
+					return true
+				}
+				names := false
+				ast.Inspect(x.Cond, func(c ast.Node) bool {
+					if sel, ok := c.(*ast.SelectorExpr); ok && sel.Sel.Name == under {
+						names = true
+					}
+					return true
+				})
+				if x.Init != nil {
+					walk(x.Init, inside)
+				}
+				walk(x.Cond, inside)
+				walk(x.Body, inside || names)
+				if x.Else != nil {
+					walk(x.Else, inside)
+				}
+				return false
+			case *ast.CallExpr:
+				if inside == (under != "") {
+					switch fn := x.Fun.(type) {
+					case *ast.Ident:
+						out = append(out, fn.Name)
+					case *ast.SelectorExpr:
+						out = append(out, fn.Sel.Name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	walk(f.Body, false)
 	return out, nil
 }
