@@ -35,6 +35,8 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 )
 
 // Shape is how a machine reaches the kind network.
@@ -94,9 +96,8 @@ const (
 	// names in /etc/iproute2/rt_protos.
 	LinuxRouteProtocol = 211
 	// WindowsRouteMetric is the route metric of the routes the harness adds
-	// on a Windows machine (Windows routes have no protocol or comment a
-	// program can set).
-	WindowsRouteMetric = 211
+	// on a Windows machine: the join's (nodeconfig.UnderlayRouteMetric).
+	WindowsRouteMetric = nodeconfig.UnderlayRouteMetric
 )
 
 // Machine is one machine joined through the underlay.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/infra/windows/nodeconfig"
 )
 
 // UnderlayRoute is a route the join gives a machine joined through the
@@ -31,7 +31,7 @@ func (j *joinRun) underlayRouteParams() ([]Param, string, error) {
 		}
 		dests = append(dests, r.Destination)
 	}
-	return []Param{{"Destinations", strings.Join(dests, "|")}, {"NextHop", hop}, {"Metric", strconv.Itoa(underlay.WindowsRouteMetric)}}, "", nil
+	return []Param{{"Destinations", strings.Join(dests, "|")}, {"NextHop", hop}, {"Metric", strconv.Itoa(nodeconfig.UnderlayRouteMetric)}}, "", nil
 }
 
 // underlayUnrouteParams removes the routes the join gave the machine (every
@@ -46,5 +46,5 @@ func (j *joinRun) underlayUnrouteParams() ([]Param, string, error) {
 	for _, r := range j.underlay {
 		dests = append(dests, r.Destination)
 	}
-	return []Param{{"Destinations", strings.Join(dests, "|")}, {"Metric", strconv.Itoa(underlay.WindowsRouteMetric)}}, "", nil
+	return []Param{{"Destinations", strings.Join(dests, "|")}, {"Metric", strconv.Itoa(nodeconfig.UnderlayRouteMetric)}}, "", nil
 }

@@ -36,4 +36,9 @@ const (
 	// JoinDir is the directory the kubeadm-join step writes the files of
 	// JoinFiles into, and runs kubeadm join in.
 	JoinDir = `C:\winconform\join`
+	// UnderlayRouteMetric is the route metric of the routes the join gives
+	// a machine of the routed underlay (infra/underlay): Windows routes
+	// carry no comment or protocol a program can set, so the metric is the
+	// harness's mark, by which reset and the underlay find them.
+	UnderlayRouteMetric = 211
 )
