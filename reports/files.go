@@ -7,13 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/onsi/ginkgo/v2/reporters"
-	"github.com/onsi/ginkgo/v2/types"
-
-	"github.com/winconform/winconform/framework/facts"
-	"github.com/winconform/winconform/framework/record"
-	"github.com/winconform/winconform/internal/version"
 )
 
 // WriteFiles puts v as indented JSON into dir/jsonName and md into
@@ -44,46 +37,6 @@ const (
 	LimitationsFile = "limitations.json"
 	ClusterFile     = "cluster.json"
 )
-
-// Write writes a run's report directory dir from its record, Ginkgo's
-// report r: the record itself (GinkgoFile), the summary, the limitation
-// ledger, the cluster's facts, and the run's one JUnit file at junit (in
-// dir). It returns the summary.
-func Write(dir string, r types.Report, junit string) (Summary, error) {
-	s := Summarize(r)
-	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(GinkgoFile)), 0o755); err != nil {
-		return s, err
-	}
-	if err := reporters.GenerateJSONReport(r, filepath.Join(dir, GinkgoFile)); err != nil {
-		return s, err
-	}
-	if err := s.Write(dir); err != nil {
-		return s, err
-	}
-	entries, err := Ledger(r)
-	if err != nil {
-		return s, err
-	}
-	if err := WriteLedger(dir, s.Stamp, entries); err != nil {
-		return s, err
-	}
-	if _, fs, _, err := record.Read(r); err == nil && fs != nil {
-		data, err := json.MarshalIndent(struct {
-			version.Stamp
-			*facts.Facts
-		}{s.Stamp, fs}, "", "  ")
-		if err != nil {
-			return s, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, ClusterFile), data, 0o644); err != nil {
-			return s, err
-		}
-	}
-	if err := WriteJUnit(junit, r, s); err != nil {
-		return s, fmt.Errorf("writing %s: %w", junit, err)
-	}
-	return s, nil
-}
 
 // ReadJSON reads dir/name into a T whose format (format gives it) must be
 // want; ok is false when there is no such file. An unreadable or half

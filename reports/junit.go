@@ -41,8 +41,9 @@ const (
 	PropWindowsNodes   = "windowsNodes"   // real Windows nodes in the cluster ("unknown" when the run did not reach it)
 	PropStatus         = "status"         // the run's status line
 	PropRunID          = "runID"
-	PropVersion        = "version" // the harness's module version
-	PropCommit         = "commit"  // the commit it was built from, "+modified" with uncommitted changes
+	PropVersion        = "version"    // the harness's module version
+	PropCommit         = "commit"     // the commit it was built from, "+modified" with uncommitted changes
+	PropViolations     = "violations" // invariants of the record's contract it breaks (docs/record.md): not 0, no verdict
 )
 
 // JUnitFile is the run's one JUnit file in the report directory (the name
@@ -76,8 +77,19 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 	// nodes, the API alone, a partial look) showed none of them: as a
 	// passed test case it would count as a pass of what it only supports.
 	// It is reported skipped, saying what it supported.
+	bySpec := map[string]Spec{}
+	for _, sp := range s.Specs {
+		bySpec[sp.Name] = sp
+	}
 	for i, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt || sr.State != types.SpecStatePassed {
+			continue
+		}
+		// A spec the summary fails though it passed (a claim label the
+		// catalogue lacks) is a failure here too.
+		if sp, ok := bySpec[sr.FullText()]; ok && sp.Result == SpecFailed {
+			sr.State, sr.Failure = types.SpecStateFailed, types.Failure{Message: sp.Message, Location: sr.LeafNodeLocation, FailureNodeType: types.NodeTypeIt}
+			r.SpecReports[i] = sr
 			continue
 		}
 		ids := labels.Claims(sr.Labels())
@@ -86,6 +98,16 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 			sr.Failure = types.Failure{Message: fmt.Sprintf("supported only: passed at %s, which shows none of %s (%s)", levelsOf(recs), strings.Join(ids, ", "), SupportedOnlyNote)}
 			r.SpecReports[i] = sr
 		}
+	}
+	// A record that breaks its contract decides nothing: a dashboard that
+	// reads only the JUnit sees one failed case naming each violation.
+	if len(s.Violations) > 0 {
+		var lines []string
+		for _, v := range s.Violations {
+			lines = append(lines, v.String())
+		}
+		r.SpecReports = append(r.SpecReports, types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: ContractCase, State: types.SpecStateFailed,
+			StartTime: r.EndTime, EndTime: r.EndTime, Failure: types.Failure{Message: fmt.Sprintf("the record breaks its contract (docs/record.md), so it decides nothing:\n%s", strings.Join(lines, "\n")), FailureNodeType: types.NodeTypeIt}})
 	}
 	slices.SortStableFunc(r.SpecReports, func(a, b types.SpecReport) int { return strings.Compare(a.FullText(), b.FullText()) })
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".junit-*.xml")
@@ -110,6 +132,9 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// ContractCase is the JUnit test case of a record that breaks its contract.
+const ContractCase = "[winconform] the record's contract"
 
 // SupportedOnly is the result of a spec that passed below its claims'
 // level: in the JUnit file it is skipped, with this result.
@@ -171,6 +196,7 @@ func runProperties(s Summary) [][2]string {
 	props := [][2]string{
 		{PropShown, strconv.Itoa(s.Shown)}, {PropShownOnWindows, strconv.Itoa(s.ShownOnWindows)}, {PropClaims, strconv.Itoa(s.Total)},
 		{PropWindowsNodes, windows}, {PropStatus, s.Status}, {PropRunID, s.RunID}, {PropVersion, s.Harness.Version}, {PropCommit, s.Harness.CommitLabel()},
+		{PropViolations, strconv.Itoa(len(s.Violations))},
 	}
 	// The run's own properties come after, and never in place of, the
 	// harness's (a dashboard reading shown keeps reading the harness's).

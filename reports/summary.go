@@ -221,6 +221,9 @@ type ClusterView struct {
 	// SimulatedWindowsNodes counts kwok nodes the cluster had at the start.
 	SimulatedWindowsNodes int      `json:"simulatedWindowsNodes,omitempty"`
 	WindowsBuilds         []string `json:"windowsBuilds,omitempty"`
+	// Uncounted lists the real nodes that do not count, with why: a node
+	// counts only when it was Ready at the run's start and at its end.
+	Uncounted []string `json:"uncounted,omitempty"`
 	// Cgroup is what the Linux kubelets run on, as facts.Facts.Cgroup says:
 	// "cgroup v1, failCgroupV1 off", "cgroup v2"; empty when unknown.
 	Cgroup string `json:"cgroup,omitempty"`
@@ -247,6 +250,10 @@ type Summary struct {
 	// SupportedBy counts the supported claims by what supported them best.
 	SupportedBy map[string]int `json:"supportedBy"`
 	SkipReasons map[string]int `json:"skipReasons"`
+	// Violations are the invariants of the record's contract that the
+	// record breaks (rundir checks them as it reads the record): a record
+	// that breaks one decides nothing, and every view says so first.
+	Violations []Violation `json:"violations,omitempty"`
 	// NeverRan lists the specs the run selected but never reached.
 	NeverRan []string `json:"neverRan,omitempty"`
 	// Unrecorded lists passing specs that recorded no evidence: they show
@@ -266,6 +273,23 @@ type Summary struct {
 	Claims    []Claim `json:"claims"`
 }
 
+// Violation is one invariant of the record's contract that a record
+// breaks: the invariant's name (docs/record.md lists them) and what broke it.
+type Violation struct {
+	Invariant string `json:"invariant"`
+	Detail    string `json:"detail"`
+}
+
+func (v Violation) String() string { return v.Invariant + ": " + v.Detail }
+
+// Break records the violations vs of the record's contract: the status
+// line and the headline say so first.
+func (s *Summary) Break(vs []Violation) {
+	s.Violations = vs
+	s.Status = s.status()
+	s.Headline = s.headline()
+}
+
 // ArtifactsEntry is the report entry that names a failed spec's artifacts
 // directory (framework/e2e.ArtifactsEntry).
 const ArtifactsEntry = "winconform.artifacts"
@@ -280,15 +304,18 @@ func Summarize(r types.Report) Summary {
 			s.Interrupted = true
 		}
 	}
-	if run, fs, ok, err := record.Read(r); err == nil {
-		if ok {
+	catalogue := claims.IDs()
+	if rec, err := record.Read(r); err == nil {
+		if rec.Recorded {
+			run := rec.Run
 			s.Stamp, s.Catalogue, s.Rerun, s.Properties = run.Stamp, run.Catalogue, run.RerunOf, run.Properties
+			catalogue = run.Claims
 		}
-		if fs != nil {
-			s.Cluster = clusterView(fs)
+		if rec.Cluster != nil {
+			s.Cluster = clusterView(rec.Cluster, rec.End)
 		}
 	}
-	selected := selector(r.SuiteDescription, r.SuiteConfig)
+	selected := Selector(r)
 	setupFailed := ""
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType.Is(types.NodeTypeBeforeSuite|types.NodeTypeSynchronizedBeforeSuite) && sr.State.Is(types.SpecStateFailureStates) {
@@ -297,6 +324,7 @@ func Summarize(r types.Report) Summary {
 	}
 	byClaim := map[string][]Spec{}
 	hasSpecs := map[string]bool{}
+	unknown := map[string][]string{}
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			continue
@@ -307,6 +335,17 @@ func Summarize(r types.Report) Summary {
 		}
 		if !ok {
 			continue // not selected by this run
+		}
+		if bad := slices.DeleteFunc(labels.Claims(spec.Labels), func(id string) bool { return slices.Contains(catalogue, id) }); len(bad) > 0 {
+			// A claim label the run's catalogue lacks (a typo: WEB-2O):
+			// whatever the spec did, it showed no claim it names, and it
+			// fails as a claim nobody can look up.
+			spec.Result = SpecFailed
+			spec.Message = fmt.Sprintf("labelled %s, which the run's claim catalogue lacks (a typo? `winconform list` lists the claims): its result shows no claim", labelList(bad)) +
+				orEmpty("; its own result: ", text.FirstLine(spec.Message))
+			for _, id := range bad {
+				unknown[id] = append(unknown[id], spec.Name)
+			}
 		}
 		for _, id := range labels.Claims(spec.Labels) {
 			byClaim[id] = append(byClaim[id], spec)
@@ -341,15 +380,59 @@ func Summarize(r types.Report) Summary {
 			s.SupportedBy[cr.SupportedBy[0]]++
 		}
 	}
+	for _, id := range sortedKeys(unknown) {
+		s.Claims = append(s.Claims, Claim{ID: id, Kind: UnknownClaim, Title: "not a claim of the run's catalogue", Outcome: Failed,
+			Why: "specs labelled claim:" + id + ", which the run's catalogue lacks: " + strings.Join(unknown[id], "; "), Evidence: map[claims.Level]int{}, Specs: map[string]int{SpecFailed: len(unknown[id])}})
+		s.Outcomes[Failed]++
+	}
 	s.Total = len(s.Claims)
 	s.Status = s.status()
 	s.Headline = s.headline()
 	return s
 }
 
-func clusterView(f *facts.Facts) ClusterView {
+// UnknownClaim is the kind of a claim a spec's label names that the run's
+// catalogue lacks: it is listed, failed, so that a mislabelled spec is seen.
+const UnknownClaim = "unknown"
+
+func labelList(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "claim:" + id
+	}
+	return strings.Join(out, ", ")
+}
+
+func orEmpty(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+// clusterView counts the cluster's nodes: a node counts only when it was
+// Ready at the run's start (its facts) and at its end (the record's end
+// entry); the others are listed in Uncounted with why.
+func clusterView(f *facts.Facts, end *facts.Readiness) ClusterView {
 	v := ClusterView{Known: true, ServerVersion: f.ServerVersion, CNI: f.CNI, Cgroup: f.Cgroup()}
 	for _, n := range f.Nodes {
+		if !n.Simulated {
+			why := ""
+			switch {
+			case !n.Ready:
+				why = "NotReady at the run's start"
+			case end == nil:
+				why = "its readiness at the run's end was not recorded"
+			case end.Error != "":
+				why = "the nodes could not be read at the run's end"
+			case !end.Ready(n.Name):
+				why = "NotReady (or gone) at the run's end"
+			}
+			if why != "" {
+				v.Uncounted = append(v.Uncounted, n.OS+" node "+n.Name+": "+why)
+				continue
+			}
+		}
 		switch {
 		case n.OS == labels.Linux && !n.Simulated:
 			v.LinuxNodes++
@@ -435,15 +518,25 @@ func readSpec(sr types.SpecReport, interrupted bool, setupFailed string, selecte
 	return spec, true
 }
 
-// selector says whether the run's configuration selected a spec (label
-// filter, focus and skip), for telling a spec left out from one that never
-// got to run.
-func selector(suite string, cfg types.SuiteConfig) func(types.SpecReport) bool {
+// Selector says whether the run's configuration selected a spec, as
+// Ginkgo's own focus does (internal/focus.go, v2.32.0): not pending, the
+// label filter over the suite's and the spec's labels, focus and skip
+// files, focus and skip strings. It tells a spec left out from one that
+// never got to run, and the record's specs from PreRunStats.
+func Selector(r types.Report) func(types.SpecReport) bool {
+	suite, cfg := r.SuiteDescription, r.SuiteConfig
 	match := func([]string) bool { return true }
 	if cfg.LabelFilter != "" {
 		if f, err := types.ParseLabelFilter(cfg.LabelFilter); err == nil {
 			match = f
 		}
+	}
+	var focusFiles, skipFiles types.FileFilters
+	if len(cfg.FocusFiles) > 0 {
+		focusFiles, _ = types.ParseFileFilters(cfg.FocusFiles)
+	}
+	if len(cfg.SkipFiles) > 0 {
+		skipFiles, _ = types.ParseFileFilters(cfg.SkipFiles)
 	}
 	var focus, skip []*regexp.Regexp
 	for _, f := range cfg.FocusStrings {
@@ -457,7 +550,14 @@ func selector(suite string, cfg types.SuiteConfig) func(types.SpecReport) bool {
 		}
 	}
 	return func(sr types.SpecReport) bool {
-		if !match(sr.Labels()) {
+		if sr.State == types.SpecStatePending || !match(slices.Concat(r.SuiteLabels, sr.Labels())) {
+			return false
+		}
+		locations := append(slices.Clone(sr.ContainerHierarchyLocations), sr.LeafNodeLocation)
+		if len(focusFiles) > 0 && !focusFiles.Matches(locations) {
+			return false
+		}
+		if len(skipFiles) > 0 && skipFiles.Matches(locations) {
 			return false
 		}
 		text := suite + " " + sr.FullText() // what Ginkgo matches a focus against
@@ -609,6 +709,18 @@ func (s Summary) status() string {
 	if s.Interrupted {
 		status = "was interrupted (partial report)"
 	}
+	if n := len(s.Violations); n > 0 {
+		names := make([]string, 0, n)
+		for _, v := range s.Violations {
+			if !slices.Contains(names, v.Invariant) {
+				names = append(names, v.Invariant)
+			}
+		}
+		status = fmt.Sprintf("has a record that breaks its contract (%d violation(s): %s), so it decides nothing; the run %s", n, strings.Join(names, ", "), status)
+	}
+	if n := len(s.NeverRan); n > 0 {
+		status += fmt.Sprintf("; incomplete: %d selected spec(s) never ran", n)
+	}
 	switch {
 	case !s.Cluster.Known:
 		status += "; the cluster's nodes are unknown (the run did not reach them)"
@@ -618,6 +730,9 @@ func (s Summary) status() string {
 		status += "; the cluster had no Windows node: nothing was shown on Windows"
 	default:
 		status += fmt.Sprintf("; %d Windows node(s), builds %s", s.Cluster.WindowsNodes, strings.Join(s.Cluster.WindowsBuilds, ", "))
+	}
+	if n := len(s.Cluster.Uncounted); n > 0 {
+		status += fmt.Sprintf("; %d node(s) not counted (not Ready at the run's start and end)", n)
 	}
 	return status
 }
@@ -631,7 +746,11 @@ func (s Summary) headline() string {
 	if len(sup) > 0 {
 		supported += " (" + strings.Join(sup, ", ") + ")"
 	}
-	return fmt.Sprintf("Shown: %d of %d (on Windows: %d). Failed: %d. Supported only: %s. Skipped: %d. Inconclusive: %d. Drift: %d. Blocked: %d. Interrupted: %d. Not run: %d. Not covered: %d.",
+	prefix := ""
+	if len(s.Violations) > 0 {
+		prefix = "NO VERDICT: the record breaks its contract. "
+	}
+	return prefix + fmt.Sprintf("Shown: %d of %d (on Windows: %d). Failed: %d. Supported only: %s. Skipped: %d. Inconclusive: %d. Drift: %d. Blocked: %d. Interrupted: %d. Not run: %d. Not covered: %d.",
 		s.Shown, s.Total, s.ShownOnWindows, s.Outcomes[Failed], supported, s.Outcomes[Skipped], s.Outcomes[Inconclusive],
 		s.Outcomes[Drift], s.Outcomes[Blocked], s.Outcomes[Interrupted], s.Outcomes[NotRun], s.Outcomes[NotCovered])
 }
@@ -659,6 +778,20 @@ func (s Summary) Markdown() string {
 		"a passing spec below it (a Linux twin, simulated nodes, the API alone) only *supports* it.\n\n")
 	if s.Rerun != "" {
 		fmt.Fprintf(&b, "This run reran the failed and interrupted specs of %s.\n\n", s.Rerun)
+	}
+	if len(s.Violations) > 0 {
+		b.WriteString("## The record breaks its contract (docs/record.md): it decides nothing\n\n")
+		for _, v := range s.Violations {
+			fmt.Fprintf(&b, "- **%s**: %s\n", v.Invariant, v.Detail)
+		}
+		b.WriteString("\n")
+	}
+	if n := len(s.Cluster.Uncounted); n > 0 {
+		b.WriteString("## Nodes that do not count (a node counts when Ready at the run's start and end)\n\n")
+		for _, u := range s.Cluster.Uncounted {
+			fmt.Fprintf(&b, "- %s\n", u)
+		}
+		b.WriteString("\n")
 	}
 	if len(s.Unrecorded) > 0 {
 		b.WriteString("## Passing specs that recorded no evidence (they show nothing; the run fails for them)\n\n")

@@ -57,10 +57,66 @@ func ledgerEntry(e ledger.Entry) types.ReportEntry {
 	return entry(ledger.EntryName, string(data))
 }
 
+// clusterEntry records the cluster's facts, and each node as Ready at the
+// run's end as it was at its start.
 func clusterEntry(nodes ...facts.Node) types.SpecReport {
+	end := facts.Readiness{Nodes: []facts.NodeReadiness{}}
+	for _, n := range nodes {
+		end.Nodes = append(end.Nodes, facts.NodeReadiness{Name: n.Name, Ready: n.Ready})
+	}
+	return clusterEntryEnding(&end, nodes...)
+}
+
+// clusterEntryEnding records the cluster's facts and the readiness end
+// (none when nil).
+func clusterEntryEnding(end *facts.Readiness, nodes ...facts.Node) types.SpecReport {
 	data, _ := json.Marshal(facts.Facts{ServerVersion: "v1.37.2", CNI: "flannel/vxlan", Nodes: nodes})
-	return types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed,
+	sr := types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed,
 		ReportEntries: types.ReportEntries{entry(record.ClusterEntry, string(data))}}
+	if end != nil {
+		data, _ := json.Marshal(end)
+		sr.ReportEntries = append(sr.ReportEntries, entry(record.EndEntry, string(data)))
+	}
+	return sr
+}
+
+// A node counts as one of the run's only when it was Ready at the run's
+// start and at its end: a Windows node NotReady for the whole run, or that
+// went NotReady, or whose end is unknown, is no Windows node of the run.
+func TestOnlyNodesReadyAtStartAndEndCount(t *testing.T) {
+	win := func(name string, ready bool) facts.Node {
+		return facts.Node{Name: name, OS: "windows", Ready: ready, WindowsBuild: "10.0.20348"}
+	}
+	end := func(ready ...bool) *facts.Readiness {
+		e := &facts.Readiness{}
+		for i, r := range ready {
+			e.Nodes = append(e.Nodes, facts.NodeReadiness{Name: fmt.Sprintf("win-%d", i+1), Ready: r})
+		}
+		return e
+	}
+	for _, c := range []struct {
+		name  string
+		start []bool
+		end   *facts.Readiness
+		want  int
+	}{
+		{"Ready at both", []bool{true, true}, end(true, true), 2},
+		{"NotReady for the whole run", []bool{false, true}, end(false, true), 1},
+		{"NotReady at the start only", []bool{false, true}, end(true, true), 1},
+		{"gone NotReady by the end", []bool{true, true}, end(true, false), 1},
+		{"gone from the cluster by the end", []bool{true, true}, end(true), 1},
+		{"no readiness at the end", []bool{true, true}, nil, 0},
+		{"the nodes unreadable at the end", []bool{true, true}, &facts.Readiness{Nodes: []facts.NodeReadiness{{Name: "win-1", Ready: true}}, Error: "timeout"}, 0},
+	} {
+		var nodes []facts.Node
+		for i, r := range c.start {
+			nodes = append(nodes, win(fmt.Sprintf("win-%d", i+1), r))
+		}
+		s := Summarize(types.Report{SuiteSucceeded: true, SpecReports: types.SpecReports{clusterEntryEnding(c.end, nodes...)}})
+		if s.Cluster.WindowsNodes != c.want || len(s.Cluster.Uncounted) != len(c.start)-c.want {
+			t.Errorf("%s: %d Windows node(s) counted, uncounted %q; want %d", c.name, s.Cluster.WindowsNodes, s.Cluster.Uncounted, c.want)
+		}
+	}
 }
 
 var linuxOnly = []facts.Node{{Name: "cp", OS: "linux", ControlPlane: true, Ready: true}, {Name: "w", OS: "linux", Ready: true}}

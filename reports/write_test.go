@@ -18,6 +18,7 @@ import (
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // reportsChild is set in the environment of the child process that runs
@@ -37,7 +38,7 @@ func TestReportsChild(t *testing.T) {
 	e2e.OwnReports()
 	ginkgo.BeforeSuite(func() { record.Add(record.New(string(framework.RunID), "")) })
 	ginkgo.ReportAfterSuite("winconform reports", func(r ginkgo.Report) {
-		_, err := reports.Write(dir, r, filepath.Join(dir, reports.JUnitFile))
+		_, err := rundir.Write(dir, r, filepath.Join(dir, reports.JUnitFile))
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	})
 	ginkgo.Describe("networking", func() {
@@ -93,6 +94,11 @@ func TestOneJUnitPerRun(t *testing.T) {
 	}
 	if props[reports.PropRunID] != "wc-20260301t120000-0a1b2c3d" || props[reports.PropShown] != "1" || props[reports.PropVersion] == "" {
 		t.Errorf("the JUnit's run properties %v lack the run ID, the shown count or the version", props)
+	}
+	// What Ginkgo itself recorded keeps the record's contract: its
+	// success, its specs' states and its count before the run agree.
+	if props[reports.PropViolations] != "0" {
+		t.Errorf("a record Ginkgo wrote breaks its contract (%s violations): %s", props[reports.PropViolations], props[reports.PropStatus])
 	}
 	for _, name := range []string{"summary.json", "limitations.json"} {
 		var head struct {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -25,7 +26,7 @@ import (
 	"github.com/winconform/winconform/framework/progress"
 	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/rundir"
 
 	_ "github.com/winconform/winconform/suites/config"
 	_ "github.com/winconform/winconform/suites/hostprocess"
@@ -131,7 +132,19 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx ginkgo.SpecContext) []byte {
 	facts.Use(&fs)
 })
 
-// writeReports writes the run's reports from its record (reports.Write)
+// The nodes' readiness at the run's end is recorded once every process is
+// done: a node counts as one of the run's only when it was Ready at the
+// start (the facts) and at the end (docs/record.md).
+var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx ginkgo.SpecContext) {
+	cs, err := framework.LoadClientset()
+	if err == nil {
+		record.AddEnd(facts.ReadReadiness(ctx, cs))
+		return
+	}
+	record.AddEnd(facts.Readiness{Nodes: []facts.NodeReadiness{}, Error: err.Error()})
+}, ginkgo.NodeTimeout(facts.ReadinessTimeout+10*time.Second))
+
+// writeReports writes the run's reports from its record (rundir.Write)
 // after every run, also a failed or interrupted one. A passing spec that
 // recorded no evidence fails the run: it would show nothing, silently.
 func writeReports(r ginkgo.Report) {
@@ -139,8 +152,9 @@ func writeReports(r ginkgo.Report) {
 	if r.SuiteConfig.DryRun || dir == "" {
 		return
 	}
-	s, err := reports.Write(dir, r, filepath.Join(dir, "junit_"+framework.TestContext.ReportPrefix+"01.xml"))
+	run, err := rundir.Write(dir, r, filepath.Join(dir, "junit_"+framework.TestContext.ReportPrefix+"01.xml"))
 	framework.ExpectNoError(err, "writing the reports")
+	s := run.Summary
 	fmt.Printf("\nwinconform run %s: %s\n%s\nreports in %s\n", s.RunID, s.Status, s.Headline, dir)
 	if len(s.Unrecorded) > 0 {
 		framework.Failf("%d passing spec(s) recorded no evidence, so they show nothing (see framework/evidence): %v", len(s.Unrecorded), s.Unrecorded)

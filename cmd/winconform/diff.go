@@ -47,6 +47,9 @@ func runDiff(report, baseline, out string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--baseline: %w", err)
 	}
+	if err := rundir.CheckBaseline(base, cur); err != nil {
+		return fmt.Errorf("--baseline: %w", err)
+	}
 	d := diff.Compare(base, cur)
 	if out == "" {
 		out = report

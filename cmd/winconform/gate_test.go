@@ -16,6 +16,9 @@ import (
 // defaultRun is what the default kind cluster shows.
 func defaultRun(t *testing.T) string { return reporttest.Linux().Write(t) }
 
+// baselineRun is what the default kind cluster showed the day before.
+func baselineRun(t *testing.T) string { return reporttest.Linux().AsBaseline().Write(t) }
+
 // status runs the command with args and returns its exit status and output.
 func status(t *testing.T, args ...string) (int, string) {
 	t.Helper()
@@ -62,7 +65,7 @@ func TestGateExitStatus(t *testing.T) {
 		}
 	}
 	out2 := t.TempDir()
-	code, _ = status(t, "gate", "--report", run, "--policy", "../../policies/windows-node-build.yaml", "--out", out2, "--baseline", defaultRun(t))
+	code, _ = status(t, "gate", "--report", run, "--policy", "../../policies/windows-node-build.yaml", "--out", out2, "--baseline", baselineRun(t))
 	if code != exitBlocked {
 		t.Errorf("exit %d", code)
 	}
@@ -88,7 +91,7 @@ func TestGateUnusableInputs(t *testing.T) {
 	os.WriteFile(filepath.Join(half, reports.GinkgoFile), []byte(`[{"SuiteDescription": "winconform", "SpecReports": [`), 0o644)
 	old := t.TempDir()
 	os.WriteFile(filepath.Join(old, "summary.json"), []byte(`{"suite": "winconform", "claims": []}`), 0o644)
-	hybrid := reporttest.IdealHybrid().Write(t)
+	hybrid := reporttest.IdealHybrid().AsBaseline().Write(t)
 	empty := write("empty.yaml", "name: x\nrequired: []\n")
 	none := write("none.yaml", "name: x\nrequired:\n- labels: [\"os:windows\", \"!os:windows\"]\n")
 	cases := []struct {
@@ -104,7 +107,8 @@ func TestGateUnusableInputs(t *testing.T) {
 		{"a policy that requires nothing", []string{"--report", run, "--policy", empty}, []string{empty, "requires no claim"}},
 		{"--check of a policy that requires nothing", []string{"--check", "--policy", empty}, []string{empty, "requires no claim"}},
 		{"--check of a policy whose selection is empty", []string{"--check", "--policy", none}, []string{none, "required[0]", "selects no claim"}},
-		{"--now before the run", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--now", "2020-01-01"}, []string{"before run", "started (2026-03-01)"}},
+		{"--now before the run", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--now", "2020-01-01"}, []string{"--now 2020-01-01 is before today", "never back"}},
+		{"baseline that started after the run", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--baseline", defaultRun(t)}, []string{"--baseline", "not before the run it is the baseline of"}},
 		{"baseline of another shape", []string{"--report", run, "--policy", refuse, "--baseline", hybrid}, []string{hybrid, "Windows nodes 2 -> 0", "baseline.otherShape"}},
 		{"bad --now", []string{"--report", run, "--policy", bad, "--now", "tomorrow"}, []string{"--now", "YYYY-MM-DD"}},
 		{"bad --windows-build", []string{"--report", run, "--policy", "../../policies/linux-only.yaml", "--windows-build", "2022"}, []string{"--windows-build", "10.0.20348"}},
@@ -126,7 +130,7 @@ func TestGateUnusableInputs(t *testing.T) {
 }
 
 func TestDiffAndReportCommands(t *testing.T) {
-	run, base := defaultRun(t), defaultRun(t)
+	run, base := defaultRun(t), baselineRun(t)
 	code, out := status(t, "diff", "--report", run, "--baseline", base)
 	if code != 0 || !strings.Contains(out, "Newly failing: none") {
 		t.Errorf("diff: exit %d\n%s", code, out)
@@ -152,13 +156,13 @@ func TestDiffAndReportCommands(t *testing.T) {
 // NotReady (it showed nothing), saying which claim was not shown on it.
 func TestGateWindowsNodeBuildOnAHybridRun(t *testing.T) {
 	ideal := reporttest.IdealHybrid().Write(t)
-	code, out := status(t, "gate", "--report", ideal, "--policy", "../../policies/windows-node-build.yaml", "--windows-build", reporttest.Build, "--now", "2026-03-01")
+	code, out := status(t, "gate", "--report", ideal, "--policy", "../../policies/windows-node-build.yaml", "--windows-build", reporttest.Build)
 	if code != exitShip {
 		t.Errorf("the ideal hybrid run for its build: exit %d\n%s", code, out)
 	}
 	r := reporttest.IdealHybrid()
 	r.Facts.Nodes[3].WindowsBuild, r.Facts.Nodes[3].Ready = "10.0.26100", false
-	code, out = status(t, "gate", "--report", r.Write(t), "--policy", "../../policies/windows-node-build.yaml", "--windows-build", "10.0.26100", "--now", "2026-03-01")
+	code, out = status(t, "gate", "--report", r.Write(t), "--policy", "../../policies/windows-node-build.yaml", "--windows-build", "10.0.26100")
 	if code != exitBlocked || !regexp.MustCompile("(?m)^  - "+regexp.QuoteMeta("nothing shown on Windows build 10.0.26100")+".*: .*WEB-01").MatchString(out) {
 		t.Errorf("a gate for a build whose node was NotReady: exit %d\n%.3000s", code, out)
 	}

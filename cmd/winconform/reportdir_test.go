@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/winconform/winconform/infra/underlay"
@@ -89,7 +90,7 @@ func TestRerunKeepsItsInput(t *testing.T) {
 	bin, args, next := filepath.Join(t.TempDir(), "e2e.test"), filepath.Join(t.TempDir(), "args"), t.TempDir()
 	os.WriteFile(bin, []byte(reportingSuite), 0o755)
 	newer := reporttest.Linux()
-	newer.ID, newer.NoRunFile = "wc-fake-run-id", true
+	newer.ID, newer.NoRunFile, newer.Start = "wc-fake-run-id", true, time.Now()
 	newer.WriteTo(t, next)
 	t.Setenv("FAKE_ARGS", args)
 	t.Setenv("FAKE_REPORT", next)

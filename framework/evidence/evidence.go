@@ -121,8 +121,13 @@ func BuildOf(b string) string {
 // Parse reads a record back from a report entry's value.
 func Parse(value string) (Record, error) {
 	var r Record
-	if err := json.Unmarshal([]byte(value), &r); err != nil {
+	dec := json.NewDecoder(strings.NewReader(value))
+	dec.DisallowUnknownFields() // a record is read as written: no key it lacks
+	if err := dec.Decode(&r); err != nil {
 		return r, fmt.Errorf("evidence entry %q: %w", value, err)
+	}
+	if dec.More() {
+		return r, fmt.Errorf("evidence entry %q: more after the record", value)
 	}
 	if err := r.Check(); err != nil {
 		return r, fmt.Errorf("evidence entry %q: %w", value, err)

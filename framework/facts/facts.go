@@ -302,3 +302,51 @@ func Get(ctx context.Context, cs kubernetes.Interface) (*Facts, error) {
 	cached = f
 	return f, nil
 }
+
+// Readiness is the nodes' Ready conditions at one moment (the run's end),
+// or why they could not be read.
+type Readiness struct {
+	Nodes []NodeReadiness `json:"nodes"`
+	// Error says why the nodes could not be read; no node is known Ready.
+	Error string `json:"error,omitempty"`
+}
+
+// NodeReadiness is one node's Ready condition.
+type NodeReadiness struct {
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+}
+
+// Ready says whether node name was Ready (false for a nil Readiness, and
+// for a node it does not name).
+func (r *Readiness) Ready(name string) bool {
+	if r == nil {
+		return false
+	}
+	for _, n := range r.Nodes {
+		if n.Name == name {
+			return n.Ready
+		}
+	}
+	return false
+}
+
+// ReadinessTimeout bounds ReadReadiness.
+const ReadinessTimeout = 30 * time.Second
+
+// ReadReadiness lists the cluster's nodes and their Ready conditions now,
+// within ReadinessTimeout; an error is kept in the result, never returned.
+func ReadReadiness(ctx context.Context, cs kubernetes.Interface) Readiness {
+	ctx, cancel := context.WithTimeout(ctx, ReadinessTimeout)
+	defer cancel()
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Readiness{Nodes: []NodeReadiness{}, Error: err.Error()}
+	}
+	out := Readiness{Nodes: []NodeReadiness{}}
+	for i := range list.Items {
+		n := FromNode(&list.Items[i])
+		out.Nodes = append(out.Nodes, NodeReadiness{Name: n.Name, Ready: n.Ready})
+	}
+	return out
+}

@@ -17,6 +17,7 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -188,8 +189,13 @@ func Record(e Entry) Entry {
 // Parse reads an entry back from a report entry's value.
 func Parse(value string) (Entry, error) {
 	var e Entry
-	if err := json.Unmarshal([]byte(value), &e); err != nil {
+	dec := json.NewDecoder(strings.NewReader(value))
+	dec.DisallowUnknownFields() // an entry is read as written: no key it lacks
+	if err := dec.Decode(&e); err != nil {
 		return e, fmt.Errorf("ledger entry %q: %w", value, err)
+	}
+	if dec.More() {
+		return e, fmt.Errorf("ledger entry %q: more after the entry", value)
 	}
 	return e, nil
 }

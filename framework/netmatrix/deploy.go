@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/winconform/winconform/framework/skips"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,17 +55,18 @@ type Env struct {
 	Log     io.Writer
 }
 
-// Absence says why a claim has no cells on this cluster.
-type Absence struct{ Key, Text string }
+// Absence says why a claim has no cells on this cluster: a skip reason
+// (framework/skips), whose key the record's reader knows.
+type Absence = skips.Reason
 
 // Reasons a claim has no cells.
 var (
-	NoWindowsNode  = Absence{"no-windows-node", "no Windows node in this cluster"}
-	NoInventory    = Absence{"no-inventory", "no Windows machine inventory was given, so Windows nodes' hosts cannot be reached"}
-	NoOutside      = Absence{"no-outside-peer", "no local probe binary (--probe-binary) or --external-url for the client and server outside the cluster"}
-	OneNodePerOS   = Absence{"too-few-nodes", "every pod of one OS is on the same node"}
-	NoControlPlane = Absence{"managed-control-plane", "no Linux control-plane node is visible in this cluster"}
-	NoUnderlay     = Absence{"no-underlay-node", "no node joined from outside the kind network through the underlay (remoteNodes in the cluster file, or a routed inventory's machines)"}
+	NoWindowsNode  = skips.NoWindowsNode
+	NoInventory    = skips.NoInventory.Saying("no Windows machine inventory was given, so Windows nodes' hosts cannot be reached")
+	NoOutside      = skips.NoOutsidePeer.Saying("no local probe binary (--probe-binary) or --external-url for the client and server outside the cluster")
+	OneNodePerOS   = skips.TooFewNodes.Saying("every pod of one OS is on the same node")
+	NoControlPlane = skips.ManagedControlPlane.Saying("no Linux control-plane node is visible in this cluster")
+	NoUnderlay     = skips.NoUnderlayNode.Saying("no node joined from outside the kind network through the underlay (remoteNodes in the cluster file, or a routed inventory's machines)")
 )
 
 // Deployment is the matrix's peers in a namespace of their own.

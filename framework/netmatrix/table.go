@@ -1,12 +1,15 @@
 package netmatrix
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/internal/version"
 )
 
@@ -218,19 +221,22 @@ func (m *Matrix) Report() Report {
 }
 
 // Write puts network-matrix.md and network-matrix.json into dir; the JSON
-// carries stamp (the run's ID and the harness).
-func (m *Matrix) Write(dir string, stamp version.Stamp) error {
+// carries stamp (the run's ID and the harness). It returns what the run
+// records of the file (record.AddMatrix), which binds it to the record.
+func (m *Matrix) Write(dir string, stamp version.Stamp) (record.Matrix, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return record.Matrix{}, err
 	}
 	r := m.Report()
 	r.Stamp = stamp
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return err
+		return record.Matrix{}, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "network-matrix.json"), data, 0o644); err != nil {
-		return err
+		return record.Matrix{}, err
 	}
-	return os.WriteFile(filepath.Join(dir, "network-matrix.md"), []byte(m.Markdown()), 0o644)
+	sum := sha256.Sum256(data)
+	written := record.Matrix{Cells: len(r.Cells), SHA256: "sha256:" + hex.EncodeToString(sum[:])}
+	return written, os.WriteFile(filepath.Join(dir, "network-matrix.md"), []byte(m.Markdown()), 0o644)
 }

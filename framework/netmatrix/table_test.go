@@ -2,6 +2,8 @@ package netmatrix
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -330,12 +332,17 @@ func TestReportAndWriteRoundTrip(t *testing.T) {
 
 	dir := filepath.Join(t.TempDir(), "reports", "nested")
 	stamp := version.Stamp{RunID: "wc-20260301t120000-0a1b2c3d", Harness: version.Info{Version: "v0.3.0", Commit: "0123456789ab"}}
-	if err := m.Write(dir, stamp); err != nil {
+	written, err := m.Write(dir, stamp)
+	if err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "network-matrix.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What the run records binds the file it wrote: its digest and cells.
+	if sum := sha256.Sum256(data); written.SHA256 != "sha256:"+hex.EncodeToString(sum[:]) || written.Cells != len(m.Cells()) {
+		t.Errorf("Write recorded %+v, not the file it wrote (%d cells)", written, len(m.Cells()))
 	}
 	var got Report
 	if err := json.Unmarshal(data, &got); err != nil {
@@ -399,7 +406,7 @@ func TestWriteFailsOnAFile(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Write(file, version.Stamp{}); err == nil {
+	if _, err := m.Write(file, version.Stamp{}); err == nil {
 		t.Errorf("Write into a path that is a file succeeded")
 	}
 }

@@ -30,7 +30,23 @@ import (
 const (
 	RunEntry     = "winconform.run"
 	ClusterEntry = "winconform.cluster"
+	// EndEntry is the cluster's nodes' readiness at the run's end, which
+	// the suite's SynchronizedAfterSuite adds once every process is done.
+	EndEntry = "winconform.cluster-end"
+	// MatrixEntry says the run probed the network matrix and wrote its
+	// file: how many cells, and the file's digest.
+	MatrixEntry = "winconform.matrix"
 )
+
+// Matrix is what MatrixEntry records of the network matrix file the run
+// wrote: its cells, and the SHA-256 of its bytes ("sha256:<hex>").
+type Matrix struct {
+	Cells  int    `json:"cells"`
+	SHA256 string `json:"sha256"`
+}
+
+// AddMatrix records that the run wrote the network matrix file m describes.
+func AddMatrix(m Matrix) { add(MatrixEntry, m) }
 
 // Run is what a run records of itself.
 type Run struct {
@@ -71,6 +87,23 @@ func Add(r Run) { add(RunEntry, r) }
 // AddCluster records the cluster's facts, once the run has read them.
 func AddCluster(fs *facts.Facts) { add(ClusterEntry, fs) }
 
+// AddEnd records the nodes' readiness at the run's end: call it in the
+// last function of SynchronizedAfterSuite (the first process, after all).
+// A node counts as one of the run's only when it was Ready at the start
+// (the facts) and at the end.
+func AddEnd(e facts.Readiness) { add(EndEntry, e) }
+
+// Record is what Read finds.
+type Record struct {
+	Run Run
+	// Recorded is false when the report holds no run entry.
+	Recorded bool
+	// Cluster is nil when the run did not reach the cluster; End nil when
+	// the run did not reach its end (or predates the entry).
+	Cluster *facts.Facts
+	End     *facts.Readiness
+}
+
 func add(name string, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -79,32 +112,54 @@ func add(name string, v any) {
 	ginkgo.AddReportEntry(name, string(data), ginkgo.ReportEntryVisibilityNever)
 }
 
-// Read finds the run's record and the cluster's facts in Ginkgo's report:
-// ok is false when the report holds no run entry (a run that never began,
-// or a report of another program); fs is nil when the run did not reach
-// the cluster.
-func Read(r types.Report) (run Run, fs *facts.Facts, ok bool, err error) {
+// Read finds the run's record in Ginkgo's report: its run entry, the
+// cluster's facts and the readiness at the end. Each entry is decoded
+// strictly (a key its type lacks is refused), and an entry written twice
+// means the report mixes two runs.
+func Read(r types.Report) (Record, error) {
+	var out Record
 	for _, sr := range r.SpecReports {
 		for _, e := range sr.ReportEntries {
+			var v any
 			switch e.Name {
 			case RunEntry:
-				if ok {
-					return run, nil, false, fmt.Errorf("the report holds two %s entries: it mixes two runs", RunEntry)
+				if out.Recorded {
+					return Record{}, fmt.Errorf("the report holds two %s entries: it mixes two runs", RunEntry)
 				}
-				if err := json.Unmarshal([]byte(e.StringRepresentation()), &run); err != nil {
-					return run, nil, false, fmt.Errorf("%s entry: %w", RunEntry, err)
-				}
-				ok = true
+				out.Recorded, v = true, &out.Run
 			case ClusterEntry:
-				if fs != nil {
-					return run, nil, false, fmt.Errorf("the report holds two %s entries: it mixes two runs", ClusterEntry)
+				if out.Cluster != nil {
+					return Record{}, fmt.Errorf("the report holds two %s entries: it mixes two runs", ClusterEntry)
 				}
-				fs = &facts.Facts{}
-				if err := json.Unmarshal([]byte(e.StringRepresentation()), fs); err != nil {
-					return run, nil, false, fmt.Errorf("%s entry: %w", ClusterEntry, err)
+				out.Cluster = &facts.Facts{}
+				v = out.Cluster
+			case EndEntry:
+				if out.End != nil {
+					return Record{}, fmt.Errorf("the report holds two %s entries: it mixes two runs", EndEntry)
 				}
+				out.End = &facts.Readiness{}
+				v = out.End
+			default:
+				continue
+			}
+			if err := Decode(e.StringRepresentation(), v); err != nil {
+				return Record{}, fmt.Errorf("%s entry: %w", e.Name, err)
 			}
 		}
 	}
-	return run, fs, ok, nil
+	return out, nil
+}
+
+// Decode decodes an entry's JSON into v, refusing a key v has no field
+// for and anything after the value.
+func Decode(s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("more after the value")
+	}
+	return nil
 }

@@ -44,7 +44,39 @@ var (
 	// Inconclusive is no lack of the cluster: the spec ran, but could not
 	// observe what it needed. Reports count it apart from skips.
 	Inconclusive = Reason{"inconclusive", "inconclusive: the spec could not observe what it needed"}
+	// NoMatrixCells: the network matrix has no control cell (a path no
+	// claim names) on this cluster.
+	NoMatrixCells = Reason{"no-cells", "the matrix has no control cell on this cluster"}
+	// NotProbed: the matrix has cells of the claim, and none could be probed.
+	NotProbed = Reason{"not-probed", "no cell of this claim could be probed"}
+	// NoUnderlayNode: no node joined through the underlay.
+	NoUnderlayNode = Reason{"no-underlay-node", "no node joined from outside the kind network through the underlay"}
+	// NoDefenderMachine: no inventory machine asks for Defender exclusions.
+	NoDefenderMachine = Reason{"no-defender-machine", "no inventory machine asks for Defender exclusions (defenderExclusions: true)"}
 )
+
+// Saying is r with another text, for a spec that says more of the same
+// reason; the key, which reports count and the record checks, stays.
+func (r Reason) Saying(text string) Reason {
+	r.Text = text
+	return r
+}
+
+// Reasons are every reason a spec may skip for: a record that names
+// another skipped for a reason the harness does not have.
+var Reasons = []Reason{NoWindowsNode, SimulatedOnly, TooFewNodes, NoLoadBalancer, NoActiveDirectory, NoInventory, NoOutsidePeer,
+	ManagedControlPlane, NoVMs, NotDisruptive, FeatureGateOff, KubeletNotConfigured, NoRuntimeClass, Inconclusive, NoMatrixCells,
+	NotProbed, NoUnderlayNode, NoDefenderMachine}
+
+// Known says whether key is the key of one of Reasons.
+func Known(key string) bool {
+	for _, r := range Reasons {
+		if r.Key == key {
+			return true
+		}
+	}
+	return false
+}
 
 // Skip records r (with detail, when given) and skips the current spec.
 func Skip(r Reason, detail ...any) {

@@ -7,6 +7,7 @@
 package diff
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -30,8 +31,10 @@ const (
 // Side is one run of the comparison.
 type Side struct {
 	Dir string `json:"dir"`
-	// RunID is the run's ID, as its summary has it.
+	// RunID is the run's ID, as its summary has it; Record the digest of
+	// its record as read (rundir.Run.Digest), which binds the diff to it.
 	RunID                 string   `json:"runID,omitempty"`
+	Record                string   `json:"record,omitempty"`
 	Status                string   `json:"status"`
 	Headline              string   `json:"headline"`
 	ClusterKnown          bool     `json:"clusterKnown"`
@@ -141,7 +144,8 @@ type Diff struct {
 	NotRunNow []string `json:"notRunNow,omitempty"`
 	// OnlyInReport and OnlyInBaseline list the claims of one side's
 	// catalogue that the other's lacks (a baseline recorded under an older
-	// catalogue): claims compare by ID, and these are not compared.
+	// catalogue): claims compare by ID; a claim only in the report's that
+	// fails now is newly failing, the others are not compared.
 	OnlyInReport   []string      `json:"onlyInReport,omitempty"`
 	OnlyInBaseline []string      `json:"onlyInBaseline,omitempty"`
 	Claims         []ClaimChange `json:"claims"`
@@ -162,7 +166,7 @@ func Failing(outcome string) bool { return slices.Contains(failing, outcome) }
 
 func side(r *rundir.Run) Side {
 	s, c := r.Summary, r.Summary.Cluster
-	return Side{Dir: r.Dir, RunID: s.RunID, Status: s.Status, Headline: s.Headline, ClusterKnown: c.Known, ServerVersion: c.ServerVersion, CNI: c.CNI,
+	return Side{Dir: r.Dir, RunID: s.RunID, Record: r.Digest, Status: s.Status, Headline: s.Headline, ClusterKnown: c.Known, ServerVersion: c.ServerVersion, CNI: c.CNI,
 		LinuxNodes: c.LinuxNodes, WindowsNodes: c.WindowsNodes, SimulatedWindowsNodes: c.SimulatedWindowsNodes,
 		WindowsBuilds: c.WindowsBuilds, Shown: s.Shown, ShownOnWindows: s.ShownOnWindows}
 }
@@ -183,7 +187,7 @@ func Compare(base, cur *rundir.Run) Diff {
 		d.Notes = append(d.Notes, fmt.Sprintf("the baseline was recorded under claim catalogue %s, this run under %s: claims compare by ID", orUnknown(b), orUnknown(a)))
 	}
 	if n := len(d.OnlyInReport); n > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d claim(s) of this run's catalogue that the baseline's lacks are not compared: %s", n, strings.Join(d.OnlyInReport, ", ")))
+		d.Notes = append(d.Notes, fmt.Sprintf("%d claim(s) of this run's catalogue that the baseline's lacks are compared with nothing (failing now, they are newly failing): %s", n, strings.Join(d.OnlyInReport, ", ")))
 	}
 	if n := len(d.OnlyInBaseline); n > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d claim(s) of the baseline's catalogue that this run's lacks are not compared: %s", n, strings.Join(d.OnlyInBaseline, ", ")))
@@ -251,11 +255,16 @@ func (d *Diff) compareClaims(base, cur *rundir.Run) {
 		}
 	}
 	for _, c := range cur.Summary.Claims {
-		if base.Recorded && !slices.Contains(base.Record.Claims, c.ID) {
-			d.OnlyInReport = append(d.OnlyInReport, c.ID)
-			continue
-		}
 		b, ok := before[c.ID]
+		if base.Recorded && !slices.Contains(base.Record.Claims, c.ID) {
+			// A claim the baseline's catalogue lacks was no claim there:
+			// failing now, it is newly failing.
+			d.OnlyInReport = append(d.OnlyInReport, c.ID)
+			if !Failing(c.Outcome) {
+				continue
+			}
+			b, ok = reports.Claim{ID: c.ID, Outcome: "absent"}, true
+		}
 		if !ok {
 			b = reports.Claim{ID: c.ID, Outcome: "absent"}
 		}
@@ -504,4 +513,38 @@ func (d Diff) Write(dir string) error {
 // Read reads dir/diff.json; ok is false when there is none.
 func Read(dir string) (d Diff, ok bool, err error) {
 	return reports.ReadJSON(dir, JSONFile, Format, "`winconform diff` or `winconform gate --baseline`", func(v Diff) string { return v.Format })
+}
+
+// Verify compares again the diff stored (diff.json as read) for run: it
+// must be of this run's record (its digest), its baseline must load and
+// hold the record it was compared with, and the comparison made again
+// must be the stored one. It returns the comparison made again, the one
+// to show.
+func Verify(stored Diff, run *rundir.Run) (Diff, error) {
+	switch {
+	case stored.Report.RunID != run.Record.RunID:
+		return Diff{}, fmt.Errorf("it compares run %s, not this run (%s)", orUnknown(stored.Report.RunID), orUnknown(run.Record.RunID))
+	case stored.Report.Record != run.Digest:
+		return Diff{}, fmt.Errorf("it was made of another record (%s) than this directory holds (%s)", orUnknown(stored.Report.Record), run.Digest)
+	}
+	base, err := rundir.Load(stored.Baseline.Dir)
+	if err != nil {
+		return Diff{}, fmt.Errorf("its baseline cannot be read again: %v", err)
+	}
+	if base.Digest != stored.Baseline.Record {
+		return Diff{}, fmt.Errorf("its baseline %s holds another record (%s) than it was compared with (%s)", stored.Baseline.Dir, base.Digest, orUnknown(stored.Baseline.Record))
+	}
+	if err := rundir.CheckBaseline(base, run); err != nil {
+		return Diff{}, err
+	}
+	again := Compare(base, run)
+	key := func(d Diff) string {
+		d.Stamp = version.Stamp{}
+		data, _ := json.Marshal(d)
+		return string(data)
+	}
+	if key(again) != key(stored) {
+		return Diff{}, fmt.Errorf("comparing the two records again gives another diff: it does not follow from them")
+	}
+	return again, nil
 }

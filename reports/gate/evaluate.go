@@ -27,11 +27,23 @@ func Evaluate(o Options) (Result, error) {
 	if o.Report == "" || o.Policy == "" {
 		return Result{}, fmt.Errorf("gate needs --report DIR (a run's report directory) and --policy FILE (policies/ has examples)")
 	}
+	clock := o.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	today := day(clock())
 	var asked time.Time
 	if o.Now != "" {
 		d, err := time.Parse(config.DateLayout, o.Now)
 		if err != nil {
 			return Result{}, fmt.Errorf("--now %q is not a date YYYY-MM-DD: write the day to read known issues' expiry against, e.g. 2026-03-31", o.Now)
+		}
+		// Known issues are judged as of the decision: --now may look
+		// ahead (will this still ship when the waiver expires?), never
+		// back to a day an expired waiver still held.
+		if d.Before(today) {
+			return Result{}, fmt.Errorf("--now %s is before today (%s): known issues are judged as of the decision, so --now may move the day forward, never back; leave --now out, or give today or a later day",
+				o.Now, today.Format(config.DateLayout))
 		}
 		asked = d
 	}
@@ -53,10 +65,6 @@ func Evaluate(o Options) (Result, error) {
 		// Today, by this machine's clock; a clock set before the run's
 		// start reads known issues as of the run's day instead (a
 		// backdated clock never brings an expired known issue back).
-		clock := o.Clock
-		if clock == nil {
-			clock = time.Now
-		}
 		in.Now = clock().UTC()
 		if start := day(run.Started); in.Now.Before(start) {
 			in.Now = start
@@ -66,11 +74,6 @@ func Evaluate(o Options) (Result, error) {
 		base, err := rundir.Load(o.Baseline)
 		if err != nil {
 			return Result{}, fmt.Errorf("--baseline: %w", err)
-		}
-		// A baseline is another run: the report compared with itself (or
-		// a copy of it) would say nothing changed, whatever changed.
-		if base.Summary.RunID == run.Summary.RunID {
-			return Result{}, fmt.Errorf("--baseline %s is run %s, the run --report holds: give an earlier run's report directory (last night's, the last release's)", o.Baseline, run.Summary.RunID)
 		}
 		in.Baseline = base
 	}

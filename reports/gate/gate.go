@@ -167,8 +167,24 @@ type Result struct {
 	Required int    `json:"required"`
 	Met      int    `json:"met"`
 	Items    []Item `json:"items"`
+	// Inputs are what the decision was made from, bound to the records it
+	// read: whoever holds the run's directory (and the baseline's) decides
+	// again from them (Verify), and report shows only a verdict that
+	// follows.
+	Inputs Inputs `json:"inputs"`
 	// Diff is the comparison with the baseline, when one was given.
 	Diff *diff.Diff `json:"-"`
+}
+
+// Inputs are a decision's inputs: the digest of the run's record
+// (rundir.Run.Digest), the policy as decided on, the baseline's directory
+// and record digest, and the builds asked for beside the policy's.
+type Inputs struct {
+	Record         string            `json:"record"`
+	Policy         config.GatePolicy `json:"policy"`
+	Baseline       string            `json:"baseline,omitempty"`
+	BaselineRecord string            `json:"baselineRecord,omitempty"`
+	WindowsBuilds  []string          `json:"windowsBuilds,omitempty"`
 }
 
 // Group is the blocking findings of one root cause.
@@ -238,7 +254,11 @@ func Decide(in Input) (Result, error) {
 	}
 	s := in.Run.Summary
 	res := Result{Format: Format, Stamp: version.For(s.RunID), Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(config.DateLayout),
-		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{}}
+		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{},
+		Inputs: Inputs{Record: in.Run.Digest, Policy: *in.Policy, WindowsBuilds: in.WindowsBuilds}}
+	if in.Baseline != nil {
+		res.Inputs.Baseline, res.Inputs.BaselineRecord = in.Baseline.Dir, in.Baseline.Digest
+	}
 	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
 	g.flakes = len(in.Run.Retried)
 	for _, c := range g.cellsByClaim[""] {
@@ -247,6 +267,12 @@ func Decide(in Input) (Result, error) {
 		}
 	}
 	if in.Baseline != nil {
+		// A baseline is another, earlier run whose record keeps its
+		// contract: the report compared with itself (or a copy of it)
+		// would say nothing changed, whatever changed.
+		if err := rundir.CheckBaseline(in.Baseline, in.Run); err != nil {
+			return Result{}, fmt.Errorf("%w: --baseline: %v", ErrUnusable, err)
+		}
 		d := diff.Compare(in.Baseline, in.Run)
 		res.Diff, res.Baseline = &d, in.Baseline.Dir
 		if len(d.ShapeChanges) > 0 && p.Baseline.OtherShape == config.Refuse {
@@ -327,6 +353,23 @@ func (g *gater) run() {
 		g.add(Item{Kind: KindRun, Required: "a run that ran to its end", Got: "interrupted (a partial report)", Decision: Block,
 			Cause:  "the run was interrupted: an incomplete run never ships",
 			Reason: "the run was interrupted (by a signal or the suite's time limit) before its end: an incomplete run never ships; rerun the suites"})
+	}
+	// Every selected spec ran, or carries the reason it did not (a skip,
+	// a setup that blocked it): else the run is incomplete, whatever the
+	// claims it reached say (an aborted suite, --fail-fast).
+	if inc := g.in.Run.Incomplete(); len(inc) > 0 {
+		g.add(Item{Kind: KindRun, Required: "every selected spec ran, or carries the reason it did not", Got: fmt.Sprintf("%d spec(s) never ran to their end", len(inc)), Decision: Block,
+			Cause:  "the run is incomplete: specs it selected never ran, and an incomplete run never ships",
+			Reason: fmt.Sprintf("the run is incomplete: %d selected spec(s) never ran to their end (%s); rerun the suites", len(inc), short(strings.Join(inc, "; ")))})
+	}
+	// A spec labelled with a claim the catalogue lacks shows no claim it
+	// names: a failure nobody can look up, and no policy waives it.
+	for _, c := range g.in.Run.Summary.Claims {
+		if c.Kind == reports.UnknownClaim {
+			g.add(Item{Kind: KindFailure, Claim: c.ID, Got: "failed: not a claim of the catalogue", Decision: Block,
+				Cause:  "specs labelled with a claim the catalogue lacks (a typo?): they show nothing",
+				Reason: "specs labelled claim:" + c.ID + ", which the catalogue lacks (a typo? `winconform list` lists the claims), show no claim: " + short(c.Why)})
+		}
 	}
 }
 
@@ -672,6 +715,18 @@ func (g *gater) observedFailure(c reports.Claim, cat claims.Claim, req []claims.
 	default:
 		return false
 	}
+	for _, sp := range g.in.Run.Summary.Specs {
+		if sp.Result == reports.SpecFailed && slices.Contains(sp.Labels, "claim:"+c.ID) && g.observedSpec(sp, cat, req) {
+			return true
+		}
+	}
+	return false
+}
+
+// observedSpec says whether failed spec sp is an observed failure of
+// claim cat: it failed with a whole record at a level that shows the
+// claim at every level of req.
+func (g *gater) observedSpec(sp reports.Spec, cat claims.Claim, req []claims.Level) bool {
 	ok := func(l claims.Level) bool {
 		if !cat.Level.Shows(l) {
 			return false
@@ -683,21 +738,13 @@ func (g *gater) observedFailure(c reports.Claim, cat claims.Claim, req []claims.
 		}
 		return true
 	}
-	for _, sp := range g.in.Run.Summary.Specs {
-		if sp.Result != reports.SpecFailed || !slices.Contains(sp.Labels, "claim:"+c.ID) {
-			continue
-		}
-		whole := len(sp.Evidence) > 0
-		seen := false
-		for _, r := range sp.Evidence {
-			whole = whole && r.Partial == ""
-			seen = seen || ok(r.Level)
-		}
-		if whole && seen {
-			return true
-		}
+	whole := len(sp.Evidence) > 0
+	seen := false
+	for _, r := range sp.Evidence {
+		whole = whole && r.Partial == ""
+		seen = seen || ok(r.Level)
 	}
-	return false
+	return sp.Result == reports.SpecFailed && whole && seen
 }
 
 func shownLevels(c reports.Claim) string {
@@ -946,16 +993,44 @@ func (g *gater) refuses(ki config.KnownIssue, it Item) string {
 	case ki.Claim != "" && len(it.owners) > 1:
 		return fmt.Sprintf("the finding is shared with %s, and a known issue waives the failure of the one claim it names",
 			strings.Join(slices.DeleteFunc(slices.Clone(it.owners), func(id string) bool { return id == ki.Claim }), ", "))
+	case ki.Claim != "":
+		if un := g.unobserved(ki.Claim); len(un) > 0 {
+			return fmt.Sprintf("a known issue naming a claim waives it only when every spec of the claim that did not pass is an observed failure, and %s", strings.Join(un, "; "))
+		}
 	case ki.Spec != "" && it.Kind == KindRequired:
 		return "a claim the policy requires is waived only by a known issue naming the claim"
-	case ki.Spec != "" && it.Claim != "":
+	case ki.Spec != "":
 		for _, s := range it.specs {
-			if other := slices.DeleteFunc(g.claimsOf(s), func(id string) bool { return id == it.Claim }); len(other) > 0 {
-				return fmt.Sprintf("its spec is also %s's, and a known issue by spec waives the failure of that spec alone", strings.Join(other, ", "))
+			if ids := g.claimsOf(s); len(ids) > 1 {
+				return fmt.Sprintf("its spec carries the claims %s, and a known issue by spec would waive them all: name the claim instead", strings.Join(ids, ", "))
 			}
 		}
 	}
 	return ""
+}
+
+// unobserved lists the specs of claim id that did not pass and are no
+// observed failure: blocked by a setup, interrupted, never run, skipped,
+// inconclusive, or failed without a whole record at a level that shows
+// the claim.
+func (g *gater) unobserved(id string) []string {
+	cat, ok := claims.Get(id)
+	if !ok {
+		return []string{id + " is no claim of the catalogue"}
+	}
+	req, _ := g.requirements(cat)
+	var out []string
+	for _, sp := range g.in.Run.Summary.Specs {
+		if !slices.Contains(sp.Labels, "claim:"+id) || sp.Result == reports.SpecPassed {
+			continue
+		}
+		if sp.Result != reports.SpecFailed {
+			out = append(out, fmt.Sprintf("%q was %s", sp.Name, sp.Result))
+		} else if !g.observedSpec(sp, cat, req) {
+			out = append(out, fmt.Sprintf("%q failed where the policy does not look (a Linux twin, or before it recorded where it ran)", sp.Name))
+		}
+	}
+	return out
 }
 
 func notShownWord(it Item) string {

@@ -293,7 +293,7 @@ func TestClusterRequirements(t *testing.T) {
 }
 
 func TestBaseline(t *testing.T) {
-	b := reporttest.IdealHybrid()
+	b := reporttest.IdealHybrid().AsBaseline()
 	b.Fail("NET-07", "it failed")
 	r := reporttest.IdealHybrid()
 	r.Fail("NET-08", "dns")
@@ -322,7 +322,7 @@ func TestBaseline(t *testing.T) {
 }
 
 func TestBaselineOfAnotherShape(t *testing.T) {
-	base, run := load(t, reporttest.Linux()), load(t, reporttest.IdealHybrid())
+	base, run := load(t, reporttest.Linux().AsBaseline()), load(t, reporttest.IdealHybrid())
 	res := decide(t, loadPolicy(t, requires("NET-07")), run, base)
 	if it := item(t, res, KindBaseline, KindBaseline); it.Decision != Report || !strings.Contains(it.Got, "Windows nodes 0 -> 2") {
 		t.Errorf("another shape, reported: %+v", it)

@@ -131,12 +131,12 @@ func TestHostileInputsNeverShip(t *testing.T) {
 			},
 			policy: "name: x\nrequired:\n- claims: [NET-03]\n" + issue("claim: NET-03", "2026-12-31"), block: "not a claim left blocked"},
 		{rule: "4", name: "a known issue on a skip",
-			run:    func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Skip("NET-03", "no-windows-node"); return r },
+			run:    func() *reporttest.Run { r := reporttest.IdealHybrid(); r.Skip("NET-03", "no-inventory"); return r },
 			policy: "name: x\nrequired:\n- claims: [NET-03]\n" + issue("claim: NET-03", "2026-12-31"), block: "NET-03 skipped"},
 		{rule: "4", name: "a known issue on a failure seen on the Linux twin only",
 			run: func() *reporttest.Run {
 				r := reporttest.IdealHybrid()
-				r.Set("WEB-01", reporttest.Spec{Name: "WEB-01 windows", State: types.SpecStateSkipped, Message: "no Windows node", SkipReason: "no-windows-node"},
+				r.Set("WEB-01", reporttest.Spec{Name: "WEB-01 windows", State: types.SpecStateSkipped, Message: "no Windows node", SkipReason: "no-inventory"},
 					reporttest.Spec{Name: "WEB-01 linux twin", State: types.SpecStateFailed, Message: "twin failed", Evidence: []reporttest.Ev{reporttest.OnLinux()}})
 				return r
 			}, policy: "name: x\nrequired:\n- claims: [WEB-01]\n" + issue("claim: WEB-01", "2026-12-31"), block: "WEB-01 failed"},
@@ -160,7 +160,9 @@ func TestHostileInputsNeverShip(t *testing.T) {
 				return r
 			}, policy: "name: x\nrequired:\n- claims: [NET-07]\n" + issue("claim: NET-05", "2026-12-31"), block: "flaky"},
 		{rule: "4", name: "--now before the run's start, to revive an expired known issue", run: failed("WEB-01"),
-			policy: "name: x\nrequired:\n- claims: [WEB-01]\n" + issue("claim: WEB-01", "2026-02-28"), now: "2026-01-01", refuse: "before run"},
+			policy: "name: x\nrequired:\n- claims: [WEB-01]\n" + issue("claim: WEB-01", "2026-02-28"), now: "2026-01-01", refuse: "never back"},
+		{rule: "4", name: "--now after the run's start and before today, to revive a known issue expired since", run: failed("WEB-01"),
+			policy: "name: x\nrequired:\n- claims: [WEB-01]\n" + issue("claim: WEB-01", "2026-03-02"), now: "2026-03-01", clock: time.Date(2026, 3, 5, 9, 0, 0, 0, time.UTC), refuse: "never back"},
 		{rule: "4", name: "a clock set back before the run's start", run: failed("WEB-01"),
 			policy: "name: x\nrequired:\n- claims: [WEB-01]\n" + issue("claim: WEB-01", "2026-02-28"), clock: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), block: "expired on 2026-02-28"},
 
@@ -278,7 +280,7 @@ func TestIdealHybridShipsThroughEvaluate(t *testing.T) {
 // A baseline recorded under an older catalogue stays usable: the diff
 // compares by claim ID and says what either side lacks.
 func TestBaselineOfAnotherCatalogue(t *testing.T) {
-	b := reporttest.IdealHybrid()
+	b := reporttest.IdealHybrid().AsBaseline()
 	b.Catalogue = "sha256:00000000000000aa"
 	dir := b.Write(t)
 	editRecord(t, dir, func(g *types.Report) {

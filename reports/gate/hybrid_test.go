@@ -249,7 +249,7 @@ func TestHostilePoliciesNeverShipUnmetClaims(t *testing.T) {
 	broken := func() *reporttest.Run {
 		r := reporttest.IdealHybrid()
 		r.Set("WEB-01", reporttest.Spec{Name: "WEB-01 Linux twin", Labels: []string{"twin"}, Evidence: []reporttest.Ev{reporttest.OnLinux()}})
-		r.Set("NET-03", reporttest.Spec{State: types.SpecStateSkipped, Message: "no Windows node", SkipReason: "no-windows-node"})
+		r.Set("NET-03", reporttest.Spec{State: types.SpecStateSkipped, Message: "no Windows node", SkipReason: "no-inventory"})
 		return r
 	}
 	issue := func(subject string) string {

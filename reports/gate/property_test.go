@@ -305,7 +305,7 @@ func randomRun(rnd *rand.Rand) *reporttest.Run {
 		case 5:
 			sp.State, sp.Message = types.SpecStateFailed, "failed"
 		case 6:
-			sp.State, sp.Message, sp.SkipReason = types.SpecStateSkipped, "skipped", "no-windows-node"
+			sp.State, sp.Message, sp.SkipReason = types.SpecStateSkipped, "skipped", "no-inventory"
 		case 7:
 			sp.State, sp.Message, sp.FailedIn = types.SpecStateFailed, "setup failed", types.NodeTypeBeforeAll
 		case 8:

@@ -74,23 +74,26 @@ func Render(dir string) ([]byte, error) {
 		return nil, err
 	}
 	v := view{Run: run, S: run.Summary, Generated: time.Now().UTC().Format(time.RFC3339)}
-	// The gate and the diff are shown only beside the run they were made
-	// of: a reused directory must never show another run's verdict.
+	// The gate and the diff are shown only as made again from this run's
+	// record (gate.Verify, diff.Verify): a reused directory, a file edited
+	// or written by hand, never shows a verdict this record does not give.
 	if g, ok, err := gate.Read(dir); err != nil {
 		return nil, err
-	} else if ok && ofRun(g.RunID, run.Summary.RunID) {
-		v.Gate = &g
 	} else if ok {
-		v.Others = append(v.Others, fmt.Sprintf("%s is the gate of run %s, not of this run (%s): its verdict is not shown; gate this run with `winconform gate --report %s --policy FILE`",
-			gate.JSONFile, orNone(g.RunID), orNone(run.Summary.RunID), dir))
+		if again, err := gate.Verify(g, run); err == nil {
+			v.Gate = &again
+		} else {
+			v.Others = append(v.Others, fmt.Sprintf("%s is not shown: %v; gate this run with `winconform gate --report %s --policy FILE`", gate.JSONFile, err, dir))
+		}
 	}
 	if d, ok, err := diff.Read(dir); err != nil {
 		return nil, err
-	} else if ok && ofRun(d.RunID, run.Summary.RunID) {
-		v.Diff = &d
 	} else if ok {
-		v.Others = append(v.Others, fmt.Sprintf("%s compares run %s, not this run (%s): it is not shown; compare this run with `winconform diff --report %s --baseline DIR`",
-			diff.JSONFile, orNone(d.RunID), orNone(run.Summary.RunID), dir))
+		if again, err := diff.Verify(d, run); err == nil {
+			v.Diff = &again
+		} else {
+			v.Others = append(v.Others, fmt.Sprintf("%s is not shown: %v; compare this run with `winconform diff --report %s --baseline DIR`", diff.JSONFile, err, dir))
+		}
 	}
 	v.build()
 	var b bytes.Buffer
@@ -222,17 +225,6 @@ func (v *view) build() {
 			}
 		}
 	}
-}
-
-// ofRun says whether a gate or diff of run fileRun belongs to the run
-// whose summary names summaryRun: both named, and the same.
-func ofRun(fileRun, summaryRun string) bool { return fileRun != "" && fileRun == summaryRun }
-
-func orNone(s string) string {
-	if s == "" {
-		return "(no run ID)"
-	}
-	return s
 }
 
 // ordered lists the counts of m in the order claims take outcomes, then

@@ -66,7 +66,7 @@ func reportDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	baseRun, err := rundir.Load(reporttest.Linux().Write(t))
+	baseRun, err := rundir.Load(reporttest.Linux().AsBaseline().Write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,8 +391,71 @@ func TestGateOfAnotherRunIsNotShown(t *testing.T) {
 	if strings.Contains(page, `id="verdict"`) || strings.Contains(page, "SHIP") || strings.Contains(page, `id="gate"`) {
 		t.Error("report.html shows the gate of another run beside this run's results")
 	}
-	if !strings.Contains(page, "gate.json is the gate of run "+run.Summary.RunID) {
+	if !strings.Contains(page, "gate.json is not shown: it is the gate of run "+run.Summary.RunID) {
 		t.Error("report.html does not say that gate.json is another run's")
+	}
+}
+
+// report renders no verdict it did not get from the gate's evaluation of
+// the same record: a gate.json written by hand, or edited, is not shown
+// however well it names the run, its record's digest included; the
+// gate's own, decided on this record, is (made again from its inputs).
+func TestOnlyAGateThatFollowsFromTheRecordIsShown(t *testing.T) {
+	p, err := policy.Parse("p.yaml", []byte("name: p\nrequired:\n- claims: [NET-08]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reporttest.Linux()
+	r.Fail("NET-08", "dns")
+	dir := r.Write(t)
+	run, err := rundir.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked, err := gate.Decide(gate.Input{Policy: p, PolicyFile: "p.yaml", Run: run, Now: time.Now()})
+	if err != nil || !blocked.Blocked() {
+		t.Fatalf("the gate: %v %v", err, blocked.Decision)
+	}
+	render := func(g gate.Result) string {
+		t.Helper()
+		if err := g.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		page, err := html.Render(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(page)
+	}
+	if page := render(blocked); !strings.Contains(page, `id="verdict"`) || !strings.Contains(page, "BLOCKED") {
+		t.Error("the gate's own decision on this record is not shown")
+	}
+	shipped := blocked
+	shipped.Decision, shipped.Reasons, shipped.Groups = gate.Ship, []string{}, []gate.Group{}
+	edited := blocked
+	edited.Items = append([]gate.Item{}, blocked.Items...)
+	for i := range edited.Items {
+		edited.Items[i].Decision = gate.Pass
+	}
+	edited.Decision, edited.Reasons = gate.Ship, []string{}
+	lenient := blocked
+	lenient.Inputs.Policy.OtherFailures = "report"
+	lenient.Decision = gate.Ship
+	unbound := blocked
+	unbound.Inputs.Record = ""
+	for name, g := range map[string]gate.Result{
+		"SHIP written over a blocked decision":     shipped,
+		"every item edited to pass":                edited,
+		"another policy claimed than decided with": lenient,
+		"no record named":                          unbound,
+	} {
+		page := render(g)
+		if strings.Contains(page, `id="verdict"`) || strings.Contains(page, "SHIP") {
+			t.Errorf("%s: report.html shows the verdict", name)
+		}
+		if !strings.Contains(page, "gate.json is not shown") {
+			t.Errorf("%s: report.html does not say why gate.json is not shown", name)
+		}
 	}
 }
 

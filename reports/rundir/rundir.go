@@ -14,12 +14,15 @@ package rundir
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -63,6 +66,36 @@ type Run struct {
 	Retried []string
 	// Specs are the run's It specs with their run times, slowest first.
 	Specs []SpecTime
+	// Report is the record as checked: Ginkgo's report without the
+	// evidence records its own cluster cannot have made. Every view
+	// derived from the run (JUnit included) is derived from it.
+	Report types.Report
+	// End is the nodes' readiness at the run's end (nil: not recorded).
+	End *facts.Readiness
+	// Missing counts the specs PreRunStats counts that the record lacks,
+	// in a run cut short (a parallel run stopped before it handed them out).
+	Missing int
+	// Digest is the SHA-256 of the record's files as read (the Ginkgo
+	// report, then the network matrix): what a verdict binds to.
+	Digest string
+	// matrixSum is the matrix file's own SHA-256.
+	matrixSum string
+}
+
+// Incomplete lists what the run selected and did not run to its end: the
+// specs that never ran or were interrupted, and how many the record lacks.
+// An incomplete run never ships.
+func (r *Run) Incomplete() []string {
+	var out []string
+	for _, sp := range r.Summary.Specs {
+		if sp.Result == reports.SpecNeverRan || sp.Result == reports.SpecInterrupted {
+			out = append(out, sp.Name+" ("+sp.Result+")")
+		}
+	}
+	if r.Missing > 0 {
+		out = append(out, fmt.Sprintf("%d spec(s) counted before the run (PreRunStats) and absent from the record", r.Missing))
+	}
+	return out
 }
 
 // SpecTime is one spec's run time, as Ginkgo's report has it: its set-up
@@ -74,23 +107,39 @@ type SpecTime struct {
 	Took  time.Duration `json:"took"`
 }
 
-// Load reads the report directory dir. Its run must have ended where the
-// CLI marked it (a run killed before its end is refused, CheckFinished),
-// and its record must be there and whole; the network matrix is read when
-// present, and refused when half written or of another run.
+// Load reads the report directory dir into the run's checked model: the
+// one thing every consumer takes (the gate, diff, results, the HTML and
+// Markdown reports, JUnit, report). Its run must have ended where the CLI
+// marked it (a run killed before its end is refused, CheckFinished). The
+// record is decoded strictly and refused when it is not one run's whole
+// record; a record that reads but breaks an invariant of its contract
+// (Invariants, docs/record.md) loads with its violations in
+// Summary.Violations, which every view shows first and the gate refuses.
 func Load(dir string) (*Run, error) {
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("%s: no such report directory: pass the directory a run wrote (`make e2e` writes _output/report, `make test` _output/test-report)", dir)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %v", dir, err)
-	case !st.IsDir():
-		return nil, fmt.Errorf("%s is a file, not a report directory: pass the directory that holds %s", dir, reports.GinkgoFile)
+	if err := checkDir(dir); err != nil {
+		return nil, err
 	}
 	if err := CheckFinished(dir); err != nil {
 		return nil, err
 	}
+	return read(dir)
+}
+
+func checkDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: no such report directory: pass the directory a run wrote (`make e2e` writes _output/report, `make test` _output/test-report)", dir)
+	case err != nil:
+		return fmt.Errorf("%s: %v", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s is a file, not a report directory: pass the directory that holds %s", dir, reports.GinkgoFile)
+	}
+	return nil
+}
+
+// read reads and checks dir's record, its network matrix and run.json.
+func read(dir string) (*Run, error) {
 	r := &Run{Dir: dir}
 	if state, err := readState(dir); err == nil {
 		r.State = state
@@ -98,7 +147,7 @@ func Load(dir string) (*Run, error) {
 		return nil, err
 	}
 	var rs []types.Report
-	ok, err := readJSON(dir, reports.GinkgoFile, &rs)
+	data, ok, err := readStrict(dir, reports.GinkgoFile, &rs)
 	switch {
 	case err != nil:
 		return nil, err
@@ -108,36 +157,36 @@ func Load(dir string) (*Run, error) {
 	case len(rs) != 1:
 		return nil, fmt.Errorf("%s holds %d suite reports, a run's record holds one: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), len(rs))
 	}
-	g := rs[0]
-	run, fs, recorded, err := record.Read(g)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), err)
-	}
-	r.Record, r.Recorded, r.Cluster = run, recorded, fs
-	r.Started, r.Ended, r.DryRun = g.StartTime, g.EndTime, g.SuiteConfig.DryRun
-	r.Summary = reports.Summarize(g)
-	if r.Ledger, err = reports.Ledger(g); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, reports.GinkgoFile), err)
-	}
-	if r.Ledger == nil {
-		r.Ledger = []reports.LedgerEntry{}
-	}
-	r.Retried, r.Specs = retried(g), specTimes(g)
+	digest := sha256.New()
+	digest.Write(data)
 	var m netmatrix.Report
-	if ok, err := readJSON(dir, reports.MatrixFile, &m); err != nil {
+	mdata, ok, err := readStrict(dir, reports.MatrixFile, &m)
+	if err != nil {
 		return nil, err
 	} else if ok {
-		if err := sameRun(dir, reports.MatrixFile, run.RunID, m.RunID); err != nil {
+		r.Matrix, r.matrixSum = &m, sum(mdata)
+		digest.Write(mdata)
+	}
+	r.Digest = "sha256:" + hex.EncodeToString(digest.Sum(nil))
+	if err := r.check(rs[0]); err != nil {
+		return nil, fmt.Errorf("%s: %v: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), err)
+	}
+	if r.Matrix != nil {
+		if err := sameRun(dir, reports.MatrixFile, r.Record.RunID, r.Matrix.RunID); err != nil {
 			return nil, err
 		}
-		r.Matrix = &m
 	}
 	if r.State != nil {
-		if err := sameRun(dir, RunFile, run.RunID, r.State.RunID); err != nil {
+		if err := sameRun(dir, RunFile, r.Record.RunID, r.State.RunID); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+func sum(data []byte) string {
+	s := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(s[:])
 }
 
 // sameRun refuses a file of another run than the record's: a directory
@@ -162,24 +211,24 @@ func halfWritten(path string) error {
 	return fmt.Errorf("%s is half written (empty, or cut short: not complete JSON): the run that wrote it was stopped while writing its reports; rerun the suites (`make e2e`) or pass a complete report directory", path)
 }
 
-// readJSON decodes dir/name into v when the file exists; ok is false when
-// it does not.
-func readJSON(dir, name string, v any) (bool, error) {
+// readStrict decodes dir/name into v strictly (decodeStrict) when the file
+// exists, returning its bytes; ok is false when it does not.
+func readStrict(dir, name string, v any) ([]byte, bool, error) {
 	path := filepath.Join(dir, name)
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return false, nil
+		return nil, false, nil
 	case err != nil:
-		return false, fmt.Errorf("%s: %v", path, err)
+		return nil, false, fmt.Errorf("%s: %v", path, err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 || !json.Valid(data) {
-		return false, halfWritten(path)
+		return nil, false, halfWritten(path)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return false, fmt.Errorf("%s: not the layout this winconform writes (%v): rerun the suites with this version", path, err)
+	if err := decodeStrict(data, v); err != nil {
+		return nil, false, fmt.Errorf("%s: not the layout this winconform writes (%v): a record is read as written, nothing added or changed; rerun the suites with this version", path, err)
 	}
-	return true, nil
+	return data, true, nil
 }
 
 // retried lists the It specs that passed after more than one attempt.
@@ -210,4 +259,26 @@ func specTimes(r types.Report) []SpecTime {
 func (r *Run) Exists(rel string) bool {
 	_, err := os.Stat(filepath.Join(r.Dir, rel))
 	return err == nil
+}
+
+// CheckBaseline refuses base as the baseline of cur: a baseline is an
+// earlier run, read and checked as any run is. It must keep its record's
+// contract (no violation), be another run than cur, and have started
+// before cur did.
+func CheckBaseline(base, cur *Run) error {
+	if vs := base.Summary.Violations; len(vs) > 0 {
+		lines := make([]string, len(vs))
+		for i, v := range vs {
+			lines[i] = "invariant " + v.String()
+		}
+		return fmt.Errorf("%s: the baseline's record breaks its contract (docs/record.md), so nothing can be compared with it (%d violation(s)):\n  %s", base.Dir, len(vs), strings.Join(lines, "\n  "))
+	}
+	if base.Record.RunID == cur.Record.RunID {
+		return fmt.Errorf("%s is run %s, the run the report holds: give an earlier run's report directory (last night's, the last release's)", base.Dir, orNone(cur.Record.RunID))
+	}
+	if !base.Started.Before(cur.Started) {
+		return fmt.Errorf("%s: run %s started %s, not before the run it is the baseline of (%s, started %s): a baseline is an earlier run (last night's, the last release's)",
+			base.Dir, orNone(base.Record.RunID), stamp(base.Started), orNone(cur.Record.RunID), stamp(cur.Started))
+	}
+	return nil
 }

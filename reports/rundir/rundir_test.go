@@ -1,6 +1,7 @@
 package rundir_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -166,8 +167,13 @@ func TestBadDirectories(t *testing.T) {
 // refused, naming both runs.
 func TestLoadRefusesFilesOfAnotherRun(t *testing.T) {
 	r := reporttest.Linux()
-	r.Matrix = &netmatrix.Report{Stamp: version.For("wc-20250101t000000-deadbeef")}
-	_, err := rundir.Load(r.Write(t))
+	r.Matrix = &netmatrix.Report{}
+	dir := r.Write(t)
+	data, _ := json.Marshal(netmatrix.Report{Stamp: version.For("wc-20250101t000000-deadbeef")})
+	if err := os.WriteFile(filepath.Join(dir, reports.MatrixFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := rundir.Load(dir)
 	wantErr(t, err, "network-matrix.json belongs to run wc-20250101t000000-deadbeef", "to run "+r.ID, "mixes two runs")
 }
 
@@ -181,7 +187,7 @@ func editRecord(t *testing.T, dir string, edit func(*types.Report)) {
 	if err := os.Remove(filepath.Join(dir, reports.GinkgoFile)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reports.Write(dir, rep, filepath.Join(dir, reports.JUnitFile)); err != nil {
+	if _, err := rundir.Write(dir, rep, filepath.Join(dir, reports.JUnitFile)); err != nil {
 		t.Fatal(err)
 	}
 }

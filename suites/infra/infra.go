@@ -183,7 +183,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 	ginkgo.It("INF-05: a reset machine leaves the cluster cleanly and can join again", labels.For("INF-05", corev1.Windows), ginkgo.Serial, func(ctx context.Context) {
 		inv, conns, _ := machines(ctx)
 		if !e2e.Options.Disruptive {
-			skips.Skip(skips.Reason{Key: "not-disruptive", Text: "resetting and rejoining machines is disruptive: pass --disruptive to allow it"})
+			skips.Skip(skips.NotDisruptive.Saying("resetting and rejoining machines is disruptive: pass --disruptive to allow it"))
 		}
 		cp := controlPlane(f)
 		m := inv.Machines[0]
@@ -222,7 +222,7 @@ var _ = ginkgo.Describe("provisioning", labels.Suite("infra"), func() {
 			}
 		}
 		if checked == 0 {
-			skips.Skip(skips.Reason{Key: "no-defender-machine", Text: "no inventory machine asks for Defender exclusions (defenderExclusions: true)"})
+			skips.Skip(skips.NoDefenderMachine)
 		}
 	})
 })

@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/framework/skips"
 )
 
@@ -62,7 +63,9 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 		framework.ExpectNoError(err, "deploying the matrix's peers")
 		dep.Matrix.Run(ctx, ginkgo.GinkgoWriter)
 		if dir := framework.TestContext.ReportDir; dir != "" {
-			framework.ExpectNoError(dep.Matrix.Write(dir, e2e.Stamp()), "writing the truth table")
+			written, err := dep.Matrix.Write(dir, e2e.Stamp())
+			framework.ExpectNoError(err, "writing the truth table")
+			record.AddMatrix(written)
 		}
 	})
 
@@ -85,7 +88,7 @@ var _ = ginkgo.Describe("network matrix", labels.Suite("networking"), ginkgo.Ord
 	ginkgo.It("paths no claim names (the matrix's control cells) work", ginkgo.Label(labels.UncataloguedLabel), labels.OS(linux), labels.OS(windows), func() {
 		cells := dep.Matrix.Uncatalogued()
 		if len(cells) == 0 {
-			skips.Skip(skips.Reason{Key: "no-cells", Text: "the matrix has no control cell on this cluster"})
+			skips.Skip(skips.NoMatrixCells)
 		}
 		assertCells(dep, cells, "paths no claim names")
 	})
@@ -104,9 +107,9 @@ func assertClaim(dep *netmatrix.Deployment, c claims.Claim) {
 	if len(cells) == 0 {
 		a, ok := dep.Absent[c.ID]
 		if !ok {
-			a = netmatrix.Absence{Key: "no-cells", Text: "the matrix has no cell for this claim on this cluster"}
+			a = skips.NoMatrixCells.Saying("the matrix has no cell for this claim on this cluster")
 		}
-		skips.Skip(skips.Reason{Key: a.Key, Text: a.Text})
+		skips.Skip(a)
 	}
 	if c.Limitation != nil {
 		recordLimitations(dep, c, cells)
@@ -188,7 +191,7 @@ func assertCells(dep *netmatrix.Deployment, cells []*netmatrix.Cell, what string
 		framework.Failf("%d cells of %s drifted from the documents (--strict-drift):\n%s", len(drifted), what, strings.Join(drifted, "\n"))
 	}
 	if len(byLevel) == 0 {
-		skips.Skip(skips.Reason{Key: "not-probed", Text: "no cell of this claim could be probed"})
+		skips.Skip(skips.NotProbed)
 	}
 	// What the decided cells were obtained on: a level and, on Windows,
 	// the build of each Windows node the paths crossed.

@@ -2,7 +2,7 @@
 // read them (rundir, gate, diff, html, the CLI): the Ginkgo report the
 // suites would leave (its specs with their evidence records and ledger
 // entries, the run's entry, the cluster's facts), turned into a report
-// directory by the harness's own writer (reports.Write), as the suite's
+// directory by the harness's own writer (rundir.Write), as the suite's
 // ReportAfterSuite does. There is no other way to make a report directory:
 // every test reads a run through the same record the real suites write.
 //
@@ -13,6 +13,8 @@
 package reporttest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -117,6 +119,26 @@ type Run struct {
 	Interrupted bool
 	// NoRunFile leaves run.json out (the suite run without the CLI).
 	NoRunFile bool
+	// End is the nodes' readiness at the run's end; nil: each node of
+	// Facts as Ready as it was at the start. NoEnd leaves it out (a run
+	// that stopped before its end).
+	End   *facts.Readiness
+	NoEnd bool
+	// Start is when the run started (Started when zero); it ran an hour.
+	Start time.Time
+}
+
+// AsBaseline makes r a baseline: a run that started a day before Started.
+func (r *Run) AsBaseline() *Run {
+	r.Start = Started.Add(-24 * time.Hour)
+	return r
+}
+
+func (r *Run) started() time.Time {
+	if r.Start.IsZero() {
+		return Started
+	}
+	return r.Start
 }
 
 // windowsOn are the records of a result on the hybrid cluster's first
@@ -292,7 +314,7 @@ func (r *Run) Block(id, message string) {
 // each spec's entries as the framework's packages add them.
 func (r *Run) Ginkgo() types.Report {
 	r.stamp()
-	rep := types.Report{SuiteDescription: "winconform", SuiteSucceeded: true, StartTime: Started, EndTime: Started.Add(time.Hour)}
+	rep := types.Report{SuiteDescription: "winconform", SuiteSucceeded: true, StartTime: r.started(), EndTime: r.started().Add(time.Hour)}
 	rep.SuiteConfig.LabelFilter = r.LabelFilter
 	if r.Interrupted {
 		rep.SuiteSucceeded = false
@@ -310,6 +332,10 @@ func (r *Run) Ginkgo() types.Report {
 		setup.ReportEntries = append(setup.ReportEntries, entryOf(record.ClusterEntry, r.Facts))
 	}
 	rep.SpecReports = append(rep.SpecReports, setup)
+	if r.Matrix != nil {
+		_, written := r.matrixFile()
+		rep.SpecReports[0].ReportEntries = append(rep.SpecReports[0].ReportEntries, entryOf(record.MatrixEntry, written))
+	}
 	selected := func([]string) bool { return true }
 	if r.LabelFilter != "" {
 		f, err := types.ParseLabelFilter(r.LabelFilter)
@@ -318,9 +344,13 @@ func (r *Run) Ginkgo() types.Report {
 		}
 		selected = f
 	}
+	rep.PreRunStats.TotalSpecs = len(r.Specs)
 	for _, s := range r.Specs {
 		sr := types.SpecReport{ContainerHierarchyTexts: []string{"[synthetic]"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: s.Name,
 			LeafNodeLabels: s.Labels, State: s.State, NumAttempts: max(s.Attempts, 1)}
+		if selected(s.Labels) {
+			rep.PreRunStats.SpecsThatWillRun++
+		}
 		if !selected(s.Labels) {
 			// Left out by the run's selection: Ginkgo reports it skipped,
 			// never attempted, without a word.
@@ -335,6 +365,9 @@ func (r *Run) Ginkgo() types.Report {
 			sr.Failure = types.Failure{Message: s.Message, FailureNodeType: s.FailedIn}
 			if sr.State.Is(types.SpecStateFailureStates) {
 				rep.SuiteSucceeded = false
+				if s.Message == "" {
+					sr.Failure.Message = "failed" // Ginkgo records a failure with every failed state
+				}
 			}
 		}
 		if s.SkipReason != "" {
@@ -355,7 +388,35 @@ func (r *Run) Ginkgo() types.Report {
 		}
 		rep.SpecReports = append(rep.SpecReports, sr)
 	}
+	if !r.NoEnd {
+		end := r.End
+		if end == nil {
+			end = &facts.Readiness{Nodes: []facts.NodeReadiness{}}
+			if r.Facts != nil {
+				for _, n := range r.Facts.Nodes {
+					end.Nodes = append(end.Nodes, facts.NodeReadiness{Name: n.Name, Ready: n.Ready})
+				}
+			}
+		}
+		rep.SpecReports = append(rep.SpecReports, types.SpecReport{LeafNodeType: types.NodeTypeSynchronizedAfterSuite, State: types.SpecStatePassed,
+			ReportEntries: types.ReportEntries{entryOf(record.EndEntry, end)}})
+	}
 	return rep
+}
+
+// matrixFile is the network matrix file's bytes and what the run records
+// of them (record.Matrix), as netmatrix.Matrix.Write makes them.
+func (r *Run) matrixFile() ([]byte, record.Matrix) {
+	m := *r.Matrix
+	if m.RunID == "" {
+		m.Stamp = version.For(r.ID)
+	}
+	data, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(data)
+	return data, record.Matrix{Cells: len(m.Cells), SHA256: "sha256:" + hex.EncodeToString(sum[:])}
 }
 
 func (r *Run) stamp() {
@@ -377,7 +438,7 @@ func entry(name, value string) types.ReportEntry {
 }
 
 // Write writes the run's report directory into a new temporary directory:
-// what the suite's reports.Write makes of the record, the network matrix,
+// what the suite's rundir.Write makes of the record, the network matrix,
 // and run.json (started at Started, ended an hour later) unless NoRunFile.
 func (r *Run) Write(t testing.TB) string {
 	t.Helper()
@@ -390,20 +451,19 @@ func (r *Run) Write(t testing.TB) string {
 func (r *Run) WriteTo(t testing.TB, dir string) {
 	t.Helper()
 	g := r.Ginkgo()
-	if _, err := reports.Write(dir, g, filepath.Join(dir, reports.JUnitFile)); err != nil {
-		t.Fatal(err)
-	}
 	stamp := version.For(r.ID)
 	if r.Matrix != nil {
-		m := *r.Matrix
-		if m.RunID == "" {
-			m.Stamp = stamp
+		data, _ := r.matrixFile()
+		if err := os.WriteFile(filepath.Join(dir, reports.MatrixFile), data, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		writeJSON(t, filepath.Join(dir, reports.MatrixFile), &m)
+	}
+	if _, err := rundir.Write(dir, g, filepath.Join(dir, reports.JUnitFile)); err != nil {
+		t.Fatal(err)
 	}
 	if !r.NoRunFile {
-		ended := Started.Add(time.Hour)
-		writeJSON(t, filepath.Join(dir, rundir.RunFile), rundir.RunState{Format: rundir.RunFormat, Stamp: stamp, Started: Started, Ended: &ended, Outcome: "ended"})
+		ended := r.started().Add(time.Hour)
+		writeJSON(t, filepath.Join(dir, rundir.RunFile), rundir.RunState{Format: rundir.RunFormat, Stamp: stamp, Started: r.started(), Ended: &ended, Outcome: "ended"})
 	}
 }
 
