@@ -600,20 +600,22 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		return runErr
 	case !readable:
 		// Ginkgo said the suite passed, but the run's record cannot be
-		// read: nothing it showed can be checked, so the run fails.
+		// read, or breaks its contract: nothing it showed can be checked,
+		// so the run fails.
 		return exitCode(exitFailed)
 	}
 	return nil
 }
 
 // closingLine is a run's last line: how it ended, as its record says, and
-// where its reports are; readable is false when the record cannot be read.
+// where its reports are; readable is false when the record cannot be read
+// or breaks its contract (docs/record.md).
 func closingLine(runID, dir string, runErr error) (line string, readable bool) {
 	run, err := rundir.Load(dir)
 	var exit suiterun.ExitError
 	switch {
 	case err == nil:
-		return fmt.Sprintf("winconform e2e: run %s %s; reports in %s (summary.md, report.html; winconform results %s)", runID, run.Summary.Status, dir, dir), true
+		return fmt.Sprintf("winconform e2e: run %s %s; reports in %s (summary.md, report.html; winconform results %s)", runID, run.Summary.Status, dir, dir), len(run.Summary.Violations) == 0
 	case errors.As(runErr, &exit):
 		return fmt.Sprintf("winconform e2e: run %s failed (the suite exited with status %d) before it wrote its record: see its output above and %s", runID, exit.Code, dir), false
 	case runErr != nil:

@@ -90,7 +90,7 @@ func TestRerunKeepsItsInput(t *testing.T) {
 	bin, args, next := filepath.Join(t.TempDir(), "e2e.test"), filepath.Join(t.TempDir(), "args"), t.TempDir()
 	os.WriteFile(bin, []byte(reportingSuite), 0o755)
 	newer := reporttest.Linux()
-	newer.ID, newer.NoRunFile, newer.Start = "wc-fake-run-id", true, time.Now()
+	newer.ID, newer.NoRunFile, newer.Start, newer.Took = "wc-fake-run-id", true, time.Now(), time.Millisecond
 	newer.WriteTo(t, next)
 	t.Setenv("FAKE_ARGS", args)
 	t.Setenv("FAKE_REPORT", next)

@@ -68,6 +68,15 @@ func unfinished(out io.Writer, err error) error {
 // the claims and the specs that did not pass (or those of one outcome).
 func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) error {
 	fmt.Fprintf(out, "%s: %s\n%s\n", dir, s.Status, s.Headline)
+	if len(s.Violations) > 0 {
+		fmt.Fprintln(out, "\nthe record breaks its contract (docs/record.md), so it decides nothing:")
+		for _, v := range s.Violations {
+			fmt.Fprintf(out, "  %s\n", v)
+		}
+	}
+	for _, u := range s.Cluster.Uncounted {
+		fmt.Fprintf(out, "not counted: %s\n", u)
+	}
 	if s.RunID != "" {
 		fmt.Fprintf(out, "run %s", s.RunID)
 		if s.Rerun != "" {

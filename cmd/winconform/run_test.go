@@ -214,6 +214,21 @@ func TestResultsCommand(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`NET-07\s+shown\s+linux\s+linux`).MatchString(out) || !regexp.MustCompile(`SCH-01\s+shown\s+scheduler\s+scheduler`).MatchString(out) {
 		t.Errorf("claims shown at their levels: exit %d:\n%s", code, out)
 	}
+	// Issue 37: a run whose Windows nodes were all simulated, its records
+	// saying windows-node on them, shows nothing on Windows, and says the
+	// record breaks its contract; a mislabelled spec is a failed claim.
+	sim := reporttest.IdealHybrid()
+	for i := range sim.Facts.Nodes {
+		if sim.Facts.Nodes[i].OS == "windows" {
+			sim.Facts.Nodes[i].Simulated = true
+		}
+	}
+	sim.Specs = append(sim.Specs, reporttest.Spec{Name: "WEB-2O typo", Labels: []string{"claim:WEB-2O"}, Evidence: []reporttest.Ev{reporttest.API()}})
+	code, out, _ = runCLI(t, "results", sim.Write(t))
+	if code != 0 || strings.Contains(out, "windows-node on 10.0.20348") || !strings.Contains(out, "breaks its contract") ||
+		!strings.Contains(out, "evidence: spec") || !regexp.MustCompile(`WEB-2O\s+failed`).MatchString(out) {
+		t.Errorf("a run on simulated Windows nodes whose records say windows-node: exit %d:\n%.4000s", code, out)
+	}
 }
 
 // A local cluster records the shape it was made from; up reuses it only

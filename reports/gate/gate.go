@@ -1025,7 +1025,7 @@ func (g *gater) unobserved(id string) []string {
 			continue
 		}
 		if sp.Result != reports.SpecFailed {
-			out = append(out, fmt.Sprintf("%q was %s", sp.Name, sp.Result))
+			out = append(out, fmt.Sprintf("%q %s", sp.Name, sp.Result))
 		} else if !g.observedSpec(sp, cat, req) {
 			out = append(out, fmt.Sprintf("%q failed where the policy does not look (a Linux twin, or before it recorded where it ran)", sp.Name))
 		}

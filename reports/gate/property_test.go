@@ -13,7 +13,9 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/claims"
+	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/internal/testing/reporttest"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // The gate's first rule as a property: for random policies drawn from the
@@ -313,4 +315,52 @@ func randomRun(rnd *rand.Rand) *reporttest.Run {
 		}
 	}
 	return r
+}
+
+// The record's contract as a property: random runs that keep it (made
+// from the ideal hybrid run as above, with a network matrix or without,
+// and a readiness at the end), each broken in one invariant at random (a
+// way reporttest.Breaks knows that applies to the run), are never shipped:
+// the gate refuses them naming the invariant broken.
+func TestEveryBrokenInvariantIsRefusedByName(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3737))
+	policies, _ := filepath.Glob("../../policies/*.yaml")
+	tried, byInvariant := 0, map[string]int{}
+	for i := 0; tried < 120 && i < 1000; i++ {
+		run := randomRun(rnd)
+		if rnd.Intn(2) == 0 {
+			run.Matrix = &netmatrix.Report{Cells: []*netmatrix.Cell{reporttest.Cell("linux-a", "win-b/pod-ip", netmatrix.OK, netmatrix.Reachable, "NET-01")}}
+		}
+		dir := run.Write(t)
+		if before, err := rundir.Load(dir); err != nil || len(before.Summary.Violations) > 0 {
+			continue // the generator's run breaks the contract already (a build dropped from a record): not a base
+		}
+		var applicable []reporttest.Break
+		for _, b := range reporttest.Breaks {
+			if b.Applies == nil || b.Applies(run) {
+				applicable = append(applicable, b)
+			}
+		}
+		b := applicable[rnd.Intn(len(applicable))]
+		b.Apply(t, dir)
+		tried++
+		byInvariant[b.Invariant]++
+		path := policies[rnd.Intn(len(policies))]
+		res, err := Evaluate(Options{Report: dir, Policy: path, Clock: func() time.Time { return today }})
+		switch {
+		case err == nil:
+			t.Fatalf("case %d (%s: %s): decided %s under %s, want it refused naming the invariant", i, b.Invariant, b.Name, res.Decision, path)
+		case !strings.Contains(err.Error(), "invariant "+b.Invariant+":"):
+			t.Fatalf("case %d (%s: %s): refused without naming it: %v", i, b.Invariant, b.Name, err)
+		}
+	}
+	if tried < 100 {
+		t.Fatalf("only %d consistent runs to break: the generator makes too few", tried)
+	}
+	for _, inv := range rundir.Invariants {
+		if byInvariant[inv.Name] == 0 {
+			t.Errorf("invariant %s was never broken in %d cases", inv.Name, tried)
+		}
+	}
+	t.Logf("broken: %v", byInvariant)
 }

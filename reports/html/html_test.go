@@ -17,6 +17,7 @@ import (
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/internal/testing/reporttest"
+	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
@@ -528,5 +529,37 @@ func TestRewritingThePageRefreshesItsScreenshot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, html.File)); err != nil {
 		t.Errorf("report.html: %v", err)
+	}
+}
+
+// Every view shows the checked model: a run whose Windows nodes were all
+// simulated, its records saying windows-node on build 10.0.20348 for every
+// claim, shows no claim on Windows in report.html, summary.md or the
+// JUnit file, and each says the record breaks its contract (issue 37).
+func TestViewsShowOnlyTheCheckedModel(t *testing.T) {
+	r := reporttest.IdealHybrid()
+	for i := range r.Facts.Nodes {
+		r.Facts.Nodes[i].Simulated = r.Facts.Nodes[i].OS == "windows"
+	}
+	dir := r.Write(t)
+	if err := html.WriteHTML(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{html.File, "summary.md", reports.JUnitFile} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := string(data)
+		if strings.Contains(page, "windows-node on 10.0.20348") || strings.Contains(page, `name="shows" value="WEB-01"`) {
+			t.Errorf("%s shows a claim on Windows from simulated nodes", f)
+		}
+		if !strings.Contains(page, "breaks its contract") {
+			t.Errorf("%s does not say the record breaks its contract", f)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, html.File))
+	if !strings.Contains(string(data), `id="violations"`) || !strings.Contains(string(data), "<code>evidence</code>") {
+		t.Error("report.html does not list the violations")
 	}
 }

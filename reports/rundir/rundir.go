@@ -171,12 +171,14 @@ func read(dir string) (*Run, error) {
 	if err := r.check(rs[0]); err != nil {
 		return nil, fmt.Errorf("%s: %v: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), err)
 	}
-	if r.Matrix != nil {
+	// A record that names no run breaks run-entry; its files are held
+	// to the run it names when it names one.
+	if r.Matrix != nil && r.Recorded {
 		if err := sameRun(dir, reports.MatrixFile, r.Record.RunID, r.Matrix.RunID); err != nil {
 			return nil, err
 		}
 	}
-	if r.State != nil {
+	if r.State != nil && r.Recorded {
 		if err := sameRun(dir, RunFile, r.Record.RunID, r.State.RunID); err != nil {
 			return nil, err
 		}

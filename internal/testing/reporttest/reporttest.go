@@ -124,8 +124,10 @@ type Run struct {
 	// that stopped before its end).
 	End   *facts.Readiness
 	NoEnd bool
-	// Start is when the run started (Started when zero); it ran an hour.
+	// Start is when the run started (Started when zero); Took how long it
+	// ran (an hour when zero).
 	Start time.Time
+	Took  time.Duration
 }
 
 // AsBaseline makes r a baseline: a run that started a day before Started.
@@ -139,6 +141,13 @@ func (r *Run) started() time.Time {
 		return Started
 	}
 	return r.Start
+}
+
+func (r *Run) ended() time.Time {
+	if r.Took == 0 {
+		return r.started().Add(time.Hour)
+	}
+	return r.started().Add(r.Took)
 }
 
 // windowsOn are the records of a result on the hybrid cluster's first
@@ -314,7 +323,7 @@ func (r *Run) Block(id, message string) {
 // each spec's entries as the framework's packages add them.
 func (r *Run) Ginkgo() types.Report {
 	r.stamp()
-	rep := types.Report{SuiteDescription: "winconform", SuiteSucceeded: true, StartTime: r.started(), EndTime: r.started().Add(time.Hour)}
+	rep := types.Report{SuiteDescription: "winconform", SuiteSucceeded: true, StartTime: r.started(), EndTime: r.ended()}
 	rep.SuiteConfig.LabelFilter = r.LabelFilter
 	if r.Interrupted {
 		rep.SuiteSucceeded = false
@@ -462,7 +471,7 @@ func (r *Run) WriteTo(t testing.TB, dir string) {
 		t.Fatal(err)
 	}
 	if !r.NoRunFile {
-		ended := r.started().Add(time.Hour)
+		ended := r.ended()
 		writeJSON(t, filepath.Join(dir, rundir.RunFile), rundir.RunState{Format: rundir.RunFormat, Stamp: stamp, Started: r.started(), Ended: &ended, Outcome: "ended"})
 	}
 }
