@@ -17,6 +17,7 @@ import (
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/record"
+	"github.com/winconform/winconform/framework/skips"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
 )
@@ -45,6 +46,17 @@ func TestReportsChild(t *testing.T) {
 		ginkgo.It("NET-07 passes", ginkgo.Label("claim:NET-07", "os:linux", "suite:networking"), func() {
 			evidence.Add(claims.Linux, "real linux node(s)")
 		})
+		ginkgo.It("NET-16 skips for its reason", ginkgo.Label("claim:NET-16", "os:linux", "suite:networking"), func() {
+			skips.Skip(skips.NoLoadBalancer)
+		})
+		ginkgo.It("left out by the label filter", ginkgo.Label("claim:NET-08", "filtered-out"), func() {})
+		ginkgo.It("left out by the skip string NOT-THIS-ONE", ginkgo.Label("claim:NET-08"), func() {})
+		ginkgo.PIt("NET-08 pending", ginkgo.Label("claim:NET-08"), func() {})
+	})
+	ginkgo.Describe("ordered", ginkgo.Ordered, func() {
+		ginkgo.BeforeAll(func() { skips.Skip(skips.NoInventory) })
+		ginkgo.It("INF-01 skipped in its setup", ginkgo.Label("claim:INF-01"), func() {})
+		ginkgo.It("INF-02 skipped with it", ginkgo.Label("claim:INF-02"), func() {})
 	})
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, "winconform")
@@ -57,7 +69,7 @@ func TestReportsChild(t *testing.T) {
 // not registered). Every JSON file carries the run's ID and the harness.
 func TestOneJUnitPerRun(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReportsChild$", "-test.v")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReportsChild$", "-test.v", "-ginkgo.label-filter=!filtered-out", "-ginkgo.skip=NOT-THIS-ONE")
 	cmd.Env = append(os.Environ(), reportsChild+"="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the child suite: %v\n%s", err, out)
