@@ -218,6 +218,7 @@ unit: fmt vet lint
 # rendering's.
 e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(WINCONFORM) list --check > /dev/null
+	env -u KUBECONFIG $(BIN)/e2e.test --list-images | grep -q '^probe ' || { echo "e2e.test --list-images does not list the images without a cluster"; exit 1; }
 	$(if $(HEAD_COMMIT),$(WINCONFORM) version -o json | grep -q '"commit": "$(HEAD_COMMIT)"' || \
 		{ echo "winconform version does not say commit $(HEAD_COMMIT) (HEAD): see VERSION_LDFLAGS"; exit 1; })
 	trap '$(WINCONFORM) down --name $(TEST_CLUSTER)' EXIT; \

@@ -39,9 +39,7 @@ const maxReadmeLines = 250
 // pending are documents other branches are writing: a link to one may
 // point nowhere until it is merged; once it exists it is checked as any
 // other (and the entry can go).
-var pending = map[string]string{
-	"docs/config.md": "the config files' format, written on the config-api branch",
-}
+var pending = map[string]string{}
 
 // foreignMake are make targets the docs name in other projects' Makefiles.
 var foreignMake = map[string]string{
@@ -643,6 +641,48 @@ func report(t *testing.T, problems []string) {
 	}
 }
 
+// readmeSectionRE finds a section named in prose, as the docs name one:
+// an italic phrase (*Quick start*, _The files_).
+var readmeSectionRE = regexp.MustCompile(`(?:^|[\s(])(?:\*([^*\s][^*]*?)\*|_([^_\s][^_]*?)_)`)
+
+// readmeSectionProblems finds README sections named in the prose of
+// docs/*.md (a paragraph that mentions the README and names a section in
+// italics) that README.md has no heading for: a reader sent to a
+// section that went away. A link (README.md#anchor) is checked by
+// linkProblems.
+func readmeSectionProblems(all []doc, readme doc) []string {
+	headings := map[string]bool{}
+	for _, h := range readme.headings {
+		headings[strings.ToLower(h)] = true
+	}
+	var out []string
+	for _, d := range all {
+		if d.rel == "README.md" {
+			continue
+		}
+		start := 0
+		for i := 0; i <= len(d.prose); i++ {
+			if i < len(d.prose) && strings.TrimSpace(d.prose[i]) != "" {
+				continue
+			}
+			para := strings.Join(d.prose[start:i], " ")
+			first := start + 1
+			start = i + 1
+			if !strings.Contains(para, "README") {
+				continue
+			}
+			prose, _ := codeSpans(para)
+			for _, m := range readmeSectionRE.FindAllStringSubmatch(prose, -1) {
+				name := m[1] + m[2]
+				if !headings[strings.ToLower(name)] {
+					out = append(out, fmt.Sprintf("%s:%d: names the README section %q, which README.md has no heading for: link the section that says it now", d.rel, first, name))
+				}
+			}
+		}
+	}
+	return out
+}
+
 // The documents against the tree.
 
 func TestLinks(t *testing.T) {
@@ -660,6 +700,7 @@ func TestLinks(t *testing.T) {
 		return err == nil
 	}
 	report(t, linkProblems(all, read, exists))
+	report(t, readmeSectionProblems(all, find(t, all, "README.md")))
 	for rel, what := range pending {
 		if exists(rel) {
 			t.Logf("%s (%s) exists now: its links are checked, and its entry in pending can go", rel, what)
@@ -744,7 +785,6 @@ func TestChecksCatchWhatTheyCheck(t *testing.T) {
 		{"[c](c.md)", true},
 		{"[root](../go.mod)", false},
 		{"[up](../../x.md)", true},
-		{"[config](config.md)", false}, // pending
 		{"[site](https://example.com/x.md#y)", false},
 		{"`[not a link](c.md)`", false},
 		{"[self](#b)", true}, // docs/a.md has no heading
@@ -753,6 +793,12 @@ func TestChecksCatchWhatTheyCheck(t *testing.T) {
 		if (len(got) > 0) != c.bad {
 			t.Errorf("%s: problems %q, want a problem: %v", c.line, got, c.bad)
 		}
+	}
+
+	readme := parseDoc("README.md", "# w\n\n## Quick start\n\n## The files\n")
+	prose := parseDoc("docs/a.md", "The README describes it (*Windows machines*, *The files*).\n\nSee *Quick start* in the README.\n\nA *word* here, with no mention.\n")
+	if got := readmeSectionProblems([]doc{prose}, readme); len(got) != 1 || !strings.Contains(got[0], `"Windows machines"`) || !strings.Contains(got[0], "docs/a.md:1") {
+		t.Errorf("README sections named in prose: %q, want one problem, of Windows machines", got)
 	}
 
 	d := parseDoc("docs/x.md", "The catalogue has 12 claims.\n\n```\nShown: 3 of 12 (on Windows: 0).\n```\nall 13 claims\n")

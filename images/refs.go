@@ -2,10 +2,12 @@ package images
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"text/tabwriter"
 
 	"github.com/winconform/winconform/internal/winrelease"
 )
@@ -141,4 +143,20 @@ func WindowsBases() map[string]string {
 		bases[r.Name] = Ref(Nanoserver + "-" + r.Name)
 	}
 	return bases
+}
+
+// WriteList writes every image name with the reference the suites use
+// (overrides applied, the default beside an override), as a table: what
+// `winconform images list` and the suite binary's --list-images print.
+func WriteList(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tREFERENCE")
+	for _, n := range Names() {
+		fmt.Fprintf(w, "%s\t%s", n, Ref(n))
+		if Ref(n) != Default(n) {
+			fmt.Fprintf(w, "\t(default %s)", Default(n))
+		}
+		fmt.Fprintln(w)
+	}
+	return w.Flush()
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/winconform/winconform/framework/labels"
 	"github.com/winconform/winconform/framework/progress"
 	"github.com/winconform/winconform/framework/record"
+	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/reports/rundir"
 
@@ -54,6 +55,19 @@ func TestMain(m *testing.M) {
 	framework.RegisterClusterFlags(flag.CommandLine)
 	e2e.RegisterFlags(flag.CommandLine)
 	flag.Parse()
+	// --list-images (the e2e framework's flag) lists the images the suites
+	// run, overrides applied, and needs no cluster.
+	if framework.TestContext.ListImages {
+		err := e2e.LoadImageOverrides()
+		if err == nil {
+			err = images.WriteList(os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "winconform e2e:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	if err := checkFlags(); err != nil {
 		fmt.Fprintln(os.Stderr, "winconform e2e:", err)
 		os.Exit(2)

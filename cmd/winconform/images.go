@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -44,16 +43,7 @@ func imagesListCmd(load func() error) *cobra.Command {
 			if err := load(); err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tREFERENCE")
-			for _, n := range images.Names() {
-				fmt.Fprintf(w, "%s\t%s", n, images.Ref(n))
-				if images.Ref(n) != images.Default(n) {
-					fmt.Fprintf(w, "\t(default %s)", images.Default(n))
-				}
-				fmt.Fprintln(w)
-			}
-			return w.Flush()
+			return images.WriteList(cmd.OutOrStdout())
 		},
 	}
 }
