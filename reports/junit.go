@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/internal/atomicfile"
 
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
@@ -110,27 +111,20 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 			StartTime: r.EndTime, EndTime: r.EndTime, Failure: types.Failure{Message: fmt.Sprintf("the record breaks its contract (docs/record.md), so it decides nothing:\n%s", strings.Join(lines, "\n")), FailureNodeType: types.NodeTypeIt}})
 	}
 	slices.SortStableFunc(r.SpecReports, func(a, b types.SpecReport) int { return strings.Compare(a.FullText(), b.FullText()) })
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".junit-*.xml")
-	if err != nil {
-		return err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	if err := reporters.GenerateJUnitReportWithConfig(r, tmp.Name(), junitConfig); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(tmp.Name())
-	if err != nil {
-		return err
-	}
-	out, err := addProperties(data, caseProperties(r, s), runProperties(s))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.WriteFile(tmp.Name(), out, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Produce(path, 0o644, func(tmp string) error {
+		if err := reporters.GenerateJUnitReportWithConfig(r, tmp, junitConfig); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(tmp)
+		if err != nil {
+			return err
+		}
+		out, err := addProperties(data, caseProperties(r, s), runProperties(s))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return os.WriteFile(tmp, out, 0o644)
+	})
 }
 
 // ContractCase is the JUnit test case of a record that breaks its contract.

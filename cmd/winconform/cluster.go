@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/winconform/winconform/internal/atomicfile"
+
 	"github.com/spf13/cobra"
 
 	"github.com/winconform/winconform/images"
@@ -112,12 +114,7 @@ func (f *clusterFlags) options() (kind.Options, error) {
 		return opts, err
 	}
 	if _, err := os.Stat(archive); err != nil {
-		tmp := fmt.Sprintf("%s.%d.tmp", archive, os.Getpid())
-		if err := images.ProbeArchive(f.probe, tmp); err != nil {
-			os.Remove(tmp)
-			return opts, err
-		}
-		if err := os.Rename(tmp, archive); err != nil {
+		if err := atomicfile.Produce(archive, 0o644, func(tmp string) error { return images.ProbeArchive(f.probe, tmp) }); err != nil {
 			return opts, err
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/internal/atomicfile"
+
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
@@ -172,12 +174,7 @@ func (f *imageFlags) archive(suite, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := suiteimage.Archive(tmp, s, a); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Produce(path, 0o644, func(tmp string) error { return suiteimage.Archive(tmp, s, a) })
 }
 
 func sonobuoyImagesCmd() *cobra.Command {

@@ -46,6 +46,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/winconform/winconform/internal/atomicfile"
+
 	"github.com/winconform/winconform/internal/runid"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -356,11 +358,7 @@ func runSuite(ctx context.Context, bin string, args []string, out io.Writer) (in
 // writeDone writes Sonobuoy's done file, naming dir as the results; it
 // appears whole (renamed into place), as the worker may read it at once.
 func writeDone(dir string) error {
-	tmp := filepath.Join(dir, "."+DoneFile+".tmp")
-	if err := os.WriteFile(tmp, []byte(dir), 0o644); err != nil {
-		return fmt.Errorf("writing Sonobuoy's done file: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, DoneFile)); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, DoneFile), []byte(dir), 0o644); err != nil {
 		return fmt.Errorf("writing Sonobuoy's done file: %w", err)
 	}
 	return nil

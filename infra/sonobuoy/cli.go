@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/winconform/winconform/internal/text"
 )
 
@@ -163,45 +165,45 @@ func (c CLI) wait(ctx context.Context, timeout time.Duration) error {
 	quiet.Log = io.Discard
 	var last string
 	var lastErr error
-	for {
+	err := wait.PollUntilContextCancel(ctx, StatusPoll, true, func(ctx context.Context) (bool, error) {
 		var out bytes.Buffer
 		// A failed run's status is printed, and the command exits 1
 		// (cmd/sonobuoy/app/status.go, exitCode); an aggregator with no
 		// status yet is described in words, exit 0. A read cut short by
 		// the wait's end says nothing.
 		err := quiet.run(ctx, time.Minute, &out, append([]string{"status", "--json"}, c.common()...)...)
-		if ctx.Err() == nil {
-			st, ok := parseStatus(out.String())
-			switch {
-			case ok:
-				if line := st.String(); line != last {
-					fmt.Fprintf(c.log(), "%s sonobuoy: %s\n", time.Now().Format("15:04:05"), line)
-					last = line
-				}
-				switch st.Status {
-				case "complete":
-					return nil
-				case "failed":
-					return fmt.Errorf("sonobuoy's run failed: %s", last)
-				}
-			case err != nil:
-				lastErr = err
-			case out.Len() > 0:
-				lastErr = errors.New(text.LastLines(out.String(), 2))
-			}
+		if ctx.Err() != nil {
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			if context.Cause(ctx) != errWaitTimeout {
-				return ctx.Err()
+		st, ok := parseStatus(out.String())
+		switch {
+		case ok:
+			if line := st.String(); line != last {
+				fmt.Fprintf(c.log(), "%s sonobuoy: %s\n", time.Now().Format("15:04:05"), line)
+				last = line
 			}
-			if last == "" {
-				return fmt.Errorf("sonobuoy's run did not end within %s, its status never read (last: %v)", timeout, lastErr)
+			switch st.Status {
+			case "complete":
+				return true, nil
+			case "failed":
+				return false, fmt.Errorf("sonobuoy's run failed: %s", last)
 			}
-			return fmt.Errorf("sonobuoy's run did not end within %s (last status: %s)", timeout, last)
-		case <-time.After(StatusPoll):
+		case err != nil:
+			lastErr = err
+		case out.Len() > 0:
+			lastErr = errors.New(text.LastLines(out.String(), 2))
 		}
+		return false, nil
+	})
+	switch {
+	case err == nil || ctx.Err() == nil:
+		return err
+	case context.Cause(ctx) != errWaitTimeout:
+		return ctx.Err()
+	case last == "":
+		return fmt.Errorf("sonobuoy's run did not end within %s, its status never read (last: %v)", timeout, lastErr)
 	}
+	return fmt.Errorf("sonobuoy's run did not end within %s (last status: %s)", timeout, last)
 }
 
 // Retrieve downloads the results tarball into dir and returns its path.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/internal/atomicfile"
+
 	"github.com/chromedp/chromedp"
 )
 
@@ -101,11 +103,7 @@ func Screenshot(ctx context.Context, dir, browser string, timeout time.Duration)
 	case len(png) == 0:
 		return fmt.Errorf("%s rendered no screenshot of %s", browser, page)
 	}
-	tmp := shot + ".tmp"
-	if err := os.WriteFile(tmp, png, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, shot)
+	return atomicfile.Write(shot, png, 0o644)
 }
 
 // refresh keeps dir/report.png true to the report.html just written: a

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/winconform/winconform/internal/atomicfile"
+
 	"github.com/winconform/winconform/internal/version"
 )
 
@@ -115,19 +117,7 @@ func writeState(dir string, st RunState) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".run-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, RunFile))
+	return atomicfile.Write(filepath.Join(dir, RunFile), append(data, '\n'), 0o644)
 }
 
 // processAlive says whether process pid is there (signal 0).

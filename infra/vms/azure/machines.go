@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"net/http"
 	"net/netip"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -418,19 +421,19 @@ func (p *provider) deleteMachine(ctx context.Context, group, name string) error 
 	}{
 		{"VM " + name, func() error {
 			poller, err := p.vms.BeginDelete(ctx, group, name, nil)
-			return wait(ctx, p, poller, err)
+			return awaitDelete(ctx, p, poller, err)
 		}},
 		{"NIC " + name + nicSuffix, func() error {
 			poller, err := p.nics.BeginDelete(ctx, group, name+nicSuffix, nil)
-			return wait(ctx, p, poller, err)
+			return awaitDelete(ctx, p, poller, err)
 		}},
 		{"public IP " + name + pipSuffix, func() error {
 			poller, err := p.pips.BeginDelete(ctx, group, name+pipSuffix, nil)
-			return wait(ctx, p, poller, err)
+			return awaitDelete(ctx, p, poller, err)
 		}},
 		{"OS disk " + name + diskSuffix, func() error {
 			poller, err := p.disks.BeginDelete(ctx, group, name+diskSuffix, nil)
-			return wait(ctx, p, poller, err)
+			return awaitDelete(ctx, p, poller, err)
 		}},
 	}
 	for _, st := range steps {
@@ -441,8 +444,8 @@ func (p *provider) deleteMachine(ctx context.Context, group, name string) error 
 	return nil
 }
 
-// wait waits for a long-running operation Azure accepted.
-func wait[T any](ctx context.Context, p *provider, poller *runtime.Poller[T], err error) error {
+// awaitDelete waits for a long-running operation Azure accepted.
+func awaitDelete[T any](ctx context.Context, p *provider, poller *runtime.Poller[T], err error) error {
 	if err != nil {
 		return err
 	}
@@ -458,30 +461,27 @@ func wait[T any](ctx context.Context, p *provider, poller *runtime.Poller[T], er
 // both pass, so they are tried again. The SDK does not retry them itself
 // (its policy retries 408, 429 and 5xx). Other errors end it at once.
 func (p *provider) retryConflicts(ctx context.Context, doing string, f func() error) error {
-	wait := p.poll
-	for {
+	var last *azcore.ResponseError
+	var lastErr error
+	backoff := wait.Backoff{Duration: p.poll, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
 		err := f()
 		var re *azcore.ResponseError
 		switch {
 		case err == nil:
-			return nil
+			return true, nil
 		case errors.As(err, &re) && re.StatusCode == http.StatusNotFound:
-			return nil
+			return true, nil
 		case errors.As(err, &re) && (re.StatusCode == http.StatusConflict || re.ErrorCode == "NicReservedForAnotherVm" || re.ErrorCode == "NicInUse"):
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return fmt.Errorf("%s: Azure still answers %d %s (retried until the time ran out): %w", doing, re.StatusCode, re.ErrorCode, errors.Join(ctx.Err(), err))
-			case <-t.C:
-			}
-			if wait < 30*time.Second {
-				wait *= 2
-			}
-		default:
-			return p.explain(err, doing)
+			last, lastErr = re, err
+			return false, nil
 		}
+		return false, p.explain(err, doing)
+	})
+	if err != nil && last != nil && ctx.Err() != nil {
+		return fmt.Errorf("%s: Azure still answers %d %s (retried until the time ran out): %w", doing, last.StatusCode, last.ErrorCode, errors.Join(ctx.Err(), lastErr))
 	}
+	return err
 }
 
 // deleteGroupIfEmpty deletes a run's group when it holds no machine and

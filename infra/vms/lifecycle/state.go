@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/internal/atomicfile"
+
 	"github.com/winconform/winconform/internal/runid"
 
 	"github.com/winconform/winconform/infra/vms"
@@ -90,26 +92,7 @@ func (w *stateWriter) update(change func(s *State)) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(w.path), ".state-*.json")
-	if err != nil {
-		return fmt.Errorf("writing the state file: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing the state file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing the state file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), w.path); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(w.path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("writing the state file: %w", err)
 	}
 	return nil
