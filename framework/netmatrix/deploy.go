@@ -59,16 +59,6 @@ type Env struct {
 // (framework/skips), whose key the record's reader knows.
 type Absence = skips.Reason
 
-// Reasons a claim has no cells.
-var (
-	NoWindowsNode  = skips.NoWindowsNode
-	NoInventory    = skips.NoInventory.Saying("no Windows machine inventory was given, so Windows nodes' hosts cannot be reached")
-	NoOutside      = skips.NoOutsidePeer.Saying("no local probe binary (--probe-binary) or --external-url for the client and server outside the cluster")
-	OneNodePerOS   = skips.TooFewNodes.Saying("every pod of one OS is on the same node")
-	NoControlPlane = skips.ManagedControlPlane.Saying("no Linux control-plane node is visible in this cluster")
-	NoUnderlay     = skips.NoUnderlayNode.Saying("no node joined from outside the kind network through the underlay (remoteNodes in the cluster file, or a routed inventory's machines)")
-)
-
 // Deployment is the matrix's peers in a namespace of their own.
 type Deployment struct {
 	Namespace string
@@ -484,26 +474,26 @@ func (d *Deployment) recordAbsences(peers map[string]Peer) {
 	windows := hasOS(peers, "windows")
 	for _, id := range WindowsOnlyPaths() {
 		if !windows {
-			d.Absent[id] = NoWindowsNode
+			d.Absent[id] = skips.NoWindowsNode
 		}
 	}
 	if windows {
 		for _, id := range []string{"NET-21", "NET-27"} {
-			d.Absent[id] = NoInventory
+			d.Absent[id] = skips.NoInventory
 		}
 	}
 	for _, id := range []string{"NET-14", "NET-15", "NET-16", "NET-17"} {
 		if _, set := d.Absent[id]; !set {
-			d.Absent[id] = NoOutside
+			d.Absent[id] = skips.NoOutsidePeer
 		}
 	}
 	for _, id := range []string{"NET-18", "NET-19"} {
 		if _, set := d.Absent[id]; !set {
-			d.Absent[id] = NoControlPlane
+			d.Absent[id] = skips.ManagedControlPlane
 		}
 	}
-	d.Absent["NET-25"] = OneNodePerOS
-	d.Absent["INF-10"] = NoUnderlay
+	d.Absent["NET-25"] = skips.TooFewNodes
+	d.Absent["INF-10"] = skips.NoUnderlayNode
 	for _, id := range d.Matrix.ClaimIDsPlanned() {
 		delete(d.Absent, id)
 	}

@@ -25,9 +25,9 @@ var (
 	TooFewNodes         = Reason{"too-few-nodes", "the cluster has too few schedulable nodes of that OS"}
 	NoLoadBalancer      = Reason{"no-load-balancer", "the cluster has no LoadBalancer implementation"}
 	NoActiveDirectory   = Reason{"no-active-directory", "no Active Directory domain and gMSA credential spec are configured"}
-	NoInventory         = Reason{"no-inventory", "no Windows machine inventory was given"}
-	NoOutsidePeer       = Reason{"no-outside-peer", "no local probe binary (--probe-binary) to probe from outside the cluster"}
-	ManagedControlPlane = Reason{"managed-control-plane", "the control plane is not visible in this cluster (a managed service)"}
+	NoInventory         = Reason{"no-inventory", "no Windows machine inventory was given, so Windows nodes' hosts cannot be reached"}
+	NoOutsidePeer       = Reason{"no-outside-peer", "no local probe binary (--probe-binary) or --external-url for the client and server outside the cluster"}
+	ManagedControlPlane = Reason{"managed-control-plane", "no Linux control-plane node is visible in this cluster (a managed control plane)"}
 	// NoVMs: the inventory's machines were not made for the run (no state
 	// file of `winconform vms up` beside the inventory, or a static one).
 	NoVMs = Reason{"no-vms", "the inventory's machines were not made for this run by winconform vms up"}
@@ -50,7 +50,7 @@ var (
 	// NotProbed: the matrix has cells of the claim, and none could be probed.
 	NotProbed = Reason{"not-probed", "no cell of this claim could be probed"}
 	// NoUnderlayNode: no node joined through the underlay.
-	NoUnderlayNode = Reason{"no-underlay-node", "no node joined from outside the kind network through the underlay"}
+	NoUnderlayNode = Reason{"no-underlay-node", "no node joined from outside the kind network through the underlay (remoteNodes in the cluster file, or a routed inventory's machines)"}
 	// NoDefenderMachine: no inventory machine asks for Defender exclusions.
 	NoDefenderMachine = Reason{"no-defender-machine", "no inventory machine asks for Defender exclusions (defenderExclusions: true)"}
 )
