@@ -81,25 +81,7 @@ Copy-Item -LiteralPath (Join-Path $windowsCfg 'cni-conf.json') -Destination (Joi
 # flanneld's kubeconfig: the API server as the node reaches it, this pod's
 # ServiceAccount token.
 $kubeconfig = Join-Path $state 'kubeconfig.conf'
-@"
-apiVersion: v1
-kind: Config
-clusters:
-- name: kubernetes
-  cluster:
-    server: https://$($env:KUBE_API_SERVER)
-    certificate-authority: '$(Join-Path $serviceAccount 'ca.crt')'
-users:
-- name: flannel
-  user:
-    tokenFile: '$(Join-Path $serviceAccount 'token')'
-contexts:
-- name: flannel@kubernetes
-  context:
-    cluster: kubernetes
-    user: flannel
-current-context: flannel@kubernetes
-"@ | Set-Content -LiteralPath $kubeconfig -Encoding ASCII
+Get-ServiceAccountKubeconfig -User 'flannel' -ServiceAccount $serviceAccount | Set-Content -LiteralPath $kubeconfig -Encoding ASCII
 
 $flannelArgs = @('--kube-subnet-mgr', "--kubeconfig-file=$kubeconfig", "--iface=$ip", "--net-config-path=$netConf")
 Write-Output "starting C:\k\flanneld.exe $($flannelArgs -join ' ')"

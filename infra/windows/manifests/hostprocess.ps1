@@ -23,3 +23,32 @@ function Get-MountDir {
     }
     throw "the volume mounted at $MountPath has no $File in $($candidates -join ' or ')"
 }
+
+# Get-ServiceAccountKubeconfig is the kubeconfig of a HostProcess pod's
+# component (the script writes it where its component reads it): the API
+# server as the node reaches it
+# ($env:KUBE_API_SERVER), the CA and token of the pod's ServiceAccount
+# (the token file named, so that the component reads it again as the
+# kubelet rotates it).
+function Get-ServiceAccountKubeconfig {
+    param([string] $User, [string] $ServiceAccount)
+    @"
+apiVersion: v1
+kind: Config
+clusters:
+- name: kubernetes
+  cluster:
+    server: https://$($env:KUBE_API_SERVER)
+    certificate-authority: '$(Join-Path $ServiceAccount 'ca.crt')'
+users:
+- name: $User
+  user:
+    tokenFile: '$(Join-Path $ServiceAccount 'token')'
+contexts:
+- name: $User@kubernetes
+  context:
+    cluster: kubernetes
+    user: $User
+current-context: $User@kubernetes
+"@
+}

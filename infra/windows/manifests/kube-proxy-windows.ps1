@@ -59,25 +59,7 @@ New-Item -ItemType Directory -Force -Path $state | Out-Null
 # The kubeconfig: the API server as the node reaches it, this pod's
 # ServiceAccount token (kube-proxy reads the file again as it rotates).
 $kubeconfig = Join-Path $state 'kubeconfig.conf'
-@"
-apiVersion: v1
-kind: Config
-clusters:
-- name: kubernetes
-  cluster:
-    server: https://$($env:KUBE_API_SERVER)
-    certificate-authority: '$(Join-Path $serviceAccount 'ca.crt')'
-users:
-- name: kube-proxy
-  user:
-    tokenFile: '$(Join-Path $serviceAccount 'token')'
-contexts:
-- name: kube-proxy@kubernetes
-  context:
-    cluster: kubernetes
-    user: kube-proxy
-current-context: kube-proxy@kubernetes
-"@ | Set-Content -LiteralPath $kubeconfig -Encoding ASCII
+Get-ServiceAccountKubeconfig -User 'kube-proxy' -ServiceAccount $serviceAccount | Set-Content -LiteralPath $kubeconfig -Encoding ASCII
 
 # kube-proxy works on flannel's overlay network: wait for flannel to make it.
 Write-Output "waiting for the HNS network $env:KUBE_NETWORK"
