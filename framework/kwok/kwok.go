@@ -93,7 +93,8 @@ type Options struct {
 	Client kubernetes.Interface
 	// CIDR is the range simulated pods get their IPs from (DefaultCIDR).
 	CIDR string
-	// RunID names this Sim's nodes and selects them for kwok; random when empty.
+	// RunID is the run's ID (the run mints it where it begins; kwok never
+	// makes one): it names this Sim's nodes and selects them for kwok.
 	RunID string
 	// Labels and Annotations go on every node the Sim adds (the
 	// harness's run and its start, say).
@@ -147,7 +148,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.RunID == "" {
-		opts.RunID = runid.New()
+		return nil, errors.New("kwok: no run ID: the run's own (e2e.Options.RunID) names the simulated nodes")
 	}
 	if err := runid.Check(opts.RunID); err != nil {
 		return nil, err

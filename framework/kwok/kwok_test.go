@@ -234,7 +234,7 @@ func TestAddWindowsNodeTimesOut(t *testing.T) {
 	ctx := context.Background()
 	bin, _ := fakeKwok(t, 0)
 	cs := fake.NewClientset()
-	sim, err := Start(ctx, Options{Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, Timeout: 500 * time.Millisecond})
+	sim, err := Start(ctx, Options{RunID: "t2", Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +265,9 @@ func TestStartRefuses(t *testing.T) {
 		{"no kubeconfig", Options{Binary: good}, "kubeconfig"},
 		{"bad CIDR", Options{Binary: good, Kubeconfig: kc, CIDR: "10.0.0.0/33", Client: fake.NewClientset()}, "pod CIDR"},
 		{"bad run ID", Options{Binary: good, Kubeconfig: kc, RunID: "Has_Caps", Client: fake.NewClientset()}, "run ID"},
-		{"overlapping CIDR", Options{Binary: good, Kubeconfig: kc, Client: overlapping}, "overlaps node linux-1"},
-		{"kwok fails", Options{Binary: failing, Kubeconfig: kc, Client: fake.NewClientset()}, "no stages found"},
+		{"no run ID", Options{Binary: good, Kubeconfig: kc, Client: fake.NewClientset()}, "no run ID"},
+		{"overlapping CIDR", Options{RunID: "t3", Binary: good, Kubeconfig: kc, Client: overlapping}, "overlaps node linux-1"},
+		{"kwok fails", Options{RunID: "t4", Binary: failing, Kubeconfig: kc, Client: fake.NewClientset()}, "no stages found"},
 	}
 	for _, c := range cases {
 		sim, err := Start(ctx, c.opts)
@@ -295,7 +296,7 @@ func TestStartRemovesOrphans(t *testing.T) {
 	other.Annotations[AnnotationOwner] = "another-host/" + strconv.Itoa(p.Pid)
 	cs := fake.NewClientset(orphan, other)
 	bin, _ := fakeKwok(t, 0)
-	sim, err := Start(ctx, Options{Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, Timeout: time.Second})
+	sim, err := Start(ctx, Options{RunID: "t5", Binary: bin, Kubeconfig: kubeconfig(t), Client: cs, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

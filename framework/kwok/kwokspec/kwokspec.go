@@ -93,7 +93,7 @@ func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 	if len(builds) == 0 {
 		builds = DefaultBuilds
 	}
-	sim, err := kwok.Start(ctx, kwok.Options{Binary: e2e.Options.KwokBinary, Kubeconfig: framework.TestContext.KubeConfig, Client: cs, Labels: e2e.RunLabels(), Annotations: e2e.RunAnnotations()})
+	sim, err := kwok.Start(ctx, kwok.Options{RunID: e2e.Options.RunID, Binary: e2e.Options.KwokBinary, Kubeconfig: framework.TestContext.KubeConfig, Client: cs, Labels: e2e.RunLabels(), Annotations: e2e.RunAnnotations()})
 	framework.ExpectNoError(err, "starting kwok to simulate Windows nodes")
 	ginkgo.DeferCleanup(func(ctx context.Context) error {
 		framework.Logf("stopping kwok (run %s) and deleting its nodes %v", sim.RunID(), sim.Nodes())
