@@ -74,7 +74,7 @@ const (
 
 // LoadBalancer says whether `up` installs MetalLB, and with which addresses.
 type LoadBalancer struct {
-	// Enabled defaults to true.
+	// Enabled: MetalLB is installed (the embedded default says true).
 	Enabled *bool `yaml:"enabled" json:"enabled,omitempty"`
 	// Addresses is the pool: a range (172.18.255.200-172.18.255.250) or a
 	// CIDR of the kind Docker network, away from the node addresses. Empty:
@@ -137,16 +137,6 @@ func (*Cluster) defaults() *Cluster { c := defaultCluster(); return &c }
 func (*Cluster) kind() string { return "Cluster" }
 
 func (c *Cluster) check(l *loader) {
-	// The default's vni and port are vxlan's: a file that names its back
-	// end has the vni and port it sets, or that back end's defaults.
-	if l.written(field.NewPath("cni", "backend")) {
-		if !l.written(field.NewPath("cni", "vni")) {
-			c.CNI.VNI = 0
-		}
-		if !l.written(field.NewPath("cni", "port")) {
-			c.CNI.Port = 0
-		}
-	}
 	// host-gw routes pods' packets as they are: a VNI or a VXLAN port
 	// written beside it would be silently ignored.
 	for _, key := range []string{"vni", "port"} {
@@ -158,9 +148,10 @@ func (c *Cluster) check(l *loader) {
 	l.addAll(c.Validate())
 }
 
-// setDefaults fills what the file leaves to the harness: the newest line,
-// a line's newest patch, kind's node image of the release, flannel's vxlan
-// for Windows, MetalLB on.
+// setDefaults fills what depends on other fields: the newest line and a
+// line's newest patch, kind's node image of the release, and the VNI and
+// port that Windows flannel needs when the back end is vxlan. What depends
+// on nothing is in the embedded cluster.yaml, and only there.
 func (c *Cluster) setDefaults() {
 	if c.KubernetesVersion == "" {
 		c.KubernetesVersion = kubelines.Default().Version
@@ -171,24 +162,11 @@ func (c *Cluster) setDefaults() {
 	if c.NodeImage == "" {
 		c.NodeImage = DefaultNodeImage(c.KubernetesVersion)
 	}
-	if c.NodeImageBuild == "" {
-		c.NodeImageBuild = BuildAuto
-	}
-	if c.CNI.Backend == "" {
-		c.CNI.Backend = VXLAN
-	}
 	if c.CNI.Backend == VXLAN && c.CNI.VNI == 0 {
 		c.CNI.VNI = WindowsVNI
 	}
 	if c.CNI.Backend == VXLAN && c.CNI.Port == 0 {
 		c.CNI.Port = WindowsPort
-	}
-	if c.ReadyTimeout.Duration == 0 {
-		c.ReadyTimeout.Duration = 5 * time.Minute
-	}
-	if c.LoadBalancer.Enabled == nil {
-		on := true
-		c.LoadBalancer.Enabled = &on
 	}
 }
 
