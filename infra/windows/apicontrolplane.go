@@ -2,14 +2,14 @@ package windows
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,17 +107,12 @@ func caHashes(cfg *rest.Config) ([]string, error) {
 			return nil, err
 		}
 	}
+	certs, err := certutil.ParseCertsPEM(data)
+	if err != nil && len(data) > 0 {
+		return nil, fmt.Errorf("the kubeconfig's CA: %w", err)
+	}
 	var hashes []string
-	for rest := data; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		cert, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("the kubeconfig's CA: %w", err)
-		}
+	for _, cert := range certs {
 		hashes = append(hashes, CACertHash(cert))
 	}
 	if len(hashes) == 0 {

@@ -5,13 +5,15 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
+
+	certutil "k8s.io/client-go/util/cert"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,30 +110,17 @@ func CACertHash(cert *x509.Certificate) string {
 
 // verifyCA checks that one of the PEM certificates has one of the hashes.
 func verifyCA(caPEM []byte, hashes []string) error {
+	certs, err := certutil.ParseCertsPEM(caPEM)
+	if err != nil {
+		return fmt.Errorf("%w: the cluster CA: %v", ErrCACertHash, err)
+	}
 	var seen []string
-	for rest := caPEM; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		cert, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return fmt.Errorf("%w: the cluster CA does not parse: %v", ErrCACertHash, err)
-		}
+	for _, cert := range certs {
 		h := CACertHash(cert)
-		for _, want := range hashes {
-			if h == want {
-				return nil
-			}
+		if slices.Contains(hashes, h) {
+			return nil
 		}
 		seen = append(seen, h)
-	}
-	if len(seen) == 0 {
-		return fmt.Errorf("%w: the cluster CA holds no certificate", ErrCACertHash)
 	}
 	return fmt.Errorf("%w: the cluster's CA has %s, the join command pins %s", ErrCACertHash, strings.Join(seen, ", "), strings.Join(hashes, ", "))
 }
