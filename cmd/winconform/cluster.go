@@ -180,7 +180,7 @@ func upCmd() *cobra.Command {
 
 // up makes the local cluster, or reuses it when it exists and was made
 // from the same shape (the cluster file with the flags' overrides; see
-// shape.go), and records the shape on a cluster it made.
+// infra/kind.CheckExistingShape), and records the shape on a cluster it made.
 func up(cmd *cobra.Command, f *clusterFlags) (*kind.Result, error) {
 	cfg, err := f.load()
 	if err != nil {
@@ -200,7 +200,7 @@ func up(cmd *cobra.Command, f *clusterFlags) (*kind.Result, error) {
 		return nil, err
 	}
 	if exists {
-		if err := checkExistingShape(ctx, cfg, cmd.ErrOrStderr()); err != nil {
+		if err := kind.CheckExistingShape(ctx, cfg, cmd.ErrOrStderr()); err != nil {
 			return nil, err
 		}
 	}
@@ -209,7 +209,11 @@ func up(cmd *cobra.Command, f *clusterFlags) (*kind.Result, error) {
 		return nil, err
 	}
 	if !res.Reused {
-		if err := recordShape(ctx, res.Kubeconfig, cfg); err != nil {
+		cs, err := clientFor(res.Kubeconfig)
+		if err == nil {
+			err = kind.RecordShape(ctx, cs, cfg)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("cluster %q: recording its shape: %w", cfg.Name, err)
 		}
 	}

@@ -242,23 +242,23 @@ func TestClusterShape(t *testing.T) {
 	}
 	cs := fake.NewClientset()
 	var log bytes.Buffer
-	if err := compareShape(ctx, cs, made, &log); err == nil || !strings.Contains(err.Error(), "records no shape") || !strings.Contains(err.Error(), "winconform down --name winconform") {
+	if err := kind.CompareShape(ctx, cs, made, &log); err == nil || !strings.Contains(err.Error(), "records no shape") || !strings.Contains(err.Error(), "winconform down --name winconform") {
 		t.Errorf("a cluster without a record: %v", err)
 	}
-	if err := writeShape(ctx, cs, made); err != nil {
+	if err := kind.RecordShape(ctx, cs, made); err != nil {
 		t.Fatal(err)
 	}
-	if err := compareShape(ctx, cs, made, &log); err != nil || !strings.Contains(log.String(), "same shape") {
+	if err := kind.CompareShape(ctx, cs, made, &log); err != nil || !strings.Contains(log.String(), "same shape") {
 		t.Errorf("the same shape: %v, %q", err, log.String())
 	}
 	patient := made
 	patient.ReadyTimeout.Duration = time.Hour
-	if err := compareShape(ctx, cs, patient, &log); err != nil {
+	if err := kind.CompareShape(ctx, cs, patient, &log); err != nil {
 		t.Errorf("another ready timeout is the same shape: %v", err)
 	}
 	asked := kind.DefaultConfig()
 	asked.CNI.Backend = "host-gw"
-	err = compareShape(ctx, cs, asked, &log)
+	err = kind.CompareShape(ctx, cs, asked, &log)
 	for _, w := range []string{"another shape", "kubernetesVersion v1.36.3 there, v1.37.2 asked for", "cni.backend vxlan there, host-gw asked for", "winconform down --name winconform"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("another shape: %v; want %q", err, w)

@@ -1,4 +1,4 @@
-package main
+package kind
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster"
 
-	"github.com/winconform/winconform/infra/kind"
 )
 
 // A local cluster records the shape it was made from (the cluster file with
@@ -36,27 +35,19 @@ const (
 // shapeOf is the shape of cfg, as canonical JSON, and its SHA-256. What
 // does not change what the cluster is (how long up waits for it, whether
 // the node image may be built here) is left out.
-func shapeOf(cfg kind.Config) (data []byte, hash string) {
+func shapeOf(cfg Config) (data []byte, hash string) {
 	cfg.ReadyTimeout.Duration = 0
 	cfg.NodeImageBuild = ""
 	data, err := json.Marshal(cfg)
 	if err != nil {
-		panic(err) // a kind.Config always marshals
+		panic(err) // a Config always marshals
 	}
 	sum := sha256.Sum256(data)
 	return data, hex.EncodeToString(sum[:])
 }
 
-// recordShape writes cfg's shape into the cluster at kubeconfig.
-func recordShape(ctx context.Context, kubeconfig string, cfg kind.Config) error {
-	cs, err := clientFor(kubeconfig)
-	if err != nil {
-		return err
-	}
-	return writeShape(ctx, cs, cfg)
-}
-
-func writeShape(ctx context.Context, cs kubernetes.Interface, cfg kind.Config) error {
+// RecordShape writes cfg's shape into the cluster cs serves.
+func RecordShape(ctx context.Context, cs kubernetes.Interface, cfg Config) error {
 	config, hash := shapeOf(cfg)
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: shapeConfigMap, Namespace: shapeNamespace,
@@ -70,10 +61,10 @@ func writeShape(ctx context.Context, cs kubernetes.Interface, cfg kind.Config) e
 	return err
 }
 
-// checkExistingShape compares the shape the existing local cluster named
+// CheckExistingShape compares the shape the existing local cluster named
 // cfg.Name records with cfg's. A cluster that does not answer is left to
 // up, which says it is not healthy.
-func checkExistingShape(ctx context.Context, cfg kind.Config, log io.Writer) error {
+func CheckExistingShape(ctx context.Context, cfg Config, log io.Writer) error {
 	kc, err := cluster.NewProvider(cluster.ProviderWithDocker()).KubeConfig(cfg.Name, false)
 	if err != nil {
 		return nil
@@ -87,12 +78,12 @@ func checkExistingShape(ctx context.Context, cfg kind.Config, log io.Writer) err
 	if err != nil {
 		return nil
 	}
-	return compareShape(ctx, cs, cfg, log)
+	return CompareShape(ctx, cs, cfg, log)
 }
 
-// compareShape refuses a cluster whose recorded shape is not cfg's, or
+// CompareShape refuses a cluster whose recorded shape is not cfg's, or
 // that records none, naming the fields that differ and the fix.
-func compareShape(ctx context.Context, cs kubernetes.Interface, cfg kind.Config, log io.Writer) error {
+func CompareShape(ctx context.Context, cs kubernetes.Interface, cfg Config, log io.Writer) error {
 	fix := fmt.Sprintf("delete it with `winconform down --name %s` (make down) and run again, or give this shape another --name", cfg.Name)
 	cm, err := cs.CoreV1().ConfigMaps(shapeNamespace).Get(ctx, shapeConfigMap, metav1.GetOptions{})
 	switch {
