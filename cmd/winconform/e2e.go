@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/framework/progress"
+
 	"github.com/winconform/winconform/internal/runid"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -552,12 +554,12 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		return err
 	}
 	rf.ginkgo = abs(rf.ginkgo)
-	progress, err := startProgress(rf.specs, os.Stderr, rf.forward)
+	server, err := progress.Serve(rf.specs, os.Stderr, rf.forward)
 	if err != nil {
 		return err
 	}
-	defer progress.Close()
-	rf.progressURL = progress.URL
+	defer server.Close()
+	rf.progressURL = server.URL
 	timeout := rf.suiteTimeout(local != nil)
 	limit := "Ginkgo's default time limit, 1h"
 	if timeout > 0 {
