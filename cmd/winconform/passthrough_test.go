@@ -52,7 +52,7 @@ func TestPassThroughContract(t *testing.T) {
 		{"ginkgo.skip-file", "@F", "--suite or --labels"},
 		{"ginkgo.flake-attempts", "3", "--rerun-failed"},
 		{"ginkgo.gojson-report", "@F", "--report-dir"},
-		{"ginkgo.reportFile", "@F", "--junit-file"},      // Ginkgo's old name of junit-report
+		{"ginkgo.reportFile", "@F", "--junit-file"},     // Ginkgo's old name of junit-report
 		{"ginkgo.flakeAttempts", "3", "--rerun-failed"}, // Ginkgo's deprecated name: an alias
 		{"suite", "networking", "--suite"},
 		{"claim", "NET-03", "--claim"},
