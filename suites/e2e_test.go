@@ -44,16 +44,12 @@ import (
 )
 
 var (
-	suite   = flag.String("suite", "", "run only this area's specs (a package under suites/, e.g. networking)")
-	claim   = flag.String("claim", "", "run only the specs of these claims (comma-separated IDs, e.g. NET-03,NET-04)")
 	dryRun  bool
 	filters string
 )
 
 func TestMain(m *testing.M) {
-	framework.RegisterCommonFlags(flag.CommandLine)
-	framework.RegisterClusterFlags(flag.CommandLine)
-	e2e.RegisterFlags(flag.CommandLine)
+	e2e.RegisterSuiteFlags(flag.CommandLine)
 	flag.Parse()
 	// --list-images (the e2e framework's flag) lists the images the suites
 	// run, overrides applied, and needs no cluster.
@@ -89,7 +85,7 @@ func TestMain(m *testing.M) {
 func checkFlags() error {
 	suiteConfig, _ := ginkgo.GinkgoConfiguration()
 	dryRun = suiteConfig.DryRun
-	f, err := labels.Filter(*suite, *claim, suiteConfig.LabelFilter)
+	f, err := labels.Filter(e2e.Options.Suite, e2e.Options.Claim, suiteConfig.LabelFilter)
 	if err != nil {
 		return err
 	}

@@ -215,30 +215,11 @@ func (r *runFlags) selectionAndFocus() []string {
 
 // check refuses, before any cluster work, what cannot run: a bad selection
 // or suite flag, a selection of no spec, a rerun without anything to rerun,
-// a bad --procs, timeout or inventory. It takes the flags the CLI handles
-// itself out of extra (--progress-report-url, --ginkgo.timeout) and returns
-// the rest. Every refusal is a usage error.
+// a bad --procs, timeout or inventory. It takes the suite flag the CLI
+// forwards (--progress-report-url) out of extra and returns the rest (the
+// rest of the pass-through contract is checkPassThrough's). Every refusal
+// is a usage error.
 func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) {
-	if hasFlag(extra, "kubeconfig", "report-dir") {
-		return nil, usage(errors.New("--kubeconfig and --report-dir are the CLI's own flags: give them before --, not after"))
-	}
-	// A dry run passed to the suite binary would report every spec passed.
-	if hasFlag(extra, "ginkgo.dry-run", "dry-run") {
-		return nil, usage(errors.New("-- --ginkgo.dry-run: a dry run is `winconform list` (or e2e --dry-run), which prints the specs the selection runs; the suite binary's own would report each of them passed"))
-	}
-	// Ginkgo keeps the last of two label filters: one would be dropped.
-	if r.labels != "" && hasFlag(extra, "ginkgo.label-filter") {
-		return nil, usage(errors.New("--labels and -- --ginkgo.label-filter: give one label filter, with --labels (the suite binary would keep the last and drop the other)"))
-	}
-	var value string
-	var found bool
-	if extra, value, found = takeFlag(extra, "ginkgo.timeout"); found && r.timeout == 0 {
-		d, err := time.ParseDuration(value)
-		if err != nil || d <= 0 {
-			return nil, usage(fmt.Errorf("--ginkgo.timeout=%s: want a positive duration, e.g. 24h", value))
-		}
-		r.timeout = d
-	}
 	if r.timeout < 0 {
 		return nil, usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 24h", r.timeout))
 	}

@@ -34,7 +34,7 @@ func TestRunArgs(t *testing.T) {
 
 // A lab run (an existing cluster, Windows machines) gets 24 hours, as
 // upstream's e2e runs do; the local cluster keeps Ginkgo's default (one
-// hour); --timeout (or --ginkgo.timeout after --) wins.
+// hour); --timeout wins.
 func TestSuiteTimeout(t *testing.T) {
 	for _, c := range []struct {
 		rf    runFlags
@@ -53,8 +53,8 @@ func TestSuiteTimeout(t *testing.T) {
 	rf := runFlags{binary: "x", procs: "1"}
 	bin, _ := fakeSuiteBinary(t, 2)
 	rf.binary = bin
-	extra, err := rf.check(context.Background(), []string{"--ginkgo.timeout=30h", "--strict-drift", "--progress-report-url", "http://localhost:8099/progress"})
-	if err != nil || rf.timeout != 30*time.Hour || !slices.Equal(extra, []string{"--strict-drift"}) || rf.forward != "http://localhost:8099/progress" {
+	extra, err := rf.check(context.Background(), []string{"--strict-drift", "--progress-report-url", "http://localhost:8099/progress"})
+	if err != nil || !slices.Equal(extra, []string{"--strict-drift"}) || rf.forward != "http://localhost:8099/progress" {
 		t.Errorf("extra %q, timeout %s, forward %q, %v", extra, rf.timeout, rf.forward, err)
 	}
 }

@@ -27,11 +27,15 @@ import (
 // ./suites/networking too). One area at a time, as --suite; anything else
 // before -- is refused, never passed on (the suite binary would stop reading
 // its flags there and run everything). The suite binary's dry run checks
-// the area (unknownSuite adds how it was named).
+// the area (unknownSuite adds how it was named). What follows -- keeps the
+// pass-through contract (checkPassThrough).
 func suiteArgs(cmd *cobra.Command, args []string, rf *runFlags) ([]string, error) {
 	before, after := args, []string(nil)
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		before, after = args[:dash], args[dash:]
+	}
+	if err := checkPassThrough(cmd, after); err != nil {
+		return nil, usage(err)
 	}
 	switch {
 	case len(before) == 0:

@@ -240,10 +240,8 @@ and nothing is loaded: the cluster must be able to pull --image and
 			if timeout <= 0 {
 				return usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 30m", timeout))
 			}
-			cli := sonobuoy.CLI{Binary: f.sonobuoy, Namespace: namespace, Log: stderr}
-			if err := cli.Check(ctx, suiteimage.SonobuoyVersion); err != nil {
-				return err
-			}
+			// The run's own input first (the selection, with the suite
+			// binary's dry run; the kubeconfig), then the sonobuoy CLI.
 			plugin, n, err := pf.plugin(ctx, extra)
 			if err != nil {
 				return usage(err)
@@ -252,6 +250,10 @@ and nothing is loaded: the cluster must be able to pull --image and
 				if err := checkKubeconfig(kubeconfig); err != nil {
 					return err
 				}
+			}
+			cli := sonobuoy.CLI{Binary: f.sonobuoy, Namespace: namespace, Log: stderr}
+			if err := cli.Check(ctx, suiteimage.SonobuoyVersion); err != nil {
+				return err
 			}
 			fmt.Fprintf(stderr, "plugin %s: %d spec(s) selected\n", sonobuoy.PluginName, n)
 

@@ -33,9 +33,15 @@ type underlayCheck struct {
 
 // run checks and returns the report, and an error naming each failure.
 func (u underlayCheck) run(ctx context.Context) (*underlay.Report, error) {
+	// Its own input (the cluster file, the inventory) before Docker.
 	cfg, err := u.cf.load()
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
+	}
+	if u.w != nil && u.w.inventory != "" {
+		if _, err := u.w.machines(); err != nil {
+			return nil, usage(fmt.Errorf("--inventory: %w", err))
+		}
 	}
 	kc, err := filepath.Abs(u.cf.kubeconfig)
 	if err != nil {
@@ -129,6 +135,9 @@ fails names the rule or route that is missing and the command that fixes
 it; the rungs above it are not tried. Needs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if info, err := os.Stat(out); out != "" && err == nil && info.IsDir() {
+				return usage(fmt.Errorf("--out %s is a directory: give the file to write the report to, e.g. %s", out, filepath.Join(out, "underlay.json")))
+			}
 			rep, err := underlayCheck{cf: &cf, w: &w, pods: !noPods, log: cmd.ErrOrStderr()}.run(cmd.Context())
 			if rep == nil && err == nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "underlay check: no machine is joined through the underlay")

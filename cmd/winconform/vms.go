@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,7 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
+	"github.com/winconform/winconform/infra/windows"
 )
 
 // vmsDir is where runs keep their state, inventory and console logs.
@@ -43,20 +45,67 @@ func joinNames() string { return strings.Join(config.ProviderNames(), ", ") }
 // file, and a provider that does not answer, are refused here, before any
 // machine is made.
 func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) {
+	f, err := loadVMs(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := openProvider(ctx, path, f)
+	return f, p, err
+}
+
+// loadVMs loads the VM file at path; its problems are usage errors.
+func loadVMs(path string) (*vms.File, error) {
 	if path == "" {
-		return nil, nil, usage(errors.New("--vms: give the VM file (see docs/vms.md)"))
+		return nil, usage(errors.New("--vms: give the VM file (see docs/vms.md)"))
 	}
 	f, err := config.Load[config.Machines](path, nil)
 	if err != nil {
-		return nil, nil, usage(err)
+		return nil, usage(err)
 	}
+	return f, nil
+}
+
+// openProvider opens the provider of the VM file f (read from path).
+func openProvider(ctx context.Context, path string, f *vms.File) (vms.Provider, error) {
 	octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	p, err := vms.Open(octx, f)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return f, p, nil
+	return p, nil
+}
+
+// vmsUpInputs is vms up's validation, the same for --check and the run,
+// made before the provider is contacted: the flags, the VM file (its
+// fields and references), the versions its machine block names (those the
+// join would refuse, checked as windows.CheckMachineVersions checks them
+// without a cluster), and the run's directory. It returns the file, and
+// sets o's defaults (the run ID, the directory).
+func vmsUpInputs(cmd *cobra.Command, file string, o *lifecycle.Options) (*vms.File, error) {
+	if cmd.Flags().Changed("parallel") && o.Parallel < 1 {
+		return nil, usage(fmt.Errorf("--parallel %d: give how many machines are created at once, 1 or more (default %d)", o.Parallel, lifecycle.DefaultParallel))
+	}
+	if o.RunID == "" {
+		o.RunID = runid.New()
+	}
+	if err := runid.Check(o.RunID); err != nil {
+		return nil, usage(fmt.Errorf("--run-id: %w", err))
+	}
+	f, err := loadVMs(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := windows.CheckMachineVersions(f.Machine); err != nil {
+		return nil, usage(fmt.Errorf("%s (its machine block): %w", file, err))
+	}
+	if o.Dir == "" {
+		o.Dir = filepath.Join(vmsDir, o.RunID)
+	}
+	if info, err := os.Stat(o.Dir); err == nil && !info.IsDir() {
+		return nil, usage(fmt.Errorf("--dir %s is a file: give the run's directory (it holds the state file, the inventory and the console logs), a new or empty one, or leave --dir out for %s", o.Dir, filepath.Join(vmsDir, "<run ID>")))
+	}
+	return f, nil
 }
 
 func vmsUpCmd() *cobra.Command {
@@ -80,31 +129,19 @@ its own creates returned, and nothing else (--keep-on-failure keeps the failed
 ones), and a machine left behind fails the run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("parallel") && o.Parallel < 1 {
-				return usage(fmt.Errorf("--parallel %d: give how many machines are created at once, 1 or more (default %d)", o.Parallel, lifecycle.DefaultParallel))
-			}
-			if o.RunID == "" {
-				o.RunID = runid.New()
-			}
-			if err := runid.Check(o.RunID); err != nil {
-				return usage(fmt.Errorf("--run-id: %w", err))
+			f, err := vmsUpInputs(cmd, file, &o)
+			if err != nil {
+				return err
 			}
 			if checkOnly {
-				f, err := config.Load[config.Machines](file, nil)
-				if err != nil {
-					return usage(err)
-				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "VM file %s can be used: provider %s, %d machine(s) (--check: the provider was not contacted)\n", file, f.Provider, f.Count)
 				return nil
 			}
-			f, p, err := openVMs(cmd.Context(), file)
+			p, err := openProvider(cmd.Context(), file, f)
 			if err != nil {
 				return err
 			}
 			defer p.Close()
-			if o.Dir == "" {
-				o.Dir = filepath.Join(vmsDir, o.RunID)
-			}
 			o.Log = cmd.ErrOrStderr()
 			res, err := lifecycle.Up(cmd.Context(), f, p, o)
 			if errors.Is(err, lifecycle.ErrRunInUse) {

@@ -57,10 +57,27 @@ type Flags struct {
 	RerunOf string
 	// JUnitProperties are the run's JUnit properties (--junit-property).
 	JUnitProperties [][2]string
+	// Suite is the one area to run (--suite), Claim the claims whose
+	// specs to run (--claim).
+	Suite, Claim string
 }
 
 // Options holds the flags' values once parsed.
 var Options Flags
+
+// RegisterSuiteFlags adds to fs every flag the suite binary's TestMain
+// registers: the e2e framework's, the harness's (RegisterFlags), --suite
+// and --claim. With the flags its packages register on flag.CommandLine
+// when they load (Ginkgo's, klog's), they are the suite binary's command
+// line; the CLI builds the same set to check the arguments it passes on
+// after -- (docs/running.md).
+func RegisterSuiteFlags(fs *flag.FlagSet) {
+	framework.RegisterCommonFlags(fs)
+	framework.RegisterClusterFlags(fs)
+	RegisterFlags(fs)
+	fs.StringVar(&Options.Suite, "suite", "", "run only this area's specs (a package under suites/, e.g. networking)")
+	fs.StringVar(&Options.Claim, "claim", "", "run only the specs of these claims (comma-separated IDs, e.g. NET-03,NET-04)")
+}
 
 // RegisterFlags adds the harness's flags to fs.
 func RegisterFlags(fs *flag.FlagSet) {

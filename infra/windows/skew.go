@@ -136,6 +136,24 @@ func minorOf(v string) (int, bool) {
 // kubelet's line works with (containerd 1.x only up to 1.35). The error, a
 // *StepError of kind ErrVersions, lists every problem with its fix.
 func ResolveVersions(m config.Machine, apiServer string) (Versions, error) {
+	return resolveVersions(m, apiServer, false)
+}
+
+// CheckMachineVersions makes the checks of ResolveVersions that need no
+// cluster, of the versions machine m names itself (kubeletVersion,
+// containerdVersion, the binaries' names): a known containerd release, a
+// kubelet of a supported line and a patch that exists, containerd and the
+// kubelet's line together. A VM file's machine block, which vms up checks
+// before the provider is contacted, is held to them; the join makes them
+// again, with the cluster's version.
+func CheckMachineVersions(m config.Machine) error {
+	_, err := resolveVersions(m, "", true)
+	return err
+}
+
+// resolveVersions is ResolveVersions; alone, the cluster is not known
+// (apiServer is empty): only what m names is checked.
+func resolveVersions(m config.Machine, apiServer string, alone bool) (Versions, error) {
 	var problems []string
 	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	bin := m.Binaries
@@ -200,6 +218,7 @@ func ResolveVersions(m config.Machine, apiServer string) (Versions, error) {
 	clusterKnown := false
 	_, clusterErr := kubelines.Find(release(apiServer))
 	switch {
+	case alone:
 	case apiServer == "":
 		fail("the API server's version could not be read: check that the cluster is up and reachable")
 	case !ok:
@@ -221,6 +240,9 @@ func ResolveVersions(m config.Machine, apiServer string) (Versions, error) {
 		}{"kube-proxy", kubeProxy})
 	}
 	for _, c := range components {
+		if alone && c.o.version == "" {
+			continue // the cluster's version, not known here
+		}
 		minor, isVersion := minorOf(c.o.version)
 		if !isVersion {
 			fail("the %s's version %s is not a Kubernetes version such as %s", c.name, c.o, kubelines.Default().Version)
@@ -231,15 +253,19 @@ func ResolveVersions(m config.Machine, apiServer string) (Versions, error) {
 			line = l
 		}
 		switch {
-		case !ok:
-		case minor > apiMinor:
+		case !alone && !ok: // the API server's version is refused above
+		case !alone && minor > apiMinor:
 			fail("the %s %s is newer than the API server, %s: a %s may not be newer than the API server (Kubernetes' version skew policy): install a %s of 1.%d, such as %s (%s), or join a cluster of 1.%d",
 				c.name, c.o, apiServer, c.name, c.name, apiMinor, apiServer, fixField(c.name), minor)
-		case apiMinor-minor > 3:
+		case !alone && apiMinor-minor > 3:
 			fail("the %s %s is %d minors older than the API server, %s: a %s may be at most three minors older (Kubernetes' version skew policy): install a %s of 1.%d or newer (%s)",
 				c.name, c.o, apiMinor-minor, apiServer, c.name, c.name, apiMinor-3, fixField(c.name))
-		case lineErr != nil && (clusterKnown || minor != apiMinor):
+		case lineErr != nil && (alone || clusterKnown || minor != apiMinor):
 			fail("the %s %s: %v; install a %s of a supported line (%s)", c.name, c.o, lineErr, c.name, fixField(c.name))
+		case lineErr == nil:
+			if err := kubelines.CheckPatch(release(c.o.version)); err != nil {
+				fail("the %s %s: %v (%s)", c.name, c.o, err, fixField(c.name))
+			}
 		}
 	}
 	if containerd.version != "" {

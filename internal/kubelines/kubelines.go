@@ -122,3 +122,21 @@ func Resolve(version string) (Line, string, error) {
 	}
 	return Line{}, "", fmt.Errorf("%q is on Kubernetes 1.%d, %s: the supported lines are %s", version, minor, why, Supported())
 }
+
+// CheckPatch says whether version, of a supported line, names a release
+// the harness knows: a patch no newer than the line's newest (Line.Version).
+// A newer one is no release yet (a typo, such as v1.36.99): downloading it
+// would fail on the machine, after the work had begun. A version that
+// names only the line is its newest patch.
+func CheckPatch(version string) error {
+	l, release, err := Resolve(version)
+	if err != nil {
+		return err
+	}
+	_, patch, _ := parse(release)
+	_, newest, _ := parse(l.Version)
+	if patch > newest {
+		return fmt.Errorf("%s is no %s release the harness knows (the newest is %s): check the version; a release newer than it goes into internal/kubelines/kubelines.go", release, l.Name(), l.Version)
+	}
+	return nil
+}

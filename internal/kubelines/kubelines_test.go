@@ -102,3 +102,14 @@ func TestResolveRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A patch newer than its line's newest is no release yet; the line's own
+// patches and the line alone pass; a version of no line is refused as Find
+// refuses it.
+func TestCheckPatch(t *testing.T) {
+	for v, ok := range map[string]bool{"v1.36.3": true, "1.36.0": true, "1.36": true, "v1.36.99": false, "v1.37.3": false, "v1.30.1": false, "latest": false} {
+		if err := CheckPatch(v); (err == nil) != ok {
+			t.Errorf("CheckPatch(%q) = %v, want ok %v", v, err, ok)
+		}
+	}
+}
