@@ -133,7 +133,7 @@ func rootCmd() *cobra.Command {
 		}
 		return usage(fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath()))
 	})
-	given := map[any]string{}
+	given := flagvalue.Repeats{}
 	var oneRule func(*cobra.Command)
 	oneRule = func(c *cobra.Command) {
 		// A flag of one value given twice is refused (a list accumulates).

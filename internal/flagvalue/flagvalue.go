@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -255,14 +256,22 @@ func WritableDir(dir string) error {
 // repeatable is a value that may be given more than once (a list).
 type repeatable interface{ Repeatable() bool }
 
-// once refuses a value's second Set: a flag of one value given twice
-// (--claim A --claim B), or two flags of one variable (--kubeconfig and
-// its old name --existing).
+// once refuses a value's second Set of another value: a flag of one value
+// given twice (--name a --name b), or two flags of one variable
+// (--kubeconfig and its old name --existing). The same value again is
+// taken (nothing is dropped; cobra's completion parses twice).
 type once struct {
 	pflag.Value
 	name  string
-	given map[any]string // the value's key: the flag that set it
+	given Repeats
 }
+
+// Repeats is what RefuseRepeats shares across a command tree: which flag
+// set each value (by the value's key), to what.
+type Repeats map[any]given
+
+// given is who set a value, and to what.
+type given struct{ flag, value string }
 
 // onceKey is what two flags of one variable share: their value (pflag's
 // values are pointers to the variable).
@@ -275,16 +284,16 @@ func onceKey(v pflag.Value) any {
 
 func (o *once) Set(s string) error {
 	key := onceKey(o.Value)
-	if by, ok := o.given[key]; ok {
-		if by == o.name {
-			return fmt.Errorf("--%s was given already (%q): it takes one value, give it once", o.name, o.Value.String())
+	if by, ok := o.given[key]; ok && by.value != s {
+		if by.flag == o.name {
+			return fmt.Errorf("--%s was given already (%q): it takes one value, give it once", o.name, by.value)
 		}
-		return fmt.Errorf("--%s was given already (%q), and it is the same setting: give one of them once", by, o.Value.String())
+		return fmt.Errorf("--%s was given already (%q), and it is the same setting: give one of them once", by.flag, by.value)
 	}
 	if err := o.Value.Set(s); err != nil {
 		return err
 	}
-	o.given[key] = o.name
+	o.given[key] = given{o.name, s}
 	return nil
 }
 
@@ -292,7 +301,7 @@ func (o *once) Set(s string) error {
 // booleans, counts, slices, arrays and Lists) refuse being given twice,
 // sharing given (one map for a whole command tree) so that two flags of one
 // variable count as one. A flag already made so is left as it is.
-func RefuseRepeats(fs *pflag.FlagSet, given map[any]string) {
+func RefuseRepeats(fs *pflag.FlagSet, given Repeats) {
 	fs.VisitAll(func(f *pflag.Flag) {
 		if _, done := f.Value.(*once); done {
 			return
@@ -306,4 +315,32 @@ func RefuseRepeats(fs *pflag.FlagSet, given map[any]string) {
 		}
 		f.Value = &once{Value: f.Value, name: f.Name, given: given}
 	})
+}
+
+// programValue is a program to run.
+type programValue struct {
+	p    *string
+	what string
+}
+
+// Program is a flag value for *p (set to def): a program the command runs,
+// a path or a name on PATH, that must be there and be executable. what says
+// what it is ("the Chromium binary").
+func Program(p *string, def, what string) pflag.Value {
+	*p = def
+	return &programValue{p: p, what: what}
+}
+
+func (v *programValue) String() string { return *v.p }
+func (v *programValue) Type() string   { return "string" }
+
+func (v *programValue) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("empty: give %s, or leave the flag out for its default", v.what)
+	}
+	if _, err := exec.LookPath(s); err != nil {
+		return fmt.Errorf("%s is no program that can be run (%v): give %s", s, errors.Unwrap(err), v.what)
+	}
+	*v.p = s
+	return nil
 }
