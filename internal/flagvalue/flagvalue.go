@@ -24,6 +24,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -228,7 +229,7 @@ func WritableDir(dir string) error {
 			}
 			break
 		}
-		if !errors.Is(err, os.ErrNotExist) {
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return fmt.Errorf("%s: %v", dir, errors.Unwrap(err))
 		}
 		parent := filepath.Dir(probe)
