@@ -46,7 +46,13 @@ func Duration(p *time.Duration, def, min time.Duration, why, eg string) pflag.Va
 	return &durationValue{p: p, min: min, why: why, eg: eg}
 }
 
-func (d *durationValue) String() string { return d.p.String() }
+// String is the duration, "0" when none (a default left to the command).
+func (d *durationValue) String() string {
+	if *d.p == 0 {
+		return "0"
+	}
+	return d.p.String()
+}
 func (d *durationValue) Type() string   { return "duration" }
 
 func (d *durationValue) Set(s string) error {
