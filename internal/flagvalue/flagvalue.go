@@ -53,7 +53,7 @@ func (d *durationValue) String() string {
 	}
 	return d.p.String()
 }
-func (d *durationValue) Type() string   { return "duration" }
+func (d *durationValue) Type() string { return "duration" }
 
 func (d *durationValue) Set(s string) error {
 	v, err := time.ParseDuration(s)
