@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -172,6 +173,7 @@ func TestEveryCommandRefusesBadInputWithExitTwo(t *testing.T) {
 		},
 		"gate": {
 			{badFlag, []string{"--report", ""}, []string{`"--report"`, "give a run's report directory"}},
+			{badFlag, []string{"--bogus"}, []string{"unknown flag: --bogus", "see winconform gate --help"}},
 			{badFile, []string{"--check", "--policy", policy}, []string{"requird", `did you mean "required"`}},
 		},
 		"diff": {
@@ -190,6 +192,7 @@ func TestEveryCommandRefusesBadInputWithExitTwo(t *testing.T) {
 		"results": {
 			{badFlag, []string{missing, "--outcome", "nosuch"}, []string{"--outcome"}},
 			{badFile, []string{missing}, []string{"no such report directory", "pass the directory a run wrote"}},
+			{badArg, nil, []string{"accepts 1 arg(s), received 0"}},
 		},
 		"help":       {{badArg, []string{"nonexistent"}, []string{`unknown help topic "nonexistent"`, "give a command"}}},
 		"completion": {{badArg, []string{"tcsh"}, []string{`unknown command "tcsh"`, "bash, fish, powershell, zsh"}}},
@@ -229,6 +232,10 @@ func TestEveryCommandRefusesBadInputWithExitTwo(t *testing.T) {
 	}
 
 	fakes := newStandIns(t)
+	// The stand-ins record what reaches them.
+	if err := exec.Command("docker", "ps").Run(); err == nil || fakes.calls(t) != "docker ps\n" {
+		t.Fatalf("the docker stand-in does not record its calls (%v)", err)
+	}
 	kinds := 0
 	for path, rows := range table {
 		seen := map[string]bool{}
@@ -248,6 +255,9 @@ func TestEveryCommandRefusesBadInputWithExitTwo(t *testing.T) {
 					if !strings.Contains(last, w) {
 						t.Errorf("the last line of stderr lacks %q:\n%s", w, last)
 					}
+				}
+				if strings.Contains(stderr, "exit status") || strings.Contains(stderr, "panic") || !strings.HasPrefix(stderr, "winconform") && !strings.Contains(stderr, ".yaml:") {
+					t.Errorf("stderr is not the command's answer:\n%s", stderr)
 				}
 				if calls := fakes.calls(t); calls != "" {
 					t.Errorf("refused input reached a tool or a cluster:\n%s", calls)

@@ -161,16 +161,6 @@ func TestKubeconfigMeansTheClusterToUse(t *testing.T) {
 	}
 }
 
-// Usage errors exit 2 wherever they are; the last line names the command.
-func TestUsageErrorsExitTwo(t *testing.T) {
-	for _, args := range [][]string{{"bogus"}, {"version", "extra"}, {"gate", "--bogus"}, {"results"}, {"version", "-o", "yaml"}} {
-		code, _, stderr := runCLI(t, args...)
-		if code != exitUsage || strings.Contains(stderr, "exit status") {
-			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
-		}
-	}
-}
-
 // The defaults are found beside the executable, so the binary works from
 // any directory.
 func TestOutputDir(t *testing.T) {
