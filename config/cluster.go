@@ -13,6 +13,10 @@ import (
 	"github.com/winconform/winconform/internal/kubelines"
 )
 
+// MaxRemoteNodes is the most Linux nodes a cluster joins through the
+// routed underlay (remoteNodes, --remote-nodes).
+const MaxRemoteNodes = 4
+
 // Cluster is the cluster file: the local kind cluster `winconform up`
 // makes. A field the file leaves out takes the embedded default's value
 // (cluster.yaml, what `make up` and `make e2e` make).
@@ -194,8 +198,8 @@ func (c *Cluster) Validate() field.ErrorList {
 	if c.Workers < 0 || c.Workers > 10 {
 		bad(fmt.Sprintf("%d is out of range", c.Workers), "use 0 to 10 Linux workers", "workers")
 	}
-	if c.RemoteNodes < 0 || c.RemoteNodes > 4 {
-		bad(fmt.Sprintf("%d is out of range", c.RemoteNodes), "use 0 to 4 remote Linux nodes", "remoteNodes")
+	if c.RemoteNodes < 0 || c.RemoteNodes > MaxRemoteNodes {
+		bad(fmt.Sprintf("%d is out of range", c.RemoteNodes), fmt.Sprintf("use 0 to %d remote Linux nodes", MaxRemoteNodes), "remoteNodes")
 	} else if c.RemoteNodes > 0 && c.CNI.Backend != VXLAN {
 		bad(fmt.Sprintf("%d with cni.backend %s: remote nodes reach the kind nodes through a router (the kind host), and flannel's %s needs every node on one L2 network", c.RemoteNodes, c.CNI.Backend, c.CNI.Backend),
 			"use cni.backend: vxlan", "remoteNodes")

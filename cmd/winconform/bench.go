@@ -17,7 +17,11 @@ import (
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/flagvalue"
 )
+
+// maxBenchRuns bounds a benchmark's --runs.
+const maxBenchRuns = 100
 
 func benchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks that print ratios (run by make bench)"}
@@ -118,7 +122,7 @@ alternate between the two; the medians and their ratio are printed.`,
 		},
 	}
 	cf.register(cmd)
-	cmd.Flags().IntVar(&runs, "runs", 3, "runs of each side")
+	cmd.Flags().Var(flagvalue.Int(&runs, 3, 1, maxBenchRuns, "how many runs of each side"), "runs", "runs of each side")
 	return cmd
 }
 

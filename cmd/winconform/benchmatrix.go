@@ -16,6 +16,7 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/flagvalue"
 )
 
 func benchMatrixCmd() *cobra.Command {
@@ -101,8 +102,8 @@ func benchMatrixCmd() *cobra.Command {
 	}
 	cf.register(cmd)
 	cmd.Flags().StringVar(&existing, "existing", "", "kubeconfig of an existing cluster (default: the local cluster, made or reused)")
-	cmd.Flags().IntVar(&runs, "runs", 3, "whole-matrix runs")
-	cmd.Flags().IntVar(&samples, "samples", 10, "single probes on each side")
+	cmd.Flags().Var(flagvalue.Int(&runs, 3, 1, maxBenchRuns, "how many whole-matrix runs"), "runs", "whole-matrix runs")
+	cmd.Flags().Var(flagvalue.Int(&samples, 10, 1, 1000, "how many single probes on each side"), "samples", "single probes on each side")
 	return cmd
 }
 

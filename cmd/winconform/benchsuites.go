@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports/rundir"
 )
@@ -36,9 +37,6 @@ Ginkgo report). Failures do not stop the benchmark: their runs are timed and
 said so. The figures go to bench-suites.json in the report directory too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if procs < 2 {
-				return usage(fmt.Errorf("--procs=%d: the parallel side needs at least 2 processes", procs))
-			}
 			n, err := checkSelection(cmd.Context(), rf.binary, rf.selection())
 			if err != nil {
 				return usage(err)
@@ -76,11 +74,11 @@ said so. The figures go to bench-suites.json in the report directory too.`,
 	}
 	cf.register(cmd)
 	rf.register(cmd)
-	cmd.Flags().IntVar(&procs, "procs", 2, "parallel processes of the parallel side (the targets are for 2)")
-	cmd.Flags().DurationVar(&was.serial, "was-serial", 289*time.Second, "the serial time to compare with: the serial time measured before the waits were cut")
-	cmd.Flags().DurationVar(&was.parallel, "was-parallel", 179*time.Second, "the parallel time to compare with: the time for 2 processes measured before the waits were cut")
+	cmd.Flags().Var(flagvalue.Int(&procs, 2, 2, maxProcs, "the parallel side's processes"), "procs", "parallel processes of the parallel side (the targets are for 2)")
+	cmd.Flags().Var(flagvalue.Duration(&was.serial, 289*time.Second, 0, "", "289s"), "was-serial", "the serial time to compare with: the serial time measured before the waits were cut")
+	cmd.Flags().Var(flagvalue.Duration(&was.parallel, 179*time.Second, 0, "", "179s"), "was-parallel", "the parallel time to compare with: the time for 2 processes measured before the waits were cut")
 	cmd.Flags().Lookup("report-dir").DefValue = outPath("bench-suites")
-	_ = cmd.Flags().Set("report-dir", outPath("bench-suites"))
+	rf.reportDir = outPath("bench-suites")
 	return cmd
 }
 

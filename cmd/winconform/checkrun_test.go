@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,35 +8,6 @@ import (
 
 	"github.com/winconform/winconform/internal/testing/vmstest"
 )
-
-// standIns puts stand-in executables of the tools a command may contact
-// on PATH (and nothing else): each appends its name to a record file and
-// fails. calls returns what was called.
-func standIns(t *testing.T) (dir string, calls func() string) {
-	t.Helper()
-	dir = t.TempDir()
-	record := filepath.Join(t.TempDir(), "calls")
-	for _, name := range []string{"docker", "podman", "nerdctl", "kind", "kubectl", "sonobuoy", "virsh", "qemu-img", "govc", "az", "pwsh", "ip", "iptables", "nft", "sudo"} {
-		script := "#!/bin/sh\necho " + name + " \"$@\" >> " + record + "\nexit 1\n"
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir, func() string {
-		data, _ := os.ReadFile(record)
-		return string(data)
-	}
-}
-
-// runWith runs a winconform command line as main does with PATH set to
-// path only.
-func runWith(t *testing.T, path string, args ...string) (int, string) {
-	t.Helper()
-	t.Setenv("PATH", path)
-	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
-	return code, errb.String()
-}
 
 // vms up --check is vms up's own validation (issue 38): each VM file or
 // flag the run refuses, --check refuses with the same message, and both
@@ -68,8 +37,8 @@ func TestVMsUpCheckIsTheRunsValidation(t *testing.T) {
 		{"kubelet not a version", block("  kubeletVersion: latest\n"), nil, "is not a Kubernetes version"},
 		{"containerd 1.x with a 1.37 kubelet", block("  kubeletVersion: v1.37.2\n  containerdVersion: 1.7.28\n"), nil, "containerd 1.7.28"},
 		{"containerd pre-release", block("  containerdVersion: 2.3.0-rc.1\n"), nil, "is not a containerd version"},
-		{"--dir a file", block(""), []string{"--dir", aFile}, "--dir " + aFile + " is a file"},
-		{"--parallel 0", block(""), []string{"--parallel", "0"}, "--parallel 0"},
+		{"--dir a file", block(""), []string{"--dir", aFile}, aFile + " is not a directory"},
+		{"--parallel 0", block(""), []string{"--parallel", "0"}, `"0" for "--parallel" flag`},
 		{"bad run ID", block(""), []string{"--run-id", "Nightly_1"}, "--run-id"},
 		{"zero count", strings.Replace(block(""), "count: 1", "count: 0", 1), nil, "count: 0"},
 	} {
@@ -136,10 +105,10 @@ func TestE2ECheckIsTheRunsValidation(t *testing.T) {
 			write(t, vmFile, "provider: libvirt\nimage: golden\ncount: 1\nmachine: {user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}, underlay: {shape: none}, "+tc.machine+"}\n")
 			write(t, inv, "machines:\n  - {name: w1, address: 192.0.2.5, user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}, underlay: {shape: none}, "+tc.machine+"}\n")
 			bin, _ := fakeSuiteBinary(t, 3)
-			path, calls := standIns(t)
+			s := newStandIns(t)
 			var lines [2]string
 			for i, mode := range []string{"--check", "--delete-cluster"} {
-				code, stderr := runWith(t, path, append([]string{"e2e", "--suite-binary", bin, "--config", cluster, mode}, tc.args...)...)
+				code, stderr := s.run(t, append([]string{"e2e", "--suite-binary", bin, "--config", cluster, mode}, tc.args...)...)
 				if code != exitUsage || !strings.Contains(stderr, tc.want) {
 					t.Errorf("%s: exit %d, want 2 and %q: %s", mode, code, tc.want, stderr)
 				}
@@ -148,7 +117,7 @@ func TestE2ECheckIsTheRunsValidation(t *testing.T) {
 			if lines[0] != lines[1] {
 				t.Errorf("--check and the run disagree:\n--check: %s\nrun:     %s", lines[0], lines[1])
 			}
-			if c := calls(); c != "" {
+			if c := s.calls(t); c != "" {
 				t.Errorf("contacted before the refusal: %s", c)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "F")); err == nil {
@@ -179,7 +148,7 @@ func TestOwnInputBeforeAnyContact(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"vms", "up", "--vms", vmFile, "--dir", aFile}, "is a file"},
+		{[]string{"vms", "up", "--vms", vmFile, "--dir", aFile}, "is not a directory"},
 		{[]string{"underlay", "check", "--inventory", badInv}, "--inventory"},
 		{[]string{"underlay", "check", "--config", badCluster}, "kubernetesVersoin"},
 		{[]string{"underlay", "check", "--out", dir}, "is a directory"},
@@ -188,12 +157,12 @@ func TestOwnInputBeforeAnyContact(t *testing.T) {
 		{[]string{"e2e", "--suite-binary", bin, "--", "--ginkgo.json-report=" + aFile}, "the harness sets -ginkgo.json-report itself"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			path, contacts := standIns(t)
-			code, stderr := runWith(t, path, tc.args...)
+			s := newStandIns(t)
+			code, stderr := s.run(t, tc.args...)
 			if code != exitUsage || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, want 2 and %q: %s", code, tc.want, stderr)
 			}
-			if c := contacts(); c != "" {
+			if c := s.calls(t); c != "" {
 				t.Errorf("contacted before the refusal: %s", c)
 			}
 		})

@@ -13,9 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/nodeimage"
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/kubelines"
 )
 
@@ -39,13 +41,13 @@ type clusterFlags struct {
 
 func (f *clusterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
-	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
-	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig-out", "", "where the local cluster's kubeconfig is written (default: "+outPath("<name>.kubeconfig")+")")
+	cmd.Flags().Var(flagvalue.Name(&f.name, "", "the cluster's name"), "name", "cluster name (overrides the cluster file)")
+	cmd.Flags().Var(flagvalue.OutFile(&f.kubeconfig, "", false), "kubeconfig-out", "where the local cluster's kubeconfig is written (default: "+outPath("<name>.kubeconfig")+")")
 	cmd.Flags().StringVar(&f.backend, "cni-backend", "", "flannel back end, vxlan or host-gw (overrides the cluster file)")
-	cmd.Flags().StringVar(&f.version, "kubernetes-version", "", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
+	cmd.Flags().Var(flagvalue.Name(&f.version, "", "a Kubernetes release, e.g. "+kubelines.Default().Version), "kubernetes-version", "Kubernetes release of the cluster, on a supported line: "+kubelines.Supported()+
 		"; a line's name (1.36) means its newest patch (overrides the cluster file's kubernetesVersion; default "+kubelines.Default().Version+")")
-	cmd.Flags().IntVar(&f.remote, "remote-nodes", -1, "Linux nodes outside kind's network, joined through the routed underlay (overrides the cluster file's remoteNodes; needs root)")
-	cmd.Flags().StringVar(&f.probe, "probe", binPath("probe-linux-amd64"), "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
+	cmd.Flags().Var(flagvalue.Int(&f.remote, -1, 0, config.MaxRemoteNodes, "how many Linux nodes join through the underlay"), "remote-nodes", "Linux nodes outside kind's network, joined through the routed underlay (overrides the cluster file's remoteNodes; needs root)")
+	cmd.Flags().Var(flagvalue.Name(&f.probe, binPath("probe-linux-amd64"), "the Linux probe binary's path"), "probe", "Linux probe binary, loaded into the nodes as the probe image (see winconform images list)")
 }
 
 // refuseKubeconfig gives a command that makes or deletes the local
@@ -57,14 +59,15 @@ func (f *clusterFlags) refuseKubeconfig(cmd *cobra.Command) {
 	_ = cmd.Flags().MarkHidden("kubeconfig")
 }
 
-// load reads the cluster file and applies the overrides.
+// load reads the cluster file and applies the overrides. Its errors are
+// refused input (usage): the file, or a flag's override.
 func (f *clusterFlags) load() (kind.Config, error) {
 	if f.misplaced != "" {
 		return kind.Config{}, usage(fmt.Errorf("--kubeconfig %s: --kubeconfig names a cluster to test or use (e2e, sonobuoy run, join, reset); the local cluster's kubeconfig goes to --kubeconfig-out", f.misplaced))
 	}
 	cfg, err := kind.LoadConfig(f.config)
 	if err != nil {
-		return cfg, err
+		return cfg, usage(err)
 	}
 	if f.name != "" {
 		cfg.Name = f.name
@@ -77,11 +80,11 @@ func (f *clusterFlags) load() (kind.Config, error) {
 	}
 	if f.version != "" {
 		if cfg, err = cfg.WithKubernetesVersion(f.version); err != nil {
-			return cfg, fmt.Errorf("--kubernetes-version: %w", err)
+			return cfg, usage(fmt.Errorf("--kubernetes-version: %w", err))
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("cluster config: %w", err)
+		return cfg, usage(fmt.Errorf("cluster config: %w", err))
 	}
 	if f.kubeconfig == "" {
 		f.kubeconfig = outPath(cfg.Name + ".kubeconfig")
@@ -174,7 +177,7 @@ func upCmd() *cobra.Command {
 	f.register(cmd)
 	f.refuseKubeconfig(cmd)
 	w.registerUp(cmd)
-	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when up or the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
+	cmd.Flags().Var(flagvalue.Dir(&junitDir, "", "a failure's JUnit file"), "report-dir", "when up or the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/rundir"
@@ -29,9 +30,9 @@ said to be so; one of an older report format is refused.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&report, "report", "", "the run's report directory (required)")
-	cmd.Flags().StringVar(&baseline, "baseline", "", "the earlier run's report directory (required)")
-	cmd.Flags().StringVar(&out, "out", "", "where diff.md and diff.json go (default: the report directory)")
+	cmd.Flags().Var(flagvalue.Name(&report, "", "a run's report directory"), "report", "the run's report directory (required)")
+	cmd.Flags().Var(flagvalue.Name(&baseline, "", "the earlier run's report directory"), "baseline", "the earlier run's report directory (required)")
+	cmd.Flags().Var(flagvalue.Dir(&out, "", "diff.md and diff.json"), "out", "where diff.md and diff.json go (default: the report directory)")
 	return cmd
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/text"
@@ -87,9 +88,9 @@ type runFlags struct {
 
 // registerSelection adds the flags that choose specs.
 func (r *runFlags) registerSelection(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&r.binary, "suite-binary", binPath("e2e.test"), "the suite binary (go test -c ./suites)")
+	cmd.Flags().Var(flagvalue.Name(&r.binary, binPath("e2e.test"), "the suite binary's path"), "suite-binary", "the suite binary (go test -c ./suites)")
 	cmd.Flags().StringVar(&r.suite, "suite", "", "run one area (a package under suites/), e.g. networking; also the argument before --")
-	cmd.Flags().StringVar(&r.claim, "claim", "", "run the specs of these claims, e.g. NET-03 or NET-03,NET-04")
+	cmd.Flags().Var(flagvalue.List(&r.claim, ""), "claim", "run the specs of these claims, e.g. NET-03 or NET-03,NET-04 (repeatable: --claim NET-03 --claim NET-04 is the same)")
 	cmd.Flags().StringVar(&r.labels, "labels", "", "a Ginkgo label filter, e.g. 'os:linux && !needs:windows-node'")
 	// Shell completion of the values, from the suite binary's dry run
 	// (its suites and labels) and the claim catalogue.
@@ -128,7 +129,7 @@ func (r *runFlags) dryRunLabels() []string {
 
 func (r *runFlags) register(cmd *cobra.Command) {
 	r.registerSelection(cmd)
-	cmd.Flags().StringVar(&r.reportDir, "report-dir", outPath("report"), "where JUnit, Ginkgo JSON and the harness's reports go")
+	cmd.Flags().Var(flagvalue.Dir(&r.reportDir, outPath("report"), "the run's reports"), "report-dir", "where JUnit, Ginkgo JSON and the harness's reports go")
 	cmd.Flags().StringVar(&r.kwok, "kwok-binary", binPath("kwok"), "kwok, to simulate Windows nodes for scheduling specs where the cluster has none")
 	cmd.Flags().StringVar(&r.inventory, "inventory", "", "inventory of Windows machines (YAML), to probe from their hosts")
 	cmd.Flags().StringVar(&r.ginkgo, "ginkgo", binPath("ginkgo"), "Ginkgo's CLI, which runs the suite binary in parallel processes")
@@ -143,11 +144,11 @@ func (r *runFlags) registerRun(cmd *cobra.Command) {
 	f.StringVar(&r.rerun, "rerun-failed", "", "a report directory: run only the specs that failed, were blocked, were interrupted or never ran there")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "only failures, the N of M progress lines and the summary (no Ginkgo -v)")
 	f.BoolVar(&r.noColor, "no-color", false, "no colour codes (also when $CI or $NO_COLOR is set, or the output is not a terminal)")
-	f.DurationVar(&r.deadAfter, "dead-after", runmark.DefaultDeadAfter, "a run whose heartbeat in the cluster is silent this long is dead: before its specs, this run removes what dead runs left (as winconform sweep --older-than; 0: 2m)")
+	f.Var(flagvalue.Duration(&r.deadAfter, runmark.DefaultDeadAfter, 0, "", "2m"), "dead-after", "a run whose heartbeat in the cluster is silent this long is dead: before its specs, this run removes what dead runs left (as winconform sweep --older-than)")
 	f.StringVar(&r.runID, "run-id", "", "the run's ID, on its objects and heartbeat in the cluster (default: wc-<time>-<random>; make e2e VMS= gives its machines' run)")
-	f.StringVar(&r.junitFile, "junit-file", "", "also write the run's JUnit file here (it is always in the report directory)")
+	f.Var(flagvalue.OutFile(&r.junitFile, "", false), "junit-file", "also write the run's JUnit file here (it is always in the report directory)")
 	f.StringArrayVar(&r.junitProperties, "junit-property", nil, "a name=value property of the run's JUnit test suite (repeatable), e.g. build=20348.2340")
-	f.DurationVar(&r.timeout, "timeout", 0, "the suite's time limit (default: 24h on an existing cluster or with --inventory, where machines reboot; Ginkgo's 1h on the local cluster)")
+	f.Var(flagvalue.Duration(&r.timeout, 0, 0, "", "2h"), "timeout", "the suite's time limit (default: 24h on an existing cluster or with --inventory, where machines reboot; Ginkgo's 1h on the local cluster)")
 }
 
 // suiteTimeout is the time limit of a run: --timeout, else 24 hours for a
@@ -220,9 +221,6 @@ func (r *runFlags) selectionAndFocus() []string {
 // rest of the pass-through contract is checkPassThrough's). Every refusal
 // is a usage error.
 func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) {
-	if r.timeout < 0 {
-		return nil, usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 24h", r.timeout))
-	}
 	for _, s := range r.junitProperties {
 		p, err := record.ParseProperty(s)
 		if err == nil && reports.ReservedProperty(p[0]) {
@@ -231,9 +229,6 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 		if err != nil {
 			return nil, usage(fmt.Errorf("--junit-property: %w", err))
 		}
-	}
-	if r.deadAfter < 0 {
-		return nil, usage(fmt.Errorf("--dead-after %s: want a positive duration, e.g. 2m", r.deadAfter))
 	}
 	if r.runID != "" {
 		if err := runid.Check(r.runID); err != nil {
@@ -368,7 +363,7 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			if err != nil {
 				return err
 			}
-			if err := e2eFlagConflicts(cmd, kubeconfig, rf.timeout); err != nil {
+			if err := e2eFlagConflicts(cmd, kubeconfig); err != nil {
 				return err
 			}
 			// Check everything before any cluster work: an unknown SUITE or
@@ -458,15 +453,10 @@ func noteKubeconfigEnv(cmd *cobra.Command, kubeconfig string) {
 }
 
 // e2eFlagConflicts refuses flags that would be ignored or mean nothing:
-// a cluster file beside --kubeconfig (the cluster is then the kubeconfig's),
-// --timeout 0 given (unset, it means the default).
-func e2eFlagConflicts(cmd *cobra.Command, kubeconfig string, timeout time.Duration) error {
-	f := cmd.Flags()
-	if kubeconfig != "" && f.Changed("config") {
+// a cluster file beside --kubeconfig (the cluster is then the kubeconfig's).
+func e2eFlagConflicts(cmd *cobra.Command, kubeconfig string) error {
+	if kubeconfig != "" && cmd.Flags().Changed("config") {
 		return usage(errors.New("--config and --kubeconfig: the cluster file makes the local cluster, --kubeconfig names an existing one to test as it is; give one"))
-	}
-	if f.Changed("timeout") && timeout == 0 {
-		return usage(errors.New("--timeout 0: give the suite's time limit, e.g. 2h, or leave --timeout out for the default"))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/policy"
@@ -84,11 +85,11 @@ diff.md and diff.json. It reads local files only.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&report, "report", "", "the run's report directory (required)")
-	cmd.Flags().StringVar(&policyFile, "policy", "", "the policy file (required), e.g. policies/linux-only.yaml")
-	cmd.Flags().StringVar(&baseline, "baseline", "", "an earlier run's report directory (last night's, the last release's) to compare with")
+	cmd.Flags().Var(flagvalue.Name(&report, "", "a run's report directory"), "report", "the run's report directory (required)")
+	cmd.Flags().Var(flagvalue.Name(&policyFile, "", "a policy file, e.g. policies/linux-only.yaml"), "policy", "the policy file (required), e.g. policies/linux-only.yaml")
+	cmd.Flags().Var(flagvalue.Name(&baseline, "", "an earlier run's report directory"), "baseline", "an earlier run's report directory (last night's, the last release's) to compare with")
 	cmd.Flags().StringVar(&now, "now", "", "the day known issues expire against, YYYY-MM-DD (default: today, UTC)")
-	cmd.Flags().StringVar(&out, "out", "", "where gate.md, gate.json, diff.* and report.html go (default: the report directory)")
+	cmd.Flags().Var(flagvalue.Dir(&out, "", "gate.md, gate.json, diff.* and report.html"), "out", "where gate.md, gate.json, diff.* and report.html go (default: the report directory)")
 	cmd.Flags().BoolVar(&check, "check", false, "only read and check the policy file (no --report needed); exit 0 when it can be used, 2 when not")
 	cmd.Flags().StringSliceVar(&builds, "windows-build", nil, "a Windows build (10.0.NNNNN) a real node of the cluster must have had, beside the policy's cluster.windowsBuilds")
 	return cmd

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/winconform/winconform/images"
+	"github.com/winconform/winconform/internal/flagvalue"
 )
 
 // imagesCmd lists the images the suites use and pushes the probe image for
@@ -23,12 +24,16 @@ func imagesCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	cmd.PersistentFlags().StringVar(&overrides, "overrides", "", "image override file (default: $"+images.OverridesEnv+")")
+	// The override file is input: refused (exit 2) when it cannot be used.
 	load := func() error {
 		if overrides != "" {
-			return images.LoadOverrides(overrides)
+			if err := images.LoadOverrides(overrides); err != nil {
+				return usage(fmt.Errorf("--overrides: %w", err))
+			}
+			return nil
 		}
 		_, err := images.FromEnv()
-		return err
+		return usage(err)
 	}
 	cmd.AddCommand(imagesListCmd(load), imagesPushCmd(load))
 	return cmd
@@ -72,8 +77,8 @@ the suites at it with an override file (images: probe: REF).`,
 			for _, b := range bases {
 				rel, base, ok := strings.Cut(b, "=")
 				if _, known := defaults[rel]; !ok || !known {
-					return fmt.Errorf("--base %q: want RELEASE=REF with RELEASE one of %s, e.g. ltsc2022=mirror.example.com/nanoserver:ltsc2022 (RELEASE= leaves it out)",
-						b, strings.Join(slices.Sorted(maps.Keys(defaults)), ", "))
+					return usage(fmt.Errorf("--base %q: want RELEASE=REF with RELEASE one of %s, e.g. ltsc2022=mirror.example.com/nanoserver:ltsc2022 (RELEASE= leaves it out)",
+						b, strings.Join(slices.Sorted(maps.Keys(defaults)), ", ")))
 				}
 				if base == "" {
 					delete(build.Bases, rel)
@@ -85,7 +90,7 @@ the suites at it with an override file (images: probe: REF).`,
 				ref = images.Ref("probe")
 			}
 			if ref == images.Probe {
-				return fmt.Errorf("--ref: %s is the probe's local name, which no registry serves: give --ref REGISTRY/REPO:TAG, or point probe at a registry in an override file", ref)
+				return usage(fmt.Errorf("--ref: %s is the probe's local name, which no registry serves: give --ref REGISTRY/REPO:TAG, or point probe at a registry in an override file", ref))
 			}
 			build.Insecure = insecure
 			auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
@@ -112,7 +117,7 @@ the suites at it with an override file (images: probe: REF).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&ref, "ref", "", "where to push, REGISTRY/REPO:TAG (default: the probe's reference, overrides applied)")
+	cmd.Flags().Var(flagvalue.Name(&ref, "", "REGISTRY/REPO:TAG"), "ref", "where to push, REGISTRY/REPO:TAG (default: the probe's reference, overrides applied)")
 	cmd.Flags().StringArrayVar(&bases, "base", nil, "Windows base image of a release, RELEASE=REF (repeatable; default: the nanoserver-RELEASE images)")
 	cmd.Flags().StringVar(&build.LinuxBinary, "linux-binary", binPath("probe-linux-amd64"), "the Linux probe (make build)")
 	cmd.Flags().StringVar(&build.WindowsBinary, "windows-binary", binPath("probe-windows-amd64.exe"), "the Windows probe (make build)")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/docker"
+	"github.com/winconform/winconform/internal/flagvalue"
 )
 
 // Exit statuses of every command: 0 done (a run whose claims all held), 1
@@ -120,6 +121,11 @@ func rootCmd() *cobra.Command {
 	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd(), vmsCmd(), underlayCmd(), sweepCmd())
 	root.AddCommand(gateCmd(), diffCmd(), reportCmd())
 	root.AddCommand(versionCmd(), resultsCmd())
+	// help and completion are in the tree the rule walks: an unknown topic
+	// or shell is refused as any unknown command is.
+	root.SetHelpCommand(helpCmd())
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	// A bad flag or argument is a usage error, wherever it is.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if hint := flagHint(cmd, err); hint != "" {
@@ -127,8 +133,12 @@ func rootCmd() *cobra.Command {
 		}
 		return usage(fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath()))
 	})
+	given := flagvalue.Repeats{}
 	var oneRule func(*cobra.Command)
 	oneRule = func(c *cobra.Command) {
+		// A flag of one value given twice is refused (a list accumulates).
+		flagvalue.RefuseRepeats(c.PersistentFlags(), given)
+		flagvalue.RefuseRepeats(c.Flags(), given)
 		if c != root && c.HasSubCommands() && !c.Runnable() {
 			c.Args, c.RunE = cobra.ArbitraryArgs, groupNeedsACommand
 		}
@@ -148,8 +158,9 @@ func rootCmd() *cobra.Command {
 		}
 	}
 	// One rule for exit statuses: input refused (a bad flag or argument, a
-	// required flag missing, an unknown command, a group command without
-	// one) exits 2, a run that failed 1.
+	// flag of one value given twice, a required flag missing, an unknown
+	// command, help topic or shell, a group command without one) exits 2, a
+	// run that failed 1.
 	oneRule(root)
 	return root
 }
@@ -181,6 +192,40 @@ func flagHint(cmd *cobra.Command, err error) string {
 		return hint
 	}
 	return ""
+}
+
+// helpCmd is `winconform help [COMMAND]`: the command's help, and an
+// unknown command refused (cobra's own printed the root's help and exited
+// 0).
+func helpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Args:  cobra.ArbitraryArgs,
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			c, _, err := cmd.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range c.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), typed) {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, rest, err := cmd.Root().Find(args)
+			if err == nil && len(rest) > 0 {
+				err = fmt.Errorf("unknown help topic %q", strings.Join(args, " "))
+			}
+			if err != nil {
+				return usage(fmt.Errorf("%v: give a command, as `winconform help vms up` (the commands: winconform --help)", err))
+			}
+			return c.Help()
+		},
+	}
 }
 
 // groupNeedsACommand is the run of a command that only groups others (vms,

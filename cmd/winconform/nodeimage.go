@@ -21,7 +21,7 @@ func nodeImageCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, release, err := kubelines.Resolve(version)
 			if err != nil {
-				return fmt.Errorf("--kubernetes-version: %w", err)
+				return usage(fmt.Errorf("--kubernetes-version: %w", err))
 			}
 			d, err := docker.New()
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/reports/html"
 )
 
@@ -51,9 +52,10 @@ written (here, by gate and by diff), or removed where it cannot be.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "report", "", "the run's report directory (required)")
+	cmd.Flags().Var(flagvalue.Name(&dir, "", "a run's report directory"), "report", "the run's report directory (required)")
 	cmd.Flags().BoolVar(&shot, "screenshot", false, "also render the whole page in headless Chromium into report.png")
-	cmd.Flags().StringVar(&browser, "browser", "", "the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH)")
-	cmd.Flags().DurationVar(&timeout, "screenshot-timeout", 2*time.Minute, "how long Chromium may take")
+	cmd.Flags().Var(flagvalue.Program(&browser, "", "the Chromium binary's path (or leave --browser out to look for chromium, chromium-browser or google-chrome on PATH)"), "browser",
+		"the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH; none there is a failure of the host, exit 1)")
+	cmd.Flags().Var(flagvalue.Duration(&timeout, 2*time.Minute, 0, "", "2m"), "screenshot-timeout", "how long Chromium may take")
 	return cmd
 }

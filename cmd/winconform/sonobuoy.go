@@ -19,6 +19,7 @@ import (
 	"github.com/winconform/winconform/images/suiteimage"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/sonobuoy"
+	"github.com/winconform/winconform/internal/flagvalue"
 )
 
 // sonobuoyCmd runs the suites inside a cluster, as a Sonobuoy plugin.
@@ -43,12 +44,12 @@ type pluginFlags struct {
 
 func (p *pluginFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&p.rf.binary, "suite-binary", binPath("e2e.test"), "the suite binary (make build): it checks the selection, and goes into the suite image")
+	f.Var(flagvalue.Name(&p.rf.binary, binPath("e2e.test"), "the suite binary's path"), "suite-binary", "the suite binary (make build): it checks the selection, and goes into the suite image")
 	f.StringVar(&p.rf.suite, "suite", "", "run one area (a package under suites/), e.g. limitations (default: all)")
-	f.StringVar(&p.rf.claim, "claim", "", "run the specs of these claims, e.g. LIM-01 or LIM-01,LIM-02")
+	f.Var(flagvalue.List(&p.rf.claim, ""), "claim", "run the specs of these claims, e.g. LIM-01 or LIM-01,LIM-02 (repeatable)")
 	f.StringVar(&p.rf.labels, "labels", "", "a Ginkgo label filter, passed as --ginkgo.label-filter, e.g. 'os:linux'")
 	f.BoolVar(&p.strictDrift, "strict-drift", false, "fail a spec when a documented limitation no longer holds")
-	f.StringVar(&p.image, "image", suiteimage.Suite, "the suite image the plugin runs (winconform sonobuoy images makes it)")
+	f.Var(flagvalue.Name(&p.image, suiteimage.Suite, "the suite image's reference"), "image", "the suite image the plugin runs (winconform sonobuoy images makes it)")
 	f.StringVar(&p.pullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "the plugin's image pull policy: Always, IfNotPresent or Never")
 	f.StringVar(&p.overrides, "image-overrides", "", "image override file, given to the suites through the plugin's config-map (default: $"+images.OverridesEnv+")")
 }
@@ -145,7 +146,7 @@ make namespaces and simulated nodes.`,
 		},
 	}
 	pf.register(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "", "file to write (default: standard output)")
+	cmd.Flags().VarP(flagvalue.OutFile(&output, "", true), "output", "o", "file to write (default: standard output)")
 	return cmd
 }
 
@@ -201,8 +202,8 @@ docker-archive, for docker load, ctr images import, or a copy to a registry
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&suite, "suite-binary", binPath("e2e.test"), "the suite binary (make build; static)")
-	cmd.Flags().StringVarP(&output, "output", "o", outPath("sonobuoy", "images.tar"), "the archive to write")
+	cmd.Flags().Var(flagvalue.Name(&suite, binPath("e2e.test"), "the suite binary's path"), "suite-binary", "the suite binary (make build; static)")
+	cmd.Flags().VarP(flagvalue.OutFile(&output, outPath("sonobuoy", "images.tar"), false), "output", "o", "the archive to write")
 	return cmd
 }
 
@@ -236,9 +237,6 @@ and nothing is loaded: the cluster must be able to pull --image and
 			extra, err := suiteArgs(cmd, args, &pf.rf)
 			if err != nil {
 				return err
-			}
-			if timeout <= 0 {
-				return usage(fmt.Errorf("--timeout %s: want a positive duration, e.g. 30m", timeout))
 			}
 			// The run's own input first (the selection, with the suite
 			// binary's dry run; the kubeconfig), then the sonobuoy CLI.
@@ -320,10 +318,10 @@ and nothing is loaded: the cluster must be able to pull --image and
 	pf.register(cmd)
 	f.register(cmd)
 	registerTarget(cmd, &kubeconfig, "the cluster to run the plugin in, as it is (nothing is made or loaded)")
-	cmd.Flags().StringVar(&namespace, "namespace", "sonobuoy", "Sonobuoy's namespace")
-	cmd.Flags().StringVar(&aggImage, "sonobuoy-image", suiteimage.Aggregator, "Sonobuoy's aggregator and worker image")
-	cmd.Flags().StringVar(&outDir, "out", outPath("sonobuoy"), "where the plugin, the results tarball and the suite's reports go")
-	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Minute, "how long the plugin may run")
+	cmd.Flags().Var(flagvalue.Name(&namespace, "sonobuoy", "a namespace"), "namespace", "Sonobuoy's namespace")
+	cmd.Flags().Var(flagvalue.Name(&aggImage, suiteimage.Aggregator, "the aggregator image's reference"), "sonobuoy-image", "Sonobuoy's aggregator and worker image")
+	cmd.Flags().Var(flagvalue.Dir(&outDir, outPath("sonobuoy"), "the plugin, the results tarball and the suite's reports"), "out", "where the plugin, the results tarball and the suite's reports go")
+	cmd.Flags().Var(flagvalue.Duration(&timeout, 60*time.Minute, 0, "", "30m"), "timeout", "how long the plugin may run")
 	cmd.Flags().BoolVar(&keep, "keep", false, "leave Sonobuoy's namespace in the cluster afterwards (sonobuoy delete removes it)")
 	return cmd
 }

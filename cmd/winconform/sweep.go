@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 )
@@ -47,12 +47,13 @@ so --older-than is required with --vms (longer than making them takes, e.g.
 24h). --dry-run lists what would go and removes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if olderThan < 0 {
-				return usage(fmt.Errorf("--older-than %s: want a positive duration, e.g. 2m or 24h", olderThan))
-			}
 			if vmsFile != "" {
 				if !cmd.Flags().Changed("older-than") {
-					return usage(errors.New("--vms needs --older-than DURATION (such as 24h): machines have no heartbeat while they are made, and younger ones may belong to a run still going"))
+					return usage(fmt.Errorf("--vms needs --older-than DURATION (%s or more, such as 24h): machines have no heartbeat while they are made, and younger ones may belong to a run still going", machineSweepFloor))
+				}
+				// The machines' floor (the flag's own is the cluster's).
+				if err := machineAge(new(time.Duration)).Set(olderThan.String()); err != nil {
+					return usage(fmt.Errorf("--older-than with --vms: %w", err))
 				}
 				if _, err := config.Load[config.Machines](vmsFile, nil); err != nil {
 					return usage(err)
@@ -90,7 +91,7 @@ so --older-than is required with --vms (longer than making them takes, e.g.
 	registerClusterLookup(cmd, &cf)
 	cmd.Flags().Lookup("kubeconfig").Usage = "kubeconfig of the cluster to sweep (default: the local cluster's, " + outPath("<name>.kubeconfig") + ")"
 	cmd.Flags().StringVar(&vmsFile, "vms", "", "a VM file: also delete its provider's machines of dead runs (needs --older-than)")
-	cmd.Flags().DurationVar(&olderThan, "older-than", runmark.DefaultDeadAfter, "a run silent (or, without a heartbeat, untouched) this long is dead")
+	cmd.Flags().Var(flagvalue.Duration(&olderThan, runmark.DefaultDeadAfter, 0, "", "2m"), "older-than", fmt.Sprintf("a run silent (or, without a heartbeat, untouched) this long is dead (with --vms: at least %s)", machineSweepFloor))
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
 	return cmd
 }

@@ -35,12 +35,12 @@ func TestSweepRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"sweep", "--older-than", "two minutes"}, `invalid argument "two minutes" for "--older-than"`},
-		{[]string{"sweep", "--older-than", "-5m"}, "--older-than -5m0s: want a positive duration"},
+		{[]string{"sweep", "--older-than", "-5m"}, `invalid argument "-5m" for "--older-than" flag: want a positive duration`},
 		{[]string{"sweep", "--vms", vmsFile}, "--vms needs --older-than"},
 		{[]string{"sweep", "--vms", vmsFile, "--older-than", "24h"}, "nosuch"},
 		{[]string{"sweep", "--kubeconfig", filepath.Join(t.TempDir(), "missing")}, "give the kubeconfig of an existing cluster"},
 		{[]string{"sweep", "--name", "no-such-cluster"}, "no cluster to sweep: the local cluster's kubeconfig"},
-		{[]string{"e2e", "--dead-after", "-1m"}, "--dead-after -1m0s: want a positive duration"},
+		{[]string{"e2e", "--dead-after", "-1m"}, `invalid argument "-1m" for "--dead-after" flag: want a positive duration`},
 		{[]string{"e2e", "--run-id", "Not_A_Label", "--suite-binary", "/nonexistent"}, "--run-id: run ID \"Not_A_Label\""},
 	} {
 		code, _, stderr := runCLI(t, c.args...)

@@ -18,6 +18,7 @@ import (
 	"github.com/winconform/winconform/framework/underlaypods"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/internal/flagvalue"
 )
 
 // underlayCheck is the check before the suites: every machine joined
@@ -41,6 +42,12 @@ func (u underlayCheck) run(ctx context.Context) (*underlay.Report, error) {
 	if u.w != nil && u.w.inventory != "" {
 		if _, err := u.w.machines(); err != nil {
 			return nil, usage(fmt.Errorf("--inventory: %w", err))
+		}
+	}
+	// Its own input before the cluster: the inventory.
+	if u.w != nil && u.w.inventory != "" {
+		if _, err := u.w.machines(); err != nil {
+			return nil, err
 		}
 	}
 	kc, err := filepath.Abs(u.cf.kubeconfig)
@@ -154,7 +161,7 @@ it; the rungs above it are not tried. Needs root.`,
 	registerClusterLookup(cmd, &cf)
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML) joined through the underlay")
 	cmd.Flags().BoolVar(&noPods, "no-pods", false, "leave out the pods rung (and VXLAN, which counts its packets)")
-	cmd.Flags().StringVar(&out, "out", "", "write the report as JSON to this file")
+	cmd.Flags().Var(flagvalue.OutFile(&out, "", false), "out", "write the report as JSON to this file")
 	return cmd
 }
 
@@ -169,6 +176,11 @@ func underlayPlanCmd() *cobra.Command {
 			cfg, err := cf.load()
 			if err != nil {
 				return err
+			}
+			if w.inventory != "" {
+				if _, err := w.machines(); err != nil {
+					return err
+				}
 			}
 			kc, _ := filepath.Abs(cf.kubeconfig)
 			c, err := kind.New(cmd.Context(), cfg, kind.Options{Kubeconfig: kc, Log: cmd.ErrOrStderr()})

@@ -11,9 +11,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/runid"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
@@ -83,9 +85,6 @@ func openProvider(ctx context.Context, path string, f *vms.File) (vms.Provider, 
 // without a cluster), and the run's directory. It returns the file, and
 // sets o's defaults (the run ID, the directory).
 func vmsUpInputs(cmd *cobra.Command, file string, o *lifecycle.Options) (*vms.File, error) {
-	if cmd.Flags().Changed("parallel") && o.Parallel < 1 {
-		return nil, usage(fmt.Errorf("--parallel %d: give how many machines are created at once, 1 or more (default %d)", o.Parallel, lifecycle.DefaultParallel))
-	}
 	if o.RunID == "" {
 		o.RunID = runid.New()
 	}
@@ -156,10 +155,10 @@ ones), and a machine left behind fails the run.`,
 	}
 	cmd.Flags().StringVar(&file, "vms", "", "the VM file (YAML)")
 	cmd.Flags().StringVar(&o.RunID, "run-id", "", "the run's ID, its machines' run tag (default: the time and a random part)")
-	cmd.Flags().StringVar(&o.Dir, "dir", "", "the run's directory: state, inventory, console logs (default: _output/vms/<run ID>)")
-	cmd.Flags().DurationVar(&o.ReadyTimeout, "ready-timeout", lifecycle.DefaultReadyTimeout, "how long each machine may take from its creation to the last rung")
-	cmd.Flags().DurationVar(&o.Settle, "settle", lifecycle.DefaultSettle, "how long a machine's address must stay the same")
-	cmd.Flags().IntVar(&o.Parallel, "parallel", lifecycle.DefaultParallel, "machines created at once")
+	cmd.Flags().Var(flagvalue.Dir(&o.Dir, "", "the run's state, inventory and console logs"), "dir", "the run's directory: state, inventory, console logs (default: _output/vms/<run ID>)")
+	cmd.Flags().Var(flagvalue.Duration(&o.ReadyTimeout, lifecycle.DefaultReadyTimeout, 0, "", "30m"), "ready-timeout", "how long each machine may take from its creation to the last rung")
+	cmd.Flags().Var(flagvalue.Duration(&o.Settle, lifecycle.DefaultSettle, 0, "", "20s"), "settle", "how long a machine's address must stay the same")
+	cmd.Flags().Var(flagvalue.Int(&o.Parallel, lifecycle.DefaultParallel, 1, maxParallel, "how many machines are created at once"), "parallel", "machines created at once")
 	cmd.Flags().BoolVar(&checkOnly, "check", false, "only check the VM file (its fields, values and references), without contacting the provider")
 	cmd.Flags().BoolVar(&o.KeepOnFailure, "keep-on-failure", false, "keep the machines that fail, for debugging (delete them with vms down --run-id)")
 	_ = cmd.MarkFlagRequired("vms")
@@ -188,7 +187,7 @@ error.`,
 			case state != "":
 				var err error
 				if st, statePath, err = lifecycle.LoadState(state); err != nil {
-					return err
+					return usage(fmt.Errorf("--state: %w", err))
 				}
 				runID = st.RunID
 				if file == "" {
@@ -242,16 +241,32 @@ also sweeps the cluster, leaving the machines of runs whose heartbeat is alive.`
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("older-than") {
-				return usage(errors.New("sweep needs --older-than DURATION (such as 24h): machines younger than that may belong to a run still going"))
+				return usage(fmt.Errorf("sweep needs --older-than DURATION (%s or more, such as 24h): machines younger than that may belong to a run still going", machineSweepFloor))
 			}
 			return sweepVMs(cmd.Context(), file, olderThan, lifecycle.DownOptions{DryRun: dryRun, Log: cmd.ErrOrStderr()}, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&file, "vms", "", "the VM file (its provider and connection)")
-	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "delete machines made longer ago than this (such as 24h)")
+	cmd.Flags().Var(machineAge(&olderThan), "older-than", fmt.Sprintf("delete machines made longer ago than this (such as 24h; at least %s)", machineSweepFloor))
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list the machines that would be deleted, delete none")
 	_ = cmd.MarkFlagRequired("vms")
 	return cmd
+}
+
+// maxParallel bounds vms up --parallel.
+const maxParallel = 32
+
+// machineSweepFloor is the least --older-than that deletes machines (vms
+// sweep, sweep --vms): a machine has no heartbeat of its own while it is
+// made and readied (up to --ready-timeout, 30 minutes by default), so a
+// younger one may be a live run's. 0 would take every machine of every
+// run.
+const machineSweepFloor = time.Hour
+
+// machineAge is --older-than of a sweep of machines: positive, and at
+// least machineSweepFloor.
+func machineAge(p *time.Duration) pflag.Value {
+	return flagvalue.Duration(p, 0, machineSweepFloor, "a younger machine may be one a live run is still making", "24h")
 }
 
 func vmsListCmd() *cobra.Command {

@@ -16,6 +16,7 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows"
+	"github.com/winconform/winconform/internal/flagvalue"
 )
 
 // windowsFlags are the flags of the commands that work on the inventory's
@@ -36,21 +37,23 @@ type windowsFlags struct {
 
 func (w *windowsFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML)")
-	cmd.Flags().StringVar(&w.machine, "machine", "", "only this machine of the inventory (default: every machine)")
-	cmd.Flags().StringVar(&w.artifacts, "artifacts", outPath("windows"), "where reports, WinRM transcripts and machine logs go")
+	cmd.Flags().Var(flagvalue.Name(&w.machine, "", "a machine's name in the inventory"), "machine", "only this machine of the inventory (default: every machine)")
+	cmd.Flags().Var(flagvalue.Dir(&w.artifacts, outPath("windows"), "the reports, WinRM transcripts and machine logs"), "artifacts", "where reports, WinRM transcripts and machine logs go")
 }
 
 // registerUp adds to `up` the flags that join machines after it.
 func (w *windowsFlags) registerUp(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML) to join once the cluster is up")
-	cmd.Flags().StringVar(&w.artifacts, "windows-artifacts", outPath("windows"), "with --inventory: where the join reports, WinRM transcripts and machine logs go")
+	cmd.Flags().Var(flagvalue.Dir(&w.artifacts, outPath("windows"), "the join reports, WinRM transcripts and machine logs"), "windows-artifacts", "with --inventory: where the join reports, WinRM transcripts and machine logs go")
 }
 
 // machines loads the inventory and selects the machines.
+//
+// Its errors are refused input (usage): the file, or --machine.
 func (w *windowsFlags) machines() ([]config.Machine, error) {
 	inv, err := config.Load[config.Inventory](w.inventory, w.env)
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	if w.machine == "" {
 		return inv.Machines, nil
@@ -61,7 +64,7 @@ func (w *windowsFlags) machines() ([]config.Machine, error) {
 		for _, m := range inv.Machines {
 			names = append(names, m.Name)
 		}
-		return nil, fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, config.DidYouMean(w.machine, names), strings.Join(names, ", "))
+		return nil, usage(fmt.Errorf("--machine %q: %s has no machine of that name (%sit has %s)", w.machine, w.inventory, config.DidYouMean(w.machine, names), strings.Join(names, ", ")))
 	}
 	return []config.Machine{m}, nil
 }
@@ -262,10 +265,10 @@ kubelet's command line), and the cluster's Windows objects, for review.`,
 	}
 	registerClusterLookup(cmd, &cf)
 	w.register(cmd)
-	cmd.Flags().StringVar(&junitDir, "report-dir", "", "when the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
+	cmd.Flags().Var(flagvalue.Dir(&junitDir, "", "a failure's JUnit file"), "report-dir", "when the join fails, write a JUnit file with the failed step into this report directory (as e2e does)")
 	cmd.Flags().BoolVar(&w.collectLogs, "collect-logs", false, "collect every machine's logs into --artifacts/logs, not only those of machines that fail")
 	cmd.Flags().BoolVar(&w.check, "check", false, "only ready the cluster and prove it can join machines (make, check and delete a join command); no machine is touched")
-	cmd.Flags().StringVar(&render, "render", "", "write into this directory, per machine, exactly the scripts, parameters and files the join would send (a placeholder token and CA), and the cluster's Windows objects; no machine and no cluster is contacted")
+	cmd.Flags().Var(flagvalue.Dir(&render, "", "the rendered scripts and files"), "render", "write into this directory, per machine, exactly the scripts, parameters and files the join would send (a placeholder token and CA), and the cluster's Windows objects; no machine and no cluster is contacted")
 	cmd.Flags().StringVar(&w.vms, "vms", "", "with --render: the VM file whose machines to render (its machine block)")
 	return cmd
 }
@@ -319,7 +322,7 @@ and the binaries stay, so that the machine can join again.`,
 func registerClusterLookup(cmd *cobra.Command, f *clusterFlags) {
 	f.remote = -1 // the cluster file's remoteNodes
 	cmd.Flags().StringVar(&f.config, "config", "", "cluster file (default: the embedded default cluster)")
-	cmd.Flags().StringVar(&f.name, "name", "", "cluster name (overrides the cluster file)")
+	cmd.Flags().Var(flagvalue.Name(&f.name, "", "the cluster's name"), "name", "cluster name (overrides the cluster file)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the local cluster's kubeconfig (default: "+outPath("<name>.kubeconfig")+")")
 }
 
