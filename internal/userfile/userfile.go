@@ -18,6 +18,10 @@
 //     FIFO nobody writes returns at once), and what it is comes from the
 //     opened file (fstat), not from its path: a file swapped for another
 //     between the check and the read cannot pass.
+//   - A file that holds a secret (Kind.Private) must be its owner's alone:
+//     one its group or others may read or write (mode & 0o077) is refused
+//     with the fix "chmod 600 FILE", as ssh refuses an unprotected key.
+//     Windows files have no such mode, and are not checked.
 //   - A file is read up to its kind's limit (Kind.Max); one larger is
 //     refused. An empty file is read as empty: whether that is fine is for
 //     its kind to say (an empty secret file is refused, for one).
@@ -32,6 +36,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // MiB is a mebibyte, for limits.
@@ -44,6 +49,10 @@ type Kind struct {
 	What string
 	// Max is the most bytes a file of the kind may hold.
 	Max int64
+	// Private is true for a file that holds a secret: one its group or
+	// others may read or write is refused, as ssh refuses such a key
+	// (not on Windows, whose files have no such mode).
+	Private bool
 }
 
 // The limits of the kinds of file the harness reads. Each is far above
@@ -68,7 +77,7 @@ const (
 // Kinds the harness reads in more than one place.
 var (
 	Kubeconfig = Kind{What: "kubeconfig", Max: KubeconfigMax}
-	Secret     = Kind{What: "file that holds only the secret", Max: SecretMax}
+	Secret     = Kind{What: "file that holds only the secret", Max: SecretMax, Private: true}
 	CA         = Kind{What: "CA's certificates (PEM)", Max: CAMax}
 )
 
@@ -169,6 +178,11 @@ func Open(origin, path string, k Kind) (*File, error) {
 		f.Close()
 		problem, fix := notFile(path, info.Mode(), k)
 		return refuse(problem, fix, nil)
+	}
+	if m := info.Mode().Perm(); k.Private && m&0o077 != 0 && runtime.GOOS != "windows" {
+		f.Close()
+		return refuse(fmt.Sprintf("is open to others (mode %#o): a file that holds a secret must be its owner's alone", m),
+			"chmod 600 "+path, nil)
 	}
 	if info.Size() > k.Max {
 		f.Close()

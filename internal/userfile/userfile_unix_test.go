@@ -5,6 +5,7 @@ package userfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -133,5 +134,50 @@ func TestFIFOWithWriterStillRefused(t *testing.T) {
 	}
 	if data, err := Read("--inventory", fifo, Config("inventory")); err == nil || !strings.Contains(err.Error(), "named pipe") {
 		t.Fatalf("Read = %q, %v; want the FIFO refused", data, err)
+	}
+}
+
+// TestPrivate: a file of a Private kind (a secret) that its group or
+// others may read or write is refused, naming its mode and the chmod; one
+// its owner's alone is read.
+func TestPrivate(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{{0o600, true}, {0o400, true}, {0o644, false}, {0o640, false}, {0o604, false}, {0o620, false}, {0o602, false}} {
+		p := filepath.Join(dir, "pw")
+		os.Remove(p)
+		if err := os.WriteFile(p, []byte("hunter2\n"), c.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, c.mode); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		data, err := Read("machines[0].passwordFrom.file", p, Secret)
+		if c.ok {
+			if err != nil || string(data) != "hunter2\n" {
+				t.Errorf("mode %#o: Read = %q, %v; want it read", c.mode, data, err)
+			}
+			continue
+		}
+		want := fmt.Sprintf("machines[0].passwordFrom.file %s is open to others (mode %#o): a file that holds a secret must be its owner's alone: chmod 600 %s", p, c.mode, p)
+		if err == nil || err.Error() != want {
+			t.Errorf("mode %#o: Read = %q, %v;\nwant %s", c.mode, data, err, want)
+		}
+		if strings.Contains(fmt.Sprint(err), "hunter2") {
+			t.Errorf("the error holds the secret")
+		}
+	}
+	// A kind that holds no secret takes any mode.
+	p := filepath.Join(dir, "inv")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read("--inventory", p, Config("inventory")); err != nil {
+		t.Errorf("an inventory open to others: %v", err)
 	}
 }
