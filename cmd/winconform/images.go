@@ -26,7 +26,10 @@ func imagesCmd() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&overrides, "overrides", "", "image override file (default: $"+images.OverridesEnv+")")
 	load := func() error {
 		if overrides != "" {
-			return images.LoadOverrides(overrides)
+			if err := images.LoadOverrides(overrides); err != nil {
+				return fmt.Errorf("--overrides: %w", err)
+			}
+			return nil
 		}
 		_, err := images.FromEnv()
 		return err

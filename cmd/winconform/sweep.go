@@ -55,7 +55,7 @@ so --older-than is required with --vms (longer than making them takes, e.g.
 					return usage(errors.New("--vms needs --older-than DURATION (such as 24h): machines have no heartbeat while they are made, and younger ones may belong to a run still going"))
 				}
 				if _, err := config.Load[config.Machines](vmsFile, nil); err != nil {
-					return usage(err)
+					return usage(fmt.Errorf("--vms: %w", err))
 				}
 			}
 			kubeconfig, err := sweepTarget(&cf, vmsFile != "")

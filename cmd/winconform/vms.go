@@ -48,7 +48,7 @@ func openVMs(ctx context.Context, path string) (*vms.File, vms.Provider, error) 
 	}
 	f, err := config.Load[config.Machines](path, nil)
 	if err != nil {
-		return nil, nil, usage(err)
+		return nil, nil, usage(fmt.Errorf("--vms: %w", err))
 	}
 	octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -92,7 +92,7 @@ ones), and a machine left behind fails the run.`,
 			if checkOnly {
 				f, err := config.Load[config.Machines](file, nil)
 				if err != nil {
-					return usage(err)
+					return usage(fmt.Errorf("--vms: %w", err))
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "VM file %s can be used: provider %s, %d machine(s) (--check: the provider was not contacted)\n", file, f.Provider, f.Count)
 				return nil
@@ -151,7 +151,7 @@ error.`,
 			case state != "":
 				var err error
 				if st, statePath, err = lifecycle.LoadState(state); err != nil {
-					return err
+					return fmt.Errorf("--state: %w", err)
 				}
 				runID = st.RunID
 				if file == "" {

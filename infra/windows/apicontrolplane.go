@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/internal/userfile"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -103,7 +103,7 @@ func caHashes(cfg *rest.Config) ([]string, error) {
 	data := cfg.CAData
 	if len(data) == 0 && cfg.CAFile != "" {
 		var err error
-		if data, err = os.ReadFile(cfg.CAFile); err != nil {
+		if data, err = userfile.Read("the kubeconfig's certificate-authority", cfg.CAFile, userfile.CA); err != nil {
 			return nil, err
 		}
 	}

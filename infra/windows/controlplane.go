@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"regexp"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/userfile"
 )
 
 // ControlPlane is what joining and resetting Windows machines needs of the
@@ -159,7 +159,7 @@ func clusterCA(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (
 		return cfg.CAData, nil
 	}
 	if cfg != nil && cfg.CAFile != "" {
-		return os.ReadFile(cfg.CAFile)
+		return userfile.Read("the kubeconfig's certificate-authority", cfg.CAFile, userfile.CA)
 	}
 	return nil, errors.New("the cluster's CA is in neither kube-public/cluster-info nor the REST config")
 }

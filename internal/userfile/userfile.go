@@ -70,6 +70,10 @@ const (
 	CAMax = 1 * MiB
 	// StateMax bounds a run's state file (state.json).
 	StateMax = 16 * MiB
+	// ReportMax bounds a file of a report directory a user names (a run's
+	// Ginkgo report with its evidence, the network matrix): the harness
+	// wrote it, but the directory is the user's to name.
+	ReportMax = 512 * MiB
 	// BinaryMax bounds a binary the harness packs into an image (the probe).
 	BinaryMax = 1024 * MiB
 )
@@ -79,6 +83,7 @@ var (
 	Kubeconfig = Kind{What: "kubeconfig", Max: KubeconfigMax}
 	Secret     = Kind{What: "file that holds only the secret", Max: SecretMax, Private: true}
 	CA         = Kind{What: "CA's certificates (PEM)", Max: CAMax}
+	Report     = Kind{What: "report file a run wrote", Max: ReportMax}
 )
 
 // Config is the kind of a YAML file of the harness's: what names it

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/winconform/winconform/internal/userfile"
 	"github.com/winconform/winconform/internal/version"
 )
 
@@ -98,7 +99,7 @@ func CheckFinished(dir string) error {
 
 func readState(dir string) (*RunState, error) {
 	path := filepath.Join(dir, RunFile)
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read("", path, userfile.Report)
 	if err != nil {
 		return nil, err
 	}
