@@ -8,7 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/winconform/winconform/internal/userfile"
@@ -221,4 +223,35 @@ func isSecretKey(key string) bool {
 func (l *loader) inlineSecret(p *field.Path, line int) {
 	l.add(p, line, "an inline secret is refused: files hold references to secrets, never secrets",
 		"remove it and reference it: {env: VARIABLE} (a variable set where the harness runs) or {file: PATH} (a file that holds only the secret), as a machine's passwordFrom or a provider's connection.credentials")
+}
+
+// userinfoRe finds user:password@ at the start of a value with no scheme
+// (user:pw@host), where url.Parse sees no user information.
+var userinfoRe = regexp.MustCompile(`^[^/@\s:]+:[^/@\s]+@\S`)
+
+// credentialInURL reports whether s is a URL that holds a credential: a
+// password in its user information, or a query parameter named as a secret
+// (password=, token=). The value is never quoted in the message.
+func credentialInURL(s string) bool {
+	if userinfoRe.MatchString(s) {
+		return true
+	}
+	if !strings.Contains(s, "://") {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		// Not a URL Go parses: look for user:password@ after the scheme.
+		_, rest, _ := strings.Cut(s, "://")
+		return userinfoRe.MatchString(rest)
+	}
+	if _, set := u.User.Password(); u.User != nil && set {
+		return true
+	}
+	for k := range u.Query() {
+		if isSecretKey(k) {
+			return true
+		}
+	}
+	return false
 }
