@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/winconform/winconform/internal/redact"
 	"github.com/winconform/winconform/internal/userfile"
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -106,6 +107,7 @@ func (r *SecretRef) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 			l.add(at, 0, "the variable "+r.Env+" is set but empty", "set "+r.Env+" to the secret")
 		default:
 			r.Secret = Secret(v)
+			redact.Add(v)
 		}
 	default:
 		at, raw := p.Child("file"), r.File
@@ -120,6 +122,7 @@ func (r *SecretRef) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 			l.add(at, 0, l.describePath(raw)+" has more than one line", "keep only the secret in the file, on one line")
 		default:
 			r.Secret = Secret(v)
+			redact.Add(v)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/winconform/winconform/internal/redact"
 )
 
 // TestCredentialInURLRefused: a password inside a URL, in any string field
@@ -35,5 +37,16 @@ func TestCredentialInURLRefused(t *testing.T) {
 		if credentialInURL(ok) {
 			t.Errorf("%q taken for a URL with a credential", ok)
 		}
+	}
+}
+
+// TestLoadedSecretRedacted: a secret loaded from a variable is registered
+// with the process's redaction, so an error that quotes it says Mask.
+func TestLoadedSecretRedacted(t *testing.T) {
+	const pw = "loaded-Secret-9f3a"
+	doc := "provider: hyperv\nconnection:\n  endpoint: hv01.lab\n  user: admin\n  credentials:\n    password: {env: HV_PW}\n"
+	_, _ = Parse[Machines]("vms.yaml", []byte(doc), func(k string) (string, bool) { return pw, k == "HV_PW" })
+	if got := redact.String("dial: auth " + pw + " refused"); strings.Contains(got, pw) || !strings.Contains(got, redact.Mask) {
+		t.Errorf("%q", got)
 	}
 }
