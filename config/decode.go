@@ -238,6 +238,11 @@ func (l *loader) scalar(p *field.Path, n *yaml.Node, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
 		if n.Kind == yaml.ScalarNode {
+			if credentialInURL(n.Value) {
+				l.add(p, n.Line, "holds a password inside a URL (user:password@): a file never holds a credential, not inside a URL either",
+					"write the URL without it (scheme://user@host/...) and give the credential by reference where the file takes one: connection.credentials.NAME: {env: VARIABLE} or {file: PATH} (libvirt over ssh takes a key: ssh-agent, or ?keyfile=PATH)")
+				return
+			}
 			v.SetString(n.Value)
 			return
 		}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +161,28 @@ var problemCases = []problemCase{
 		machine: defaultMachine,
 		field:   "passwordFrom.file",
 		want:    []string{"more than one line"},
+	},
+	{
+		name: "password file open to others",
+		yaml: strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{file: secrets/open}", 1),
+		setup: func(f *fixture) {
+			if runtime.GOOS == "windows" {
+				f.t.Skip("Windows files have no such mode")
+			}
+			if err := os.Chmod(f.write("secrets/open", passwordFileB+"\n"), 0o644); err != nil {
+				f.t.Fatal(err)
+			}
+		},
+		machine: defaultMachine,
+		field:   "passwordFrom.file",
+		want:    []string{`"secrets/open"`, "is open to others (mode 0644)", "chmod 600 "},
+	},
+	{
+		name:    "password file is a directory",
+		yaml:    strings.Replace(validMachineYML, "{env: WIN_A_PASSWORD}", "{file: secrets}", 1),
+		machine: defaultMachine,
+		field:   "passwordFrom.file",
+		want:    []string{`"secrets"`, "is a directory, not a file"},
 	},
 	{
 		name:    "passwordFrom with env and file",

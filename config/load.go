@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/winconform/winconform/internal/userfile"
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -42,9 +43,13 @@ func Load[T any, P interface {
 	*T
 	File
 }](path string, env Env, checks ...func(*T) field.ErrorList) (*T, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read("", path, userfile.Config(P(new(T)).kind()+" file"))
 	if err != nil {
-		msg, fix := "cannot read the file: "+err.Error(), "check the path and the file's permissions"
+		var ue *userfile.Error
+		if !errors.As(err, &ue) {
+			return nil, err
+		}
+		msg, fix := "the path "+ue.Problem, ue.Fix
 		if errors.Is(err, fs.ErrNotExist) {
 			msg, fix = "the file does not exist", "check the path (a relative path is from the working directory)"
 		}

@@ -8,10 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
+	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 
+	"github.com/winconform/winconform/internal/redact"
+	"github.com/winconform/winconform/internal/userfile"
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -104,11 +107,12 @@ func (r *SecretRef) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 			l.add(at, 0, "the variable "+r.Env+" is set but empty", "set "+r.Env+" to the secret")
 		default:
 			r.Secret = Secret(v)
+			redact.Add(v)
 		}
 	default:
 		at, raw := p.Child("file"), r.File
 		r.File = l.resolve(raw)
-		data, ok := l.readFile(at, raw, "create it with the secret on one line, or fix the path")
+		data, ok := l.readFile(at, raw, userfile.Secret, "create it with the secret on one line, or fix the path")
 		v := strings.TrimRight(string(data), "\r\n")
 		switch {
 		case !ok:
@@ -118,6 +122,7 @@ func (r *SecretRef) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 			l.add(at, 0, l.describePath(raw)+" has more than one line", "keep only the secret in the file, on one line")
 		default:
 			r.Secret = Secret(v)
+			redact.Add(v)
 		}
 	}
 }
@@ -140,7 +145,7 @@ func (f *PEMFile) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 		return
 	}
 	f.Path = l.resolve(raw)
-	data, ok := l.readFile(p, raw, "put the CA's certificate there (PEM), or fix the path")
+	data, ok := l.readFile(p, raw, userfile.CA, "put the CA's certificate there (PEM), or fix the path")
 	if !ok {
 		return
 	}
@@ -170,29 +175,25 @@ func (f *PEMFile) decodeYAML(l *loader, p *field.Path, n *yaml.Node) {
 	f.PEM = data
 }
 
-// readFile reads a file the file names (raw, as written), reporting one
-// that is missing, not a regular file (a device would never end), larger
-// than a secret or a CA bundle is, or unreadable.
-func (l *loader) readFile(p *field.Path, raw, fix string) ([]byte, bool) {
-	abs := l.resolve(raw)
-	info, err := os.Stat(abs)
+// readFile reads a file of kind k the file names (raw, as written) at p,
+// through the one door for users' files (internal/userfile): a file that
+// is missing, not a regular file (a device would never end), larger than
+// its kind is, unreadable, or (a secret's) open to others is reported. fix
+// is what to do when it does not exist.
+func (l *loader) readFile(p *field.Path, raw string, k userfile.Kind, fix string) ([]byte, bool) {
+	data, err := userfile.Read(p.String(), l.resolve(raw), k)
+	var ue *userfile.Error
 	switch {
+	case err == nil:
+		return data, true
+	case !errors.As(err, &ue):
+		l.add(p, 0, fmt.Sprintf("%s cannot be read: %v", l.describePath(raw), err), "check the file")
 	case errors.Is(err, fs.ErrNotExist):
 		l.add(p, 0, l.describePath(raw)+" does not exist", fix+" (a relative path is from the file's directory)")
-		return nil, false
-	case err == nil && !info.Mode().IsRegular():
-		l.add(p, 0, l.describePath(raw)+" is a directory or a device, not a file", "point at a file")
-		return nil, false
-	case err == nil && info.Size() > 1<<20:
-		l.add(p, 0, l.describePath(raw)+" is larger than 1 MiB", "point at the file that holds only the secret, or the certificates")
-		return nil, false
+	default:
+		l.add(p, 0, l.describePath(raw)+" "+ue.Problem, ue.Fix)
 	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		l.add(p, 0, fmt.Sprintf("%s cannot be read: %v", l.describePath(raw), err), "check the file's permissions")
-		return nil, false
-	}
-	return data, true
+	return nil, false
 }
 
 // describePath names a path as written, and as resolved when that differs.
@@ -225,4 +226,35 @@ func isSecretKey(key string) bool {
 func (l *loader) inlineSecret(p *field.Path, line int) {
 	l.add(p, line, "an inline secret is refused: files hold references to secrets, never secrets",
 		"remove it and reference it: {env: VARIABLE} (a variable set where the harness runs) or {file: PATH} (a file that holds only the secret), as a machine's passwordFrom or a provider's connection.credentials")
+}
+
+// userinfoRe finds user:password@ at the start of a value with no scheme
+// (user:pw@host), where url.Parse sees no user information.
+var userinfoRe = regexp.MustCompile(`^[^/@\s:]+:[^/@\s]+@\S`)
+
+// credentialInURL reports whether s is a URL that holds a credential: a
+// password in its user information, or a query parameter named as a secret
+// (password=, token=). The value is never quoted in the message.
+func credentialInURL(s string) bool {
+	if userinfoRe.MatchString(s) {
+		return true
+	}
+	if !strings.Contains(s, "://") {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		// Not a URL Go parses: look for user:password@ after the scheme.
+		_, rest, _ := strings.Cut(s, "://")
+		return userinfoRe.MatchString(rest)
+	}
+	if _, set := u.User.Password(); u.User != nil && set {
+		return true
+	}
+	for k := range u.Query() {
+		if isSecretKey(k) {
+			return true
+		}
+	}
+	return false
 }

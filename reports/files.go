@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/winconform/winconform/internal/userfile"
 )
 
 // WriteFiles puts v as indented JSON into dir/jsonName and md into
@@ -44,7 +46,7 @@ const (
 // the command (rerun) that writes it anew.
 func ReadJSON[T any](dir, name, want, rerun string, format func(T) string) (v T, ok bool, err error) {
 	path := filepath.Join(dir, name)
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read("", path, userfile.Report)
 	if errors.Is(err, os.ErrNotExist) {
 		return v, false, nil
 	}

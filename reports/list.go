@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -12,12 +11,13 @@ import (
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/internal/userfile"
 )
 
 // ReadReport reads a Ginkgo JSON report (a list of suite reports) and
 // returns its first suite.
 func ReadReport(path string) (types.Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read("", path, userfile.Report)
 	if err != nil {
 		return types.Report{}, err
 	}

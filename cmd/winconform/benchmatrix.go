@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/flagvalue"
+	"github.com/winconform/winconform/internal/kubefile"
 )
 
 func benchMatrixCmd() *cobra.Command {
@@ -47,9 +47,9 @@ func benchMatrixCmd() *cobra.Command {
 				}
 				kubeconfig = res.Kubeconfig
 			}
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			cfg, err := kubefile.REST("--kubeconfig", kubeconfig)
 			if err != nil {
-				return fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+				return err
 			}
 			cs, err := kubernetes.NewForConfig(cfg)
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/kubelines"
+	"github.com/winconform/winconform/internal/userfile"
 )
 
 // clusterFlags are the flags of every command that makes or finds a local cluster.
@@ -67,7 +68,7 @@ func (f *clusterFlags) load() (kind.Config, error) {
 	}
 	cfg, err := kind.LoadConfig(f.config)
 	if err != nil {
-		return cfg, usage(err)
+		return cfg, usage(fmt.Errorf("--config: %w", err))
 	}
 	if f.name != "" {
 		cfg.Name = f.name
@@ -110,7 +111,7 @@ func (f *clusterFlags) options() (kind.Options, error) {
 	// directory, and must never load each other's probe.
 	digest, err := fileDigest(f.probe)
 	if err != nil {
-		return opts, fmt.Errorf("probe binary %s: %v (build it with `make build`)", f.probe, err)
+		return opts, err
 	}
 	archive := filepath.Join(opts.CacheDir, "images", "probe-"+digest+".tar")
 	if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
@@ -125,9 +126,13 @@ func (f *clusterFlags) options() (kind.Options, error) {
 	return opts, nil
 }
 
-// fileDigest is the first 12 hex digits of the SHA-256 of a file.
+// probeKind is the probe binary --probe names.
+var probeKind = userfile.Kind{What: "Linux probe binary (`make build` writes it)", Max: userfile.BinaryMax}
+
+// fileDigest is the first 12 hex digits of the SHA-256 of the probe
+// binary --probe names, read through the door for users' files.
 func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := userfile.Open("--probe", path, probeKind)
 	if err != nil {
 		return "", err
 	}

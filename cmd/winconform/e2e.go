@@ -11,16 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/winconform/winconform/framework/progress"
-
-	"github.com/winconform/winconform/internal/runid"
-
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
+	"github.com/winconform/winconform/framework/progress"
+	"github.com/winconform/winconform/internal/runid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
@@ -30,9 +27,11 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/internal/flagvalue"
+	"github.com/winconform/winconform/internal/kubefile"
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/internal/userfile"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/rundir"
@@ -469,21 +468,20 @@ func registerTarget(cmd *cobra.Command, kubeconfig *string, what string) {
 }
 
 // checkKubeconfig refuses a kubeconfig that cannot be read, before
-// anything is made, moved or removed.
+// anything is made, moved or removed: it is read through the door for
+// users' files (internal/kubefile), as the run reads it.
 func checkKubeconfig(path string) error {
-	if _, err := os.Stat(path); err != nil {
-		return usage(fmt.Errorf("--kubeconfig %s: %v: give the kubeconfig of an existing cluster (or none, for the local cluster)", path, err))
+	_, err := kubefile.REST("--kubeconfig", path)
+	var fe *userfile.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return usage(err)
 	}
-	cfg, err := clientcmd.LoadFromFile(path)
-	if err == nil {
-		// A file with no cluster and context (a cluster file, say) reads as
-		// an empty kubeconfig.
-		_, err = clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
-	}
-	if err != nil {
-		return usage(fmt.Errorf("--kubeconfig %s is not a kubeconfig of a cluster (%v): give the kubeconfig of the cluster to test; a cluster file goes to --config", path, err))
-	}
-	return nil
+	// A file with no cluster and context (a cluster file, say) reads as an
+	// empty kubeconfig.
+	return usage(fmt.Errorf("--kubeconfig %s is not a kubeconfig of a cluster (%v): give the kubeconfig of the cluster to test; a cluster file goes to --config", path, err))
 }
 
 // maxProcs bounds --procs before the cluster is known.
@@ -634,9 +632,9 @@ func clientFor(kubeconfig string) (kubernetes.Interface, error) {
 // restConfig is the client configuration of kubeconfig's cluster, each
 // request bounded by 30 seconds.
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := kubefile.REST("--kubeconfig", kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, err
 	}
 	cfg.Timeout = 30 * time.Second
 	return cfg, nil

@@ -62,7 +62,7 @@ diff.md and diff.json. It reads local files only.`,
 				}
 				p, err := policy.Load(policyFile)
 				if err != nil {
-					return unusable{err}
+					return unusable{fmt.Errorf("--policy: %w", err)}
 				}
 				// An expired known issue waives nothing; it stays loadable,
 				// for gating the old runs it was written for.

@@ -18,6 +18,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/internal/flagvalue"
+	"github.com/winconform/winconform/internal/redact"
 )
 
 // Exit statuses of every command: 0 done (a run whose claims all held), 1
@@ -38,7 +39,8 @@ func main() {
 		os.Exit(docker.ShimMain(os.Args[1:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// Every secret a run loads is kept out of what it says on stderr.
+	code := run(ctx, os.Args[1:], os.Stdout, redact.Writer(os.Stderr))
 	stop()
 	os.Exit(code)
 }

@@ -50,7 +50,7 @@ func TestE2ERefusesBadInputBeforeClusterWork(t *testing.T) {
 		{"the CLI's own flag after --", 5, []string{"--", "--kubeconfig=/x"}, []string{"use winconform e2e --kubeconfig instead"}},
 		{"procs not a number", 5, []string{"--procs", "four"}, []string{`--procs (PROCS) "four" is not a number`}},
 		{"an inventory with a typo", 5, []string{"--inventory", inv}, []string{"--inventory", inv}},
-		{"a missing kubeconfig", 5, []string{"--kubeconfig", "/nonexistent/kubeconfig"}, []string{"--kubeconfig /nonexistent/kubeconfig", "no such file"}},
+		{"a missing kubeconfig", 5, []string{"--kubeconfig", "/nonexistent/kubeconfig"}, []string{"--kubeconfig /nonexistent/kubeconfig does not exist", "check the path of the kubeconfig"}},
 		{"a bad label filter", 5, []string{"--labels", "os:linux && ("}, []string{"not a Ginkgo label filter"}},
 		{"an unknown claim", 5, []string{"--claim", "NET-999"}, []string{`unknown claim "NET-999"`}},
 		{"a negative timeout", 5, []string{"--timeout", "-1h"}, []string{`invalid argument "-1h" for "--timeout" flag: want a positive duration, such as 2h`}},

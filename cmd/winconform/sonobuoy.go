@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/sonobuoy"
 	"github.com/winconform/winconform/internal/flagvalue"
+	"github.com/winconform/winconform/internal/userfile"
 )
 
 // sonobuoyCmd runs the suites inside a cluster, as a Sonobuoy plugin.
@@ -67,15 +68,15 @@ func (p *pluginFlags) plugin(ctx context.Context, extra []string) (*sonobuoy.Plu
 	}
 	args = append(args, extra...)
 
-	overrides := p.overrides
+	overrides, origin := p.overrides, "--image-overrides"
 	if overrides == "" {
-		overrides = os.Getenv(images.OverridesEnv)
+		overrides, origin = os.Getenv(images.OverridesEnv), "$"+images.OverridesEnv
 	}
 	var overrideData []byte
 	if overrides != "" {
-		data, err := os.ReadFile(overrides)
+		data, err := userfile.Read(origin, overrides, userfile.Config("image override file"))
 		if err != nil {
-			return nil, 0, fmt.Errorf("--image-overrides: %w", err)
+			return nil, 0, err
 		}
 		if _, err := images.ParseOverrides(overrides, data); err != nil {
 			return nil, 0, err

@@ -146,7 +146,7 @@ func TestPluginRefusesBadInput(t *testing.T) {
 		{name: "bad image overrides", pf: pluginFlags{overrides: overrides},
 			want: []string{overrides, "registries"}},
 		{name: "missing image overrides", pf: pluginFlags{overrides: filepath.Join(t.TempDir(), "none.yaml")},
-			want: []string{"--image-overrides", "no such file"}},
+			want: []string{"--image-overrides", "none.yaml does not exist: check the path of the image override file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin, calls := fakeSuiteBinary(t, tc.specs)

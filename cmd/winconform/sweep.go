@@ -56,7 +56,7 @@ so --older-than is required with --vms (longer than making them takes, e.g.
 					return usage(fmt.Errorf("--older-than with --vms: %w", err))
 				}
 				if _, err := config.Load[config.Machines](vmsFile, nil); err != nil {
-					return usage(err)
+					return usage(fmt.Errorf("--vms: %w", err))
 				}
 			}
 			kubeconfig, err := sweepTarget(&cf, vmsFile != "")

@@ -38,7 +38,7 @@ func TestSweepRefusesBadInput(t *testing.T) {
 		{[]string{"sweep", "--older-than", "-5m"}, `invalid argument "-5m" for "--older-than" flag: want a positive duration`},
 		{[]string{"sweep", "--vms", vmsFile}, "--vms needs --older-than"},
 		{[]string{"sweep", "--vms", vmsFile, "--older-than", "24h"}, "nosuch"},
-		{[]string{"sweep", "--kubeconfig", filepath.Join(t.TempDir(), "missing")}, "give the kubeconfig of an existing cluster"},
+		{[]string{"sweep", "--kubeconfig", filepath.Join(t.TempDir(), "missing")}, "missing does not exist: check the path of the kubeconfig"},
 		{[]string{"sweep", "--name", "no-such-cluster"}, "no cluster to sweep: the local cluster's kubeconfig"},
 		{[]string{"e2e", "--dead-after", "-1m"}, `invalid argument "-1m" for "--dead-after" flag: want a positive duration`},
 		{[]string{"e2e", "--run-id", "Not_A_Label", "--suite-binary", "/nonexistent"}, "--run-id: run ID \"Not_A_Label\""},

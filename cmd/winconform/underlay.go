@@ -13,12 +13,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/framework/underlaypods"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/internal/flagvalue"
+	"github.com/winconform/winconform/internal/kubefile"
 )
 
 // underlayCheck is the check before the suites: every machine joined
@@ -107,9 +107,9 @@ func (u underlayCheck) run(ctx context.Context) (*underlay.Report, error) {
 }
 
 func restClients(kubeconfig string) (*rest.Config, kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := kubefile.REST("--kubeconfig", kubeconfig)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, nil, err
 	}
 	cfg.Timeout = 30 * time.Second
 	cs, err := kubernetes.NewForConfig(cfg)

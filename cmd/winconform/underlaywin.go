@@ -143,7 +143,7 @@ func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machin
 	}
 	inv, err := config.Load[config.Inventory](w.inventory, nil)
 	if err != nil {
-		return nil, err
+		return nil, usage(fmt.Errorf("--inventory: %w", err))
 	}
 	var out []underlay.Machine
 	var errs []error

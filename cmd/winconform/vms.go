@@ -62,7 +62,7 @@ func loadVMs(path string) (*vms.File, error) {
 	}
 	f, err := config.Load[config.Machines](path, nil)
 	if err != nil {
-		return nil, usage(err)
+		return nil, usage(fmt.Errorf("--vms: %w", err))
 	}
 	return f, nil
 }

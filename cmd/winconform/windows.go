@@ -53,7 +53,7 @@ func (w *windowsFlags) registerUp(cmd *cobra.Command) {
 func (w *windowsFlags) machines() ([]config.Machine, error) {
 	inv, err := config.Load[config.Inventory](w.inventory, w.env)
 	if err != nil {
-		return nil, usage(err)
+		return nil, usage(fmt.Errorf("--inventory: %w", err))
 	}
 	if w.machine == "" {
 		return inv.Machines, nil
@@ -104,7 +104,7 @@ func (w *windowsFlags) inputs(cf *clusterFlags) (machines []config.Machine, cfg 
 	case w.vms != "":
 		f, err := config.Load[config.Machines](w.vms, w.env)
 		if err != nil {
-			return nil, cfg, "", err
+			return nil, cfg, "", fmt.Errorf("--vms: %w", err)
 		}
 		m := f.Machine
 		m.Name = f.NamePrefix + "-<run>-1"

@@ -41,8 +41,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/winconform/winconform/internal/kubefile"
 	"github.com/winconform/winconform/internal/winrelease"
 )
 
@@ -155,9 +155,9 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	}
 	client := opts.Client
 	if client == nil {
-		cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+		cfg, err := kubefile.REST("kubeconfig", opts.Kubeconfig)
 		if err != nil {
-			return nil, fmt.Errorf("kwok: kubeconfig %s: %w", opts.Kubeconfig, err)
+			return nil, fmt.Errorf("kwok: %w", err)
 		}
 		if client, err = kubernetes.NewForConfig(cfg); err != nil {
 			return nil, fmt.Errorf("kwok: %w", err)

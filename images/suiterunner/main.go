@@ -57,6 +57,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/winconform/winconform/internal/kubefile"
 	"github.com/winconform/winconform/internal/suiterun"
 )
 
@@ -292,10 +293,10 @@ func writeKubeconfig(path string, c *rest.Config) error {
 	return os.Chmod(path, 0o600)
 }
 
-func clientFor(kubeconfig string) (kubernetes.Interface, error) {
-	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func clientFor(path string) (kubernetes.Interface, error) {
+	c, err := kubefile.REST("--kubeconfig", path)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, err
 	}
 	c.Timeout = accessTimeout
 	return kubernetes.NewForConfig(c)

@@ -13,7 +13,6 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
@@ -27,6 +26,7 @@ import (
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/internal/kubefile"
 	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 )
@@ -324,9 +324,9 @@ func (c *Cluster) reuse(ctx context.Context, res *Result) (*Result, error) {
 }
 
 func (c *Cluster) clients() (*rest.Config, kubernetes.Interface, error) {
-	restCfg, err := clientcmd.BuildConfigFromFlags("", c.opts.Kubeconfig)
+	restCfg, err := kubefile.REST("kubeconfig", c.opts.Kubeconfig)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig %s: %w", c.opts.Kubeconfig, err)
+		return nil, nil, err
 	}
 	restCfg.Timeout = 30 * time.Second
 	cs, err := kubernetes.NewForConfig(restCfg)

@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
-	certutil "k8s.io/client-go/util/cert"
-
+	"github.com/winconform/winconform/internal/userfile"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
@@ -103,7 +102,7 @@ func caHashes(cfg *rest.Config) ([]string, error) {
 	data := cfg.CAData
 	if len(data) == 0 && cfg.CAFile != "" {
 		var err error
-		if data, err = os.ReadFile(cfg.CAFile); err != nil {
+		if data, err = userfile.Read("the kubeconfig's certificate-authority", cfg.CAFile, userfile.CA); err != nil {
 			return nil, err
 		}
 	}

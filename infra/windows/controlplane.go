@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/userfile"
 )
 
 // ControlPlane is what joining and resetting Windows machines needs of the
@@ -148,7 +148,7 @@ func clusterCA(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (
 		return cfg.CAData, nil
 	}
 	if cfg != nil && cfg.CAFile != "" {
-		return os.ReadFile(cfg.CAFile)
+		return userfile.Read("the kubeconfig's certificate-authority", cfg.CAFile, userfile.CA)
 	}
 	return nil, errors.New("the cluster's CA is in neither kube-public/cluster-info nor the REST config")
 }

@@ -49,7 +49,7 @@ func Evaluate(o Options) (Result, error) {
 	}
 	p, err := policy.Load(o.Policy)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("--policy: %w", err)
 	}
 	for _, b := range o.WindowsBuilds {
 		if !config.ValidBuild(b) {

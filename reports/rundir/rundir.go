@@ -30,6 +30,7 @@ import (
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
 	"github.com/winconform/winconform/framework/record"
+	"github.com/winconform/winconform/internal/userfile"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -217,12 +218,12 @@ func halfWritten(path string) error {
 // exists, returning its bytes; ok is false when it does not.
 func readStrict(dir, name string, v any) ([]byte, bool, error) {
 	path := filepath.Join(dir, name)
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read("", path, userfile.Report)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, false, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("%s: %v", path, err)
+		return nil, false, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 || !json.Valid(data) {
 		return nil, false, halfWritten(path)

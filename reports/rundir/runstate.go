@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/internal/atomicfile"
-
+	"github.com/winconform/winconform/internal/userfile"
 	"github.com/winconform/winconform/internal/version"
 )
 
@@ -100,7 +100,7 @@ func CheckFinished(dir string) error {
 
 func readState(dir string) (*RunState, error) {
 	path := filepath.Join(dir, RunFile)
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read("", path, userfile.Report)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/winconform/winconform/internal/atomicfile"
 
 	"github.com/winconform/winconform/internal/runid"
+	"github.com/winconform/winconform/internal/userfile"
 
 	"github.com/winconform/winconform/infra/vms"
 )
@@ -168,18 +169,23 @@ func (w *stateWriter) machine(name string, change func(m *StateMachine)) error {
 	})
 }
 
+// stateKind is a run's state file, as a user names it (vms down --state):
+// read through the door for users' files.
+var stateKind = userfile.Kind{What: "state file (state.json)", Max: userfile.StateMax}
+
 // LoadState reads a run's state file: path is the file, or the run's
-// directory.
+// directory. It is read through the door for users' files
+// (internal/userfile): a regular file, at most userfile.StateMax.
 func LoadState(path string) (*State, string, error) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		path = filepath.Join(path, StateFile)
 	}
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read("", path, stateKind)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, path, fmt.Errorf("state file %s does not exist: give the state.json of a run (under _output/vms/<run ID>/) or --run-id", path)
 		}
-		return nil, path, fmt.Errorf("reading the state file: %w", err)
+		return nil, path, fmt.Errorf("state file %w", err)
 	}
 	var s State
 	if err := json.Unmarshal(data, &s); err != nil {
