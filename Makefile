@@ -93,7 +93,7 @@ SCREENSHOT ?= $(if $(shell command -v chromium || command -v chromium-browser ||
 # cache sees their files, not the system (a CI run from a clean clone on a
 # machine that had run them took their result from the cache).
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v '/suites')
-REAL_PKGS   = $(filter %/infra/vms/libvirt %/infra/windows/nodeconfig %/internal/testing/simmachine,$(UNIT_PKGS))
+REAL_PKGS   = $(filter %/infra/vms/libvirt %/infra/windows/nodeconfig %/testing/simmachine,$(UNIT_PKGS))
 
 # The commit the binaries say they were built from (winconform version, and
 # every report: internal/version), linked in: the toolchain stamps none where
@@ -266,7 +266,7 @@ bench: build
 	$(WINCONFORM) bench up --runs 3
 	$(WINCONFORM) bench matrix
 	$(WINCONFORM) bench suites --procs 2
-	$(GO) run ./internal/testing/cmd/benchvms
+	$(GO) run ./tools/benchvms
 
 ## docs: write the command reference (docs/commands) anew from the CLI
 docs:
@@ -289,7 +289,7 @@ vet:
 lint: actionlint pscheck vet-windows
 
 vet-windows:
-	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... ./tools/... $(filter-out %/libvirtguest %/benchvms,$(shell $(GO) list ./internal/testing/...))
+	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... $(filter-out %/libvirtguest %/benchvms,$(shell $(GO) list ./tools/... ./testing/...))
 
 actionlint:
 	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \

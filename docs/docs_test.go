@@ -50,7 +50,7 @@ var foreignMake = map[string]string{
 // topDirs are the tree's top-level directories: a backticked token that
 // starts with one of them is taken as a path into the tree.
 var topDirs = []string{"cmd", "suites", "framework", "infra", "images", "reports", "internal",
-	"tools", "fixtures", "policies", "docs", ".ci", ".github"}
+	"tools", "testing", "fixtures", "policies", "docs", ".ci", ".github"}
 
 // root is the module's directory: two up from this package's.
 func root(t *testing.T) string {
@@ -361,7 +361,7 @@ func exists(dir, rel string) bool {
 
 // rowBase is the path a table row is about, the code span of its first
 // cell: a path in the row's other cells may be relative to it
-// (`internal/testing` | ... `cmd/benchvms`).
+// (`testing` | ... `cmd/benchvms`).
 func rowBase(cells []string) string {
 	if len(cells) == 0 {
 		return "-"
@@ -828,8 +828,8 @@ func TestChecksCatchWhatTheyCheck(t *testing.T) {
 		t.Errorf("a stale release and a missing default mark: %q", got)
 	}
 
-	spans := parseDoc("docs/x.md", "See `internal/testing/wsmantest`, `make bench`, `suites/` and `images/probe:v0.1`.\n```sh\nmake e2e SUITE=x\n$ make nothing\n```\n")
-	if got := treePaths(spans)[1]; !slices.Equal(got, []string{"internal/testing/wsmantest", "suites", "images/probe"}) {
+	spans := parseDoc("docs/x.md", "See `testing/wsmantest`, `make bench`, `suites/` and `images/probe:v0.1`.\n```sh\nmake e2e SUITE=x\n$ make nothing\n```\n")
+	if got := treePaths(spans)[1]; !slices.Equal(got, []string{"testing/wsmantest", "suites", "images/probe"}) {
 		t.Errorf("paths read: %q", got)
 	}
 	if got := makeTargets(spans); !slices.Equal(got[1], []string{"bench"}) || !slices.Equal(got[3], []string{"e2e"}) || !slices.Equal(got[4], []string{"nothing"}) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // vms up --check is vms up's own validation (issue 38): each VM file or

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // defaultRun is what the default kind cluster shows.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/winconform/winconform/infra/underlay"
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // reportingSuite is a suite binary that writes a report (the directory

@@ -16,7 +16,7 @@ import (
 
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/internal/suiterun"
-	"github.com/winconform/winconform/internal/testing/reporttest"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // The suite binary is no longer forced to --ginkgo.v (Suiterun adds it

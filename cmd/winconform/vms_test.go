@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/vms/lifecycle"
-	"github.com/winconform/winconform/internal/testing/standin"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/standin"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // runVMs runs `winconform vms args...` and returns its stdout, stderr and

@@ -20,7 +20,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/winconform/winconform/infra/metallb"
-	"github.com/winconform/winconform/internal/testing/upstream"
+	"github.com/winconform/winconform/testing/upstream"
 )
 
 func node(name, providerID string, labels map[string]string) *corev1.Node {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms/libvirt"
-	"github.com/winconform/winconform/internal/testing/configtest"
+	"github.com/winconform/winconform/testing/configtest"
 )
 
 // The libvirt provider's block, as the VM file loads it (here: libvirt's

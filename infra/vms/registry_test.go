@@ -9,7 +9,7 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // misdeclared is the block of a registration that says its machines exist

@@ -12,8 +12,8 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/internal/testing/configtest"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/configtest"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // env is the environment the files below are loaded in.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // TestJoinRefusesAClockBehindTheAPIServer joins a machine whose clock is

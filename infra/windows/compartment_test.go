@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // compartmentNamespace is HNS's setting that makes a containerd pod's

@@ -6,7 +6,7 @@ import (
 
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // TestJoinInstallsCrictl: after the join, crictl of the kubelet's minor

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // TestJoinWithDefenderTurnedOff joins a machine whose Microsoft Defender is

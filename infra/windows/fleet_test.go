@@ -14,8 +14,8 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/simmachine"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 // addMachine puts a second simulated machine, called name, beside the

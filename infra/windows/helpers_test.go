@@ -35,9 +35,9 @@ import (
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/simmachine"
-	"github.com/winconform/winconform/internal/testing/steptest"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/simmachine"
+	"github.com/winconform/winconform/testing/steptest"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 // testPassword is distinctive, so that a leak is easy to find.

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // identityAnswer is IdentifyScript's answer on a Windows Server 2022

@@ -22,7 +22,7 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // unreadableRegistry is a registry the harness cannot reach (an air-gapped

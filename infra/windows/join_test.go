@@ -19,8 +19,8 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/simmachine"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/simmachine"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 // The steps a fresh machine runs: the feature's reboot, and kubeadm-join's

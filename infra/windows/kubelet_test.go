@@ -12,7 +12,7 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // kubeadmHostname is what kubeadm join (1.35 and later) writes into

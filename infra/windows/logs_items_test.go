@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // TestCollectLogsGathersWhatFailuresLeave: besides the log files, the logs

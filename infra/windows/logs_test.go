@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 func TestCollectLogs(t *testing.T) {

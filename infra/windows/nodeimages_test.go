@@ -9,7 +9,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // nodeImageRefs are the images the join puts in containerd: the sandbox

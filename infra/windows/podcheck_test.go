@@ -10,7 +10,7 @@ import (
 
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // TestJoinWindowsServer2025 joins a Windows Server 2025 machine. Its

@@ -9,8 +9,8 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
-	"github.com/winconform/winconform/internal/testing/simmachine"
-	"github.com/winconform/winconform/internal/testing/upstream"
+	"github.com/winconform/winconform/testing/simmachine"
+	"github.com/winconform/winconform/testing/upstream"
 )
 
 // The rendering of a join is what the join sends: for the same machine,

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 func TestQuotePS(t *testing.T) {

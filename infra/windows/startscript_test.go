@@ -17,7 +17,7 @@ import (
 	"github.com/winconform/winconform/infra/kube"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
-	"github.com/winconform/winconform/internal/testing/startscript"
+	"github.com/winconform/winconform/testing/startscript"
 )
 
 // hostProcessPod is a rendered HostProcess DaemonSet with the start script

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/steptest"
+	"github.com/winconform/winconform/testing/steptest"
 )
 
 // The step table and the step data the Pester tests and the simulated

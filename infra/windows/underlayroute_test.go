@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // The kind network as the routed underlay's plan gives it to the join, and

@@ -9,7 +9,7 @@ import (
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/kubelines"
-	"github.com/winconform/winconform/internal/testing/simmachine"
+	"github.com/winconform/winconform/testing/simmachine"
 )
 
 // TestJoinReplacesRunningPrograms joins a machine whose node runs older

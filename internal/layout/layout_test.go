@@ -34,11 +34,8 @@ func part(pkg string) string {
 		return ""
 	}
 	rest = strings.TrimPrefix(rest, "/")
-	switch {
-	case rest == "":
+	if rest == "" {
 		return "root"
-	case rest == "internal/testing" || strings.HasPrefix(rest, "internal/testing/"):
-		return "internal/testing"
 	}
 	first, _, _ := strings.Cut(rest, "/")
 	return first
@@ -98,7 +95,7 @@ func list(t *testing.T, dir string, env []string, args ...string) []pkg {
 }
 
 // Every import between two parts is one the table allows: a package's own
-// imports by its part's row, its tests' by the row and internal/testing.
+// imports by its part's row, its tests' by the row and testing.
 func TestImportsFollowTheLayout(t *testing.T) {
 	dir := root(t)
 	allowed := table(t, dir)
@@ -115,7 +112,7 @@ func TestImportsFollowTheLayout(t *testing.T) {
 		}
 		for _, imp := range imports {
 			q := part(imp)
-			if q == "" || q == p || row[q] || (test && q == "internal/testing") {
+			if q == "" || q == p || row[q] || (test && q == "testing") {
 				continue
 			}
 			what := "imports"
@@ -144,7 +141,7 @@ func TestProductBinariesLinkNoTestDouble(t *testing.T) {
 		{[]string{"GOOS=windows"}, []string{"-deps", "./images/probe"}},
 	} {
 		for _, p := range list(t, dir, c.env, c.args...) {
-			if part(p.ImportPath) == "internal/testing" {
+			if part(p.ImportPath) == "testing" {
 				t.Errorf("go list %s links %s, a test double", strings.Join(c.args, " "), p.ImportPath)
 			}
 		}
@@ -157,8 +154,8 @@ func TestPartNamesThePart(t *testing.T) {
 	for pkg, want := range map[string]string{
 		module:                                     "root",
 		module + "/cmd/winconform":                 "cmd",
-		module + "/internal/testing/wsmantest":     "internal/testing",
-		module + "/internal/testingx":              "internal",
+		module + "/testing/wsmantest":              "testing",
+		module + "/testingx":                       "testingx",
 		module + "/internal/kubenode":              "internal",
 		module + "x/cmd":                           "",
 		"k8s.io/client-go/kubernetes":              "",

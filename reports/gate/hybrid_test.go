@@ -12,10 +12,10 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/policy"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // The synthetic hybrid runs: the ideal run (every claim shown as the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/internal/testing/reporttest"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // The record as one ledger (issue 37): inputs of our own making, by kind,

@@ -14,8 +14,8 @@ import (
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // The gate's first rule as a property: for random policies drawn from the

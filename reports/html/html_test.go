@@ -16,13 +16,13 @@ import (
 	"github.com/winconform/winconform/framework/artifacts"
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/diff"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/policy"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // Texts that would break a page that did not escape them.

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/policy"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // The loader takes any bytes as a record: it refuses them, or loads a

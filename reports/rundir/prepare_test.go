@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // A new run's report directory: a report there is moved aside whole, to a

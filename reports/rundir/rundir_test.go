@@ -12,10 +12,10 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/netmatrix"
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 func wantErr(t *testing.T, err error, wants ...string) {

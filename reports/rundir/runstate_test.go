@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winconform/winconform/internal/testing/reporttest"
 	"github.com/winconform/winconform/reports/rundir"
+	"github.com/winconform/winconform/testing/reporttest"
 )
 
 // A run killed before its end leaves its directory marked started: Load

@@ -8,7 +8,7 @@ lacks it, runs the tests, writes their results as JUnit XML to -ResultFile,
 prints how many tests of each file passed, and exits with 1 when one failed
 (or a test file could not run). Run it from the repository's root, with
 Windows PowerShell 5.1 (the machines' PowerShell) and with PowerShell 7;
-it builds internal/testing/cmd/upstreamjudge (kubeadm's judgement of the
+it builds tools/upstreamjudge (kubeadm's judgement of the
 join's files, which the step fakes' kubeadm runs) unless
 WINCONFORM_UPSTREAM_JUDGE names one.
 #>
@@ -38,11 +38,11 @@ $dir = Split-Path -Parent $ResultFile
 if ($dir) { New-Item -ItemType Directory -Force -Path $dir | Out-Null }
 
 # The step fakes' kubeadm join is kubeadm's own code (the Windows build, on
-# Windows), through internal/testing/cmd/upstreamjudge.
+# Windows), through tools/upstreamjudge.
 if (-not $env:WINCONFORM_UPSTREAM_JUDGE) {
     $judge = Join-Path ([IO.Path]::GetTempPath()) 'winconform-upstreamjudge.exe'
-    & go build -o $judge ./internal/testing/cmd/upstreamjudge
-    if ($LASTEXITCODE -ne 0) { throw 'go build ./internal/testing/cmd/upstreamjudge failed' }
+    & go build -o $judge ./tools/upstreamjudge
+    if ($LASTEXITCODE -ne 0) { throw 'go build ./tools/upstreamjudge failed' }
     $env:WINCONFORM_UPSTREAM_JUDGE = $judge
 }
 

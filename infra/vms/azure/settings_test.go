@@ -6,7 +6,7 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/internal/testing/configtest"
+	"github.com/winconform/winconform/testing/configtest"
 )
 
 func env(k string) (string, bool) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/internal/testing/hypervhost"
+	"github.com/winconform/winconform/testing/hypervhost"
 )
 
 // The host answers exactly the provider's scripts, with the parameters

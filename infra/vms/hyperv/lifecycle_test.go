@@ -14,9 +14,9 @@ import (
 
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
-	"github.com/winconform/winconform/internal/testing/hypervhost"
-	"github.com/winconform/winconform/internal/testing/lifecycletest"
-	"github.com/winconform/winconform/internal/testing/standin"
+	"github.com/winconform/winconform/testing/hypervhost"
+	"github.com/winconform/winconform/testing/lifecycletest"
+	"github.com/winconform/winconform/testing/standin"
 )
 
 // The provider under the shared lifecycle, as `winconform vms up` and

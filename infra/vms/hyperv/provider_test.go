@@ -14,9 +14,9 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	_ "github.com/winconform/winconform/infra/vms/hyperv" // registers the provider
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/hypervhost"
-	"github.com/winconform/winconform/internal/testing/standin"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/hypervhost"
+	"github.com/winconform/winconform/testing/standin"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // The lab the tests' host has: a golden image, a switch, the harness's

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // TestConformanceDockerBridge runs the provider contract against the real

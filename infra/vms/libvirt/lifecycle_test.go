@@ -20,8 +20,8 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/lifecycletest"
-	"github.com/winconform/winconform/internal/testing/standin"
+	"github.com/winconform/winconform/testing/lifecycletest"
+	"github.com/winconform/winconform/testing/standin"
 )
 
 // The environment of the test's own subprocess: a harness running up

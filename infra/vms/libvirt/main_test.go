@@ -15,8 +15,8 @@ import (
 
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/nodeimage"
-	"github.com/winconform/winconform/internal/testing/libvirtguest"
-	wsstandin "github.com/winconform/winconform/internal/testing/standin"
+	"github.com/winconform/winconform/testing/libvirtguest"
+	wsstandin "github.com/winconform/winconform/testing/standin"
 )
 
 // The tests run against the real libvirtd of this machine (.ci/run installs

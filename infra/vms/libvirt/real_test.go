@@ -19,7 +19,7 @@ import (
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // TestOrphansAreListedAndDeleted: what a run leaves without a domain (one

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // sweep --older-than deletes every tagged machine made before the cutoff,

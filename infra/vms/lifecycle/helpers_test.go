@@ -13,12 +13,12 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/internal/testing/standin"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/standin"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // The machines of these tests answer WinRM through the stand-in
-// (internal/testing/standin), each on its own loopback address (127.0.0.x)
+// (testing/standin), each on its own loopback address (127.0.0.x)
 // and all on one port, as VMs on a network each have their address and
 // WinRM on the same port. Timings are short: a settle time of 150 ms, a
 // poll of 20 ms.

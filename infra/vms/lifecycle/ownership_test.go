@@ -11,9 +11,9 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
-	"github.com/winconform/winconform/internal/testing/lifecycletest"
-	"github.com/winconform/winconform/internal/testing/standin"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/lifecycletest"
+	"github.com/winconform/winconform/testing/standin"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // Runs never touch each other's machines, with the fake provider: the

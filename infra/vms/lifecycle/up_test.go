@@ -12,8 +12,8 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
-	"github.com/winconform/winconform/internal/testing/standin"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/standin"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 // Two machines whose addresses start link-local, as Windows's own

@@ -12,9 +12,9 @@ import (
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/vms/static"
-	"github.com/winconform/winconform/internal/testing/configtest"
-	"github.com/winconform/winconform/internal/testing/lifecycletest"
-	"github.com/winconform/winconform/internal/testing/standin"
+	"github.com/winconform/winconform/testing/configtest"
+	"github.com/winconform/winconform/testing/lifecycletest"
+	"github.com/winconform/winconform/testing/standin"
 )
 
 func env(k string) (string, bool) {

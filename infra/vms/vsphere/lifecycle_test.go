@@ -14,8 +14,8 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
-	"github.com/winconform/winconform/internal/testing/lifecycletest"
-	"github.com/winconform/winconform/internal/testing/standin"
+	"github.com/winconform/winconform/testing/lifecycletest"
+	"github.com/winconform/winconform/testing/standin"
 )
 
 // The shared lifecycle over the vsphere provider: up clones two machines,

@@ -31,7 +31,7 @@ import (
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/vsphere"
-	"github.com/winconform/winconform/internal/testing/configtest"
+	"github.com/winconform/winconform/testing/configtest"
 )
 
 // fieldError asserts err is a *vms.FieldError of field saying want, with

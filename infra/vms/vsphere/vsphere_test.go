@@ -15,7 +15,7 @@ import (
 
 	"github.com/winconform/winconform/infra/vms"
 	_ "github.com/winconform/winconform/infra/vms/vsphere"
-	"github.com/winconform/winconform/internal/testing/vmstest"
+	"github.com/winconform/winconform/testing/vmstest"
 )
 
 func TestConformance(t *testing.T) {

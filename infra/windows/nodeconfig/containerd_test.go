@@ -10,7 +10,7 @@ import (
 
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/internal/kubelines"
-	"github.com/winconform/winconform/internal/testing/upstream"
+	"github.com/winconform/winconform/testing/upstream"
 )
 
 const pause = "registry.k8s.io/pause:3.10.1"

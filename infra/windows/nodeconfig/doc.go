@@ -13,7 +13,7 @@
 // defaults and validation, the kubelet's flag set and configuration
 // validation, kube-proxy's flag set and validation, containerd's own binary),
 // on exactly the bytes composed here; the tests beside this package do that
-// through internal/testing/upstream, and show each judge refuses a broken
+// through testing/upstream, and show each judge refuses a broken
 // input.
 package nodeconfig
 

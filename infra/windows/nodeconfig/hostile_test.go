@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
-	"github.com/winconform/winconform/internal/testing/upstream"
+	"github.com/winconform/winconform/testing/upstream"
 )
 
 // oldJoinConfiguration is what infra/windows/scripts/kubeadm-join.ps1 wrote

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
-	"github.com/winconform/winconform/internal/testing/upstream"
+	"github.com/winconform/winconform/testing/upstream"
 )
 
 var kindKubelet = upstream.KindKubeletConfiguration

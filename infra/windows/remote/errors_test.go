@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 // assertKind checks err's class, and that it is a *Error of the step.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 // Identify without credentials, as Windows answers it (MS-WSMV 3.1.4.1.23;

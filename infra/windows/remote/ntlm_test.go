@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 // A stock Windows Server listens for HTTP on 5985 with Auth\Basic=false and

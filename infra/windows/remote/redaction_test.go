@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 // password is distinctive, so that any leak is found.

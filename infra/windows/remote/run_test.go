@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/remote"
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 func TestRunPSReturnsOutputAndExitCode(t *testing.T) {

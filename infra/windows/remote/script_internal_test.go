@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/internal/testing/wsmantest"
+	"github.com/winconform/winconform/testing/wsmantest"
 )
 
 func TestBootstrapCarriesTheFakesMarker(t *testing.T) {

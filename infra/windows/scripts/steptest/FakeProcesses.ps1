@@ -1,7 +1,7 @@
 # FakeProcesses.ps1: the fake machine's running programs, for StepTest.ps1
 # (which dot-sources it). It fakes what Windows does to the program of a
 # running process, as the simulated machine does
-# (internal/testing/simmachine/processes.go): while the process runs,
+# (testing/simmachine/processes.go): while the process runs,
 # its file cannot be overwritten (Copy-Item fails: "being used by another
 # process") or deleted (Remove-Item fails: access denied), but it can be
 # renamed or moved on its volume (Move-Item), and the process runs on from

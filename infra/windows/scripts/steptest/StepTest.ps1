@@ -1007,10 +1007,10 @@ function Invoke-Native {
                     Add-FakeAction 'kubeadm join'
                     $configFile = $ArgumentList[[array]::IndexOf($ArgumentList, '--config') + 1]
                     # kubeadm's own code judges the files where the step runs
-                    # kubeadm join (cmd/upstreamjudge, which
+                    # kubeadm join (tools/upstreamjudge, which
                     # Invoke-WinconformPester.ps1 builds): what kubeadm refuses
                     # fails here too.
-                    if (-not $env:WINCONFORM_UPSTREAM_JUDGE) { throw 'the fake kubeadm join needs cmd/upstreamjudge: set WINCONFORM_UPSTREAM_JUDGE (Invoke-WinconformPester.ps1 builds it)' }
+                    if (-not $env:WINCONFORM_UPSTREAM_JUDGE) { throw 'the fake kubeadm join needs tools/upstreamjudge: set WINCONFORM_UPSTREAM_JUDGE (Invoke-WinconformPester.ps1 builds it)' }
                     $judged = @(& $env:WINCONFORM_UPSTREAM_JUDGE 'kubeadm-join' $configFile 2>&1 | ForEach-Object { "$_" })
                     if ($LASTEXITCODE -ne 0) { throw "kubeadm join: $($judged -join '; ')" }
                     $config = ConvertFrom-Json -InputObject ($judged | Where-Object { $_.StartsWith('{') } | Select-Object -Last 1)
@@ -1079,7 +1079,7 @@ function Find-FakeProgram {
 # Write-FakeKubeadmFlags writes kubeadm-flags.env as kubeadm's join does
 # (k8s.io/kubernetes v1.37.2 cmd/kubeadm/app/phases/kubelet/flags.go
 # WriteKubeletArgsToFile), with the flags kubeadm's own code made of the
-# join's files (cmd/upstreamjudge).
+# join's files (tools/upstreamjudge).
 function Write-FakeKubeadmFlags {
     param([string[]] $Flags)
     $dir = ConvertTo-MachinePath $WcFake 'C:\var\lib\kubelet'

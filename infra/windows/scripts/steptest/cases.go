@@ -1,7 +1,7 @@
 // Package steptest holds the step scripts' cases, <step>.json for each
 // script of infra/windows/scripts: the Pester tests beside them run each
 // case against the real script, and the simulated machine answers from them
-// (internal/testing/steptest reads them; see its documentation for their
+// (testing/steptest reads them; see its documentation for their
 // form).
 package steptest
 

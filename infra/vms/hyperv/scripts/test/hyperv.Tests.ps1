@@ -5,7 +5,7 @@
 # Pester's TestDrive (the golden image, the VHDX directory). They check the
 # status line the provider parses (its JSON, as the Go side reads it) and
 # what the script asks of Hyper-V. The Go side's model of a host
-# (internal/testing/hypervhost) answers the same scripts the way
+# (testing/hypervhost) answers the same scripts the way
 # these tests say they behave.
 #
 # The Hyper-V module is replaced by a module of the same name whose
