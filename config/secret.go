@@ -21,7 +21,7 @@ import (
 )
 
 // redacted is what every printed or encoded form of a Secret shows.
-const redacted = "********"
+const redacted = redact.Mask
 
 // Secret is a secret's value (a password, a client secret). It prints and
 // encodes as "********" in every form the standard library offers: any

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,6 +49,24 @@ func TestLoadedSecretRedacted(t *testing.T) {
 	doc := "provider: hyperv\nconnection:\n  endpoint: hv01.lab\n  user: admin\n  credentials:\n    password: {env: HV_PW}\n"
 	_, _ = Parse[Machines]("vms.yaml", []byte(doc), func(k string) (string, bool) { return pw, k == "HV_PW" })
 	if got := redact.String("dial: auth " + pw + " refused"); strings.Contains(got, pw) || !strings.Contains(got, redact.Mask) {
+		t.Errorf("%q", got)
+	}
+}
+
+// TestSecretFromAFileRedacted: a secret read from a file (mode 0600) is
+// registered with the process's redaction as one from a variable is.
+func TestSecretFromAFileRedacted(t *testing.T) {
+	const pw = "file-Secret-77c1e0"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pw"), []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := "provider: hyperv\nconnection:\n  endpoint: hv01.lab\n  user: admin\n  credentials:\n    password: {file: pw}\n"
+	if err := os.WriteFile(filepath.Join(dir, "vms.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = Load[Machines](filepath.Join(dir, "vms.yaml"), nil) // the file's other problems do not matter here
+	if got := redact.String("winrm: " + pw + " refused"); strings.Contains(got, pw) {
 		t.Errorf("%q", got)
 	}
 }

@@ -171,3 +171,24 @@ func TestOwnInputBeforeAnyContact(t *testing.T) {
 		t.Errorf("the suite binary ran for an unknown claim: %q", got)
 	}
 }
+
+// A password inside the provider's URL is refused by vms up --check and
+// by vms up alike, before the provider is contacted, and neither prints it.
+func TestVMsUpRefusesAPasswordInTheURLWithoutSayingIt(t *testing.T) {
+	const pw = "Url-Passw0rd-3c9d"
+	dir := t.TempDir()
+	vmsDir = filepath.Join(dir, "runs")
+	t.Setenv("WINCONFORM_TEST_PASSWORD", "pw")
+	file := filepath.Join(dir, "vms.yaml")
+	write(t, file, "provider: libvirt\nconnection: {endpoint: \"qemu+ssh://root:"+pw+"@kvm.lab/system\"}\nimage: golden\ncount: 1\nmachine: {user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}}\n")
+	s := newStandIns(t)
+	for _, mode := range [][]string{{"--check"}, nil} {
+		code, stderr := s.run(t, append([]string{"vms", "up", "--vms", file}, mode...)...)
+		if code != exitUsage || !strings.Contains(stderr, "connection.endpoint: holds a password inside a URL") || strings.Contains(stderr, pw) {
+			t.Errorf("vms up %v: exit %d, want 2 naming connection.endpoint, without the password: %s", mode, code, stderr)
+		}
+	}
+	if c := s.calls(t); c != "" {
+		t.Errorf("contacted before the refusal: %s", c)
+	}
+}

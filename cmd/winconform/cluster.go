@@ -101,7 +101,7 @@ func (f *clusterFlags) options() (kind.Options, error) {
 		return kind.Options{}, err
 	}
 	opts := kindOptions(abs)
-	opts.LogDir, opts.Log = outPath("logs"), os.Stderr
+	opts.LogDir, opts.Log = outPath("logs"), errOut
 	opts.Images = append(opts.Images, f.images...)
 	if f.probe == "" {
 		return opts, nil

@@ -306,7 +306,7 @@ func (r *runFlags) rerunFocus() error {
 	if len(r.focus) == 0 {
 		return fmt.Errorf("--rerun-failed %s: nothing to rerun, no spec failed, was blocked, interrupted or left unrun there (%s)", r.rerun, s.Status)
 	}
-	fmt.Fprintf(os.Stderr, "rerunning %d spec(s) of %s\n", len(r.focus), r.rerun)
+	fmt.Fprintf(errOut, "rerunning %d spec(s) of %s\n", len(r.focus), r.rerun)
 	return nil
 }
 
@@ -511,7 +511,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	// The run ID is claimed before anything is moved or made: a live run
 	// of the same ID is refused, whose objects this run's cleanup would
 	// take for its own.
-	hb, err := claimRun(ctx, cs, &rf, os.Stderr)
+	hb, err := claimRun(ctx, cs, &rf, errOut)
 	if err != nil {
 		return usage(err)
 	}
@@ -523,7 +523,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		return err
 	}
 	rf.ginkgo = abs(rf.ginkgo)
-	server, err := progress.Serve(rf.specs, os.Stderr, rf.forward)
+	server, err := progress.Serve(rf.specs, errOut, rf.forward)
 	if err != nil {
 		return err
 	}
@@ -534,8 +534,8 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if timeout > 0 {
 		limit = "time limit " + timeout.String()
 	}
-	fmt.Fprintf(os.Stderr, "run %s: %d spec(s) in %d process(es), %s; report in %s\n", rf.runID, rf.specs, procs, limit, rf.reportDir)
-	rec := startRun(ctx, cs, &rf, hb, os.Stderr)
+	fmt.Fprintf(errOut, "run %s: %d spec(s) in %d process(es), %s; report in %s\n", rf.runID, rf.specs, procs, limit, rf.reportDir)
+	rec := startRun(ctx, cs, &rf, hb, errOut)
 	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
 		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr,
 		Timeout: timeout, Verbose: !rf.quiet && !hasFlag(extra, "ginkgo.v", "ginkgo.vv", "ginkgo.succinct"),
@@ -547,9 +547,9 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	left, err := suiterun.Sweep(sweepCtx, cs, rf.runID, 2*time.Minute)
 	switch {
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "winconform: cleaning up after run %s: %v\n", rf.runID, err)
+		fmt.Fprintf(errOut, "winconform: cleaning up after run %s: %v\n", rf.runID, err)
 	case len(left) > 0:
-		fmt.Fprintf(os.Stderr, "winconform: run %s left %d object(s), now deleted: %v\n", rf.runID, len(left), left)
+		fmt.Fprintf(errOut, "winconform: run %s left %d object(s), now deleted: %v\n", rf.runID, len(left), left)
 	}
 	if runErr != nil {
 		local.collect(sweepCtx, rf)
@@ -558,11 +558,11 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	// report.html, for people, from whatever the run wrote (also a failed or
 	// interrupted one's partial report).
 	if err := html.WriteHTML(rf.reportDir); err != nil {
-		fmt.Fprintln(os.Stderr, "winconform: report.html:", err)
+		fmt.Fprintln(errOut, "winconform: report.html:", err)
 	}
 	line, readable := closingLine(rf.runID, rf.reportDir, runErr)
 	rf.copyJUnit()
-	fmt.Fprintln(os.Stderr, line)
+	fmt.Fprintln(errOut, line)
 	var exit suiterun.ExitError
 	switch {
 	case errors.As(runErr, &exit):
@@ -675,19 +675,19 @@ func (l *localLogs) collect(ctx context.Context, rf runFlags) {
 	}
 	c, err := kind.New(ctx, cfg, kindOptions(abs(l.cf.kubeconfig)))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "winconform: cannot collect the node logs:", err)
+		fmt.Fprintln(errOut, "winconform: cannot collect the node logs:", err)
 		return
 	}
 	dir := filepath.Join(rf.reportDir, "artifacts", "nodes")
 	missed, err := c.ExportLogs(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "winconform: the run failed, and its node logs could not be collected:", err)
+		fmt.Fprintln(errOut, "winconform: the run failed, and its node logs could not be collected:", err)
 		return
 	}
 	for _, m := range missed {
-		fmt.Fprintln(os.Stderr, "winconform:", m)
+		fmt.Fprintln(errOut, "winconform:", m)
 	}
-	fmt.Fprintf(os.Stderr, "the run failed: node logs in %s\n", dir)
+	fmt.Fprintf(errOut, "the run failed: node logs in %s\n", dir)
 }
 
 func deleteCluster(cmd *cobra.Command, cf *clusterFlags) {

@@ -32,6 +32,12 @@ const (
 	exitInterrupted = 130
 )
 
+// errOut is the process's standard error behind the one redaction: every
+// secret a run loads is kept out of what the commands say there. No
+// command writes to os.Stderr itself (TestStderrOnlyThroughTheRedaction);
+// the programs they run write to it directly, as their own output.
+var errOut io.Writer = redact.Writer(os.Stderr)
+
 func main() {
 	// kind runs `docker` from PATH; on a host that needs it, that is this
 	// binary under the name docker (see infra/docker).
@@ -39,8 +45,7 @@ func main() {
 		os.Exit(docker.ShimMain(os.Args[1:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// Every secret a run loads is kept out of what it says on stderr.
-	code := run(ctx, os.Args[1:], os.Stdout, redact.Writer(os.Stderr))
+	code := run(ctx, os.Args[1:], os.Stdout, errOut)
 	stop()
 	os.Exit(code)
 }

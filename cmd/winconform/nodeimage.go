@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +33,7 @@ func nodeImageCmd() *cobra.Command {
 				KubernetesVersion: release,
 				CacheDir:          nodeimage.DefaultCacheDir(),
 				Force:             force,
-				Log:               os.Stderr,
+				Log:               errOut,
 			})
 			if err != nil {
 				return err

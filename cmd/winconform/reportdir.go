@@ -27,7 +27,7 @@ func (r *runFlags) prepareReportDir() error {
 	if aside == "" {
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "the previous report in %s is now in %s\n", r.reportDir, aside)
+	fmt.Fprintf(errOut, "the previous report in %s is now in %s\n", r.reportDir, aside)
 	if after, err := os.Stat(aside); r.rerun != "" && statErr == nil && err == nil && os.SameFile(before, after) {
 		r.rerun = aside
 	}
@@ -43,13 +43,13 @@ func (r *runFlags) stepFailed(step string, stepErr error) error {
 		return stepErr
 	}
 	if err := r.prepareReportDir(); err != nil {
-		fmt.Fprintln(os.Stderr, "winconform: no JUnit of the failure:", err)
+		fmt.Fprintln(errOut, "winconform: no JUnit of the failure:", err)
 		return stepErr
 	}
 	if r.runID == "" {
 		r.runID = runid.New()
 	}
-	err := writeStepFailure(os.Stderr, r.reportDir, r.runID, step, stepErr)
+	err := writeStepFailure(errOut, r.reportDir, r.runID, step, stepErr)
 	r.copyJUnit()
 	return err
 }
@@ -64,7 +64,7 @@ func (r *runFlags) copyJUnit() {
 		err = os.WriteFile(r.junitFile, data, 0o644)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "winconform: --junit-file:", err)
+		fmt.Fprintln(errOut, "winconform: --junit-file:", err)
 	}
 }
 
@@ -79,9 +79,9 @@ func (r *runFlags) underlayFailed(rep *underlay.Report, checkErr error) error {
 		return err
 	}
 	if werr := r.writeUnderlay(rep); werr != nil {
-		fmt.Fprintln(os.Stderr, "winconform: no underlay check report:", werr)
+		fmt.Fprintln(errOut, "winconform: no underlay check report:", werr)
 	} else {
-		fmt.Fprintf(os.Stderr, "the underlay check's rungs are in %s\n", filepath.Join(r.reportDir, rundir.UnderlayFile))
+		fmt.Fprintf(errOut, "the underlay check's rungs are in %s\n", filepath.Join(r.reportDir, rundir.UnderlayFile))
 	}
 	return err
 }

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/internal/redact"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -29,7 +31,7 @@ import (
 const Dir = "artifacts"
 
 // Redacted replaces what must not be kept.
-const Redacted = "<redacted>"
+const Redacted = "<redacted>" // YAML reads "********" as an alias
 
 // bootstrapToken is the shape of a kubeadm bootstrap token.
 var bootstrapToken = regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`)
@@ -57,28 +59,27 @@ func Slug(spec string) string {
 	return fmt.Sprintf("%s-%x", s, sum[:4])
 }
 
-// Redactor removes secrets from text.
-type Redactor struct{ values []string }
+// Redactor removes secrets from text: the values it is given (a
+// namespace's Secrets), every secret the process loaded, and anything
+// shaped like a bootstrap token.
+type Redactor struct{ set *redact.Set }
 
-// NewRedactor redacts each of values (shortest last, so that a value
-// inside another goes with it) and bootstrap tokens.
+// NewRedactor redacts each of values and bootstrap tokens.
 func NewRedactor(values ...string) *Redactor {
 	var vs []string
 	for _, v := range values {
-		if v = strings.TrimSpace(v); len(v) >= 4 {
+		// A Secret's value of one to three characters would mask common
+		// words in every file: kept, as the process's own set keeps them.
+		if len(strings.TrimSpace(v)) >= 4 {
 			vs = append(vs, v)
 		}
 	}
-	sort.Slice(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
-	return &Redactor{values: vs}
+	return &Redactor{set: redact.NewMasking(Redacted, vs...)}
 }
 
 // Redact returns s without its secrets.
 func (r *Redactor) Redact(s string) string {
-	for _, v := range r.values {
-		s = strings.ReplaceAll(s, v, Redacted)
-	}
-	return bootstrapToken.ReplaceAllString(s, Redacted)
+	return bootstrapToken.ReplaceAllString(r.set.String(s), Redacted)
 }
 
 // Collect writes the artifacts of namespace ns into dir and returns the

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/internal/redact"
+
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/internal/runid"
@@ -425,12 +427,7 @@ func writeConsole(ctx context.Context, p vms.Provider, m vms.Machine, o Options)
 			return ""
 		}
 	}
-	data := buf.Bytes()
-	for _, secret := range o.Secrets {
-		if secret != "" {
-			data = bytes.ReplaceAll(data, []byte(secret), []byte("********"))
-		}
-	}
+	data := []byte(redact.New(o.Secrets...).String(buf.String()))
 	dir := filepath.Join(o.Dir, ConsoleDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		o.logf("%s: its console log: %v", m.Name, err)

@@ -52,8 +52,8 @@ func (w *WinRM) classify(ctx context.Context, err error) *Error {
 			kind = ErrTimeout
 		}
 		redacted := *fault
-		redacted.Reason = w.redactor.redact(fault.Reason)
-		redacted.Message = w.redactor.redact(fault.Message)
+		redacted.Reason = w.redactor.String(fault.Reason)
+		redacted.Message = w.redactor.String(fault.Message)
 		return w.errorf(kind, &redacted, "the machine answered with a fault: %s", redacted.Error())
 
 	case errors.As(err, &schemeErr):

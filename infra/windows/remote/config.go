@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/winconform/winconform/internal/redact"
 )
 
 // The authentication methods.
@@ -33,9 +35,6 @@ const (
 	// limit); longer scripts travel on stdin.
 	MaxCommandLine = 8191
 )
-
-// redacted is what a secret shows as.
-const redacted = "********"
 
 // Config is how to reach one machine over WinRM.
 type Config struct {
@@ -90,7 +89,7 @@ func (c Config) passwordHint() string {
 	if c.Password == "" {
 		return "unset"
 	}
-	return redacted
+	return redact.Mask
 }
 
 func (c Config) name() string {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/internal/redact"
+
 	"github.com/winconform/winconform/internal/text"
 )
 
@@ -33,7 +35,7 @@ type Entry struct {
 // they are added. It is safe for concurrent use.
 type Transcript struct {
 	name     string
-	redactor *redactor
+	redactor *redact.Set
 	mu       sync.Mutex
 	entries  []Entry
 }
@@ -41,16 +43,16 @@ type Transcript struct {
 // NewTranscript returns an empty transcript for the machine name that
 // redacts secrets (empty ones are ignored).
 func NewTranscript(name string, secrets ...string) *Transcript {
-	return &Transcript{name: name, redactor: newRedactor(secrets...)}
+	return &Transcript{name: name, redactor: redact.New(secrets...)}
 }
 
 // AddSecret redacts secret from the steps added from now on.
-func (t *Transcript) AddSecret(secret string) { t.redactor.add(secret) }
+func (t *Transcript) AddSecret(secret string) { t.redactor.Add(secret) }
 
 // Add appends a step: its script, its result, and its error and cleanup
 // error (either may be nil).
 func (t *Transcript) Add(script string, res Result, err, cleanupErr error) {
-	r := t.redactor.redact
+	r := t.redactor.String
 	e := Entry{
 		Machine:  r(res.Machine),
 		Step:     r(res.Step),

@@ -253,7 +253,7 @@ func snippet(data []byte) string {
 
 // errorf makes a *Error of kind; run adds the machine and the step.
 func (w *WinRM) errorf(kind, cause error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Err: w.redactError(cause), Detail: w.redactor.redact(fmt.Sprintf(format, args...))}
+	return &Error{Kind: kind, Err: w.redactError(cause), Detail: w.redactor.String(fmt.Sprintf(format, args...))}
 }
 
 // redactError returns err, or, when its text holds the password, a plain
@@ -263,8 +263,8 @@ func (w *WinRM) redactError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if msg := err.Error(); w.redactor.redact(msg) != msg {
-		return errors.New(w.redactor.redact(msg))
+	if msg := err.Error(); w.redactor.String(msg) != msg {
+		return errors.New(w.redactor.String(msg))
 	}
 	return err
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/winconform/winconform/internal/redact"
+
 	"github.com/masterzen/winrm"
 )
 
@@ -28,7 +30,7 @@ type WinRM struct {
 	ntlm       *ntlmPool
 	http       *http.Client
 	endpoint   *winrm.Endpoint
-	redactor   *redactor
+	redactor   *redact.Set
 	transcript *Transcript
 }
 
@@ -54,7 +56,7 @@ func NewWinRM(cfg Config) (*WinRM, error) {
 		// Only the URL of the endpoint is used (for the messages' To
 		// header): the transport is runTransport.
 		endpoint:   &winrm.Endpoint{Host: host, Port: cfg.Port, HTTPS: cfg.HTTPS},
-		redactor:   newRedactor(cfg.Password),
+		redactor:   redact.New(cfg.Password),
 		transcript: NewTranscript(cfg.Name, cfg.Password),
 	}
 	tlsConf := tlsConfig(cfg)
@@ -80,7 +82,7 @@ func (w *WinRM) Transcript() *Transcript { return w.transcript }
 // AddSecret keeps secret (a bootstrap token, say) out of the results,
 // errors and transcript of every step from now on, as the password is.
 func (w *WinRM) AddSecret(secret string) {
-	w.redactor.add(secret)
+	w.redactor.Add(secret)
 	w.transcript.AddSecret(secret)
 }
 
@@ -105,12 +107,12 @@ func (w *WinRM) Close() error {
 // The password is redacted from the result (the step's name included), the
 // error and the transcript.
 func (w *WinRM) RunPS(ctx context.Context, step, script string) (Result, error) {
-	step = w.redactor.redact(step)
+	step = w.redactor.String(step)
 	res := Result{Machine: w.cfg.Name, Step: step, Started: time.Now(), ExitCode: -1}
 	out, cleanupErr, err := w.run(ctx, step, script)
 	res.Duration = time.Since(res.Started)
-	res.Stdout = w.redactor.redact(out.stdout)
-	res.Stderr = w.redactor.redact(out.stderr)
+	res.Stdout = w.redactor.String(out.stdout)
+	res.Stderr = w.redactor.String(out.stderr)
 	if err == nil {
 		res.ExitCode = out.exitCode
 	}
@@ -210,5 +212,5 @@ func (w *WinRM) wrap(step, op string, err error) error {
 		return &c
 	}
 	return &Error{Machine: w.cfg.Name, Step: step, Op: op, Kind: ErrRemote,
-		Detail: "unreadable answer: " + w.redactor.redact(err.Error()), Err: w.redactError(err)}
+		Detail: "unreadable answer: " + w.redactor.String(err.Error()), Err: w.redactError(err)}
 }
