@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/winconform/winconform/internal/userfile"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -99,12 +98,9 @@ func (a *APIControlPlane) JoinCommand(ctx context.Context) (JoinCommand, error) 
 
 // caHashes are the hashes of the CA certificates a REST config trusts.
 func caHashes(cfg *rest.Config) ([]string, error) {
-	data := cfg.CAData
-	if len(data) == 0 && cfg.CAFile != "" {
-		var err error
-		if data, err = userfile.Read("the kubeconfig's certificate-authority", cfg.CAFile, userfile.CA); err != nil {
-			return nil, err
-		}
+	data, err := restCA(cfg)
+	if err != nil {
+		return nil, err
 	}
 	certs, err := certutil.ParseCertsPEM(data)
 	if err != nil && len(data) > 0 {

@@ -144,13 +144,24 @@ func clusterCA(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("reading kube-public/cluster-info: %w", err)
 	}
-	if cfg != nil && len(cfg.CAData) > 0 {
-		return cfg.CAData, nil
-	}
-	if cfg != nil && cfg.CAFile != "" {
-		return userfile.Read("the kubeconfig's certificate-authority", cfg.CAFile, userfile.CA)
+	if data, err := restCA(cfg); err != nil || len(data) > 0 {
+		return data, err
 	}
 	return nil, errors.New("the cluster's CA is in neither kube-public/cluster-info nor the REST config")
+}
+
+// restCA is the CA a REST config trusts: its CAData, else its CAFile (read
+// through the door for files a user names); none when it names neither.
+func restCA(cfg *rest.Config) ([]byte, error) {
+	switch {
+	case cfg == nil:
+		return nil, nil
+	case len(cfg.CAData) > 0:
+		return cfg.CAData, nil
+	case cfg.CAFile != "":
+		return userfile.Read("the kubeconfig's certificate-authority", cfg.CAFile, userfile.CA)
+	}
+	return nil, nil
 }
 
 // CheckJoinCommand proves that cp can join machines without touching one:
