@@ -3,13 +3,19 @@
 // scheduler, the API server and the controllers treat them as real nodes,
 // and kwok makes the pods bound to them Running without running anything.
 //
-// A Sim manages only the nodes it made: kwok is told to manage the nodes
-// whose annotations carry kwok.x-k8s.io/node=fake and this Sim's run ID, so
-// that two Sims (or another kwok) on one cluster leave each other's nodes
-// alone. Every node carries an isolation taint, winconform.io/simulated=<run
-// ID>:NoSchedule, so that only pods that tolerate it (the harness's own specs)
-// land there. Stop deletes the nodes and ends the process; the process also
-// dies with the harness (Linux: parent-death signal).
+// A Sim manages only the nodes it made. Its ID is <name>.<run ID>: a run
+// may start several Sims (one per spec container, on parallel processes), so
+// the run's ID alone does not tell them apart. kwok is told to manage the
+// nodes whose annotations carry kwok.x-k8s.io/node=fake and this Sim's ID,
+// and every node carries the isolation taint winconform.io/simulated=<Sim
+// ID>:NoSchedule, so that only pods that tolerate this Sim's taint land on
+// its nodes: two Sims of one run, another run's, or another kwok on the
+// cluster leave each other's nodes and pods alone. A Sim names its nodes
+// <name>-<run ID>-<build number>, so that a second Sim of the same name in a
+// run fails at its first node (the API server refuses the name), and Start
+// refuses one whose ID already marks nodes. Stop deletes the nodes and ends
+// the process; the process also dies with the harness (Linux: parent-death
+// signal).
 //
 // The pods kwok runs get IPs from Options.CIDR (default DefaultCIDR), which
 // Start checks against the real nodes' pod CIDRs; the Stage objects kwok
@@ -32,17 +38,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/winconform/winconform/internal/runid"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/winconform/winconform/internal/kubefile"
+	"github.com/winconform/winconform/internal/runid"
 	"github.com/winconform/winconform/internal/winrelease"
 )
 
@@ -55,15 +61,18 @@ var Stages string
 const (
 	// AnnotationNode is kwok's own annotation; kwok manages nodes where it is "fake".
 	AnnotationNode = "kwok.x-k8s.io/node"
-	// AnnotationRun and LabelRun carry the Sim's run ID.
-	AnnotationRun = "winconform.io/kwok-run"
-	LabelRun      = "winconform.io/kwok-run"
+	// LabelRun carries the run's ID (several Sims may share it).
+	LabelRun = "winconform.io/kwok-run"
+	// AnnotationSim and LabelSim carry the Sim's ID (<name>.<run ID>),
+	// which kwok's selector and the isolation taint use.
+	AnnotationSim = "winconform.io/kwok-sim"
+	LabelSim      = "winconform.io/kwok-sim"
 	// AnnotationOwner is "<host>/<pid>" of the process that started kwok,
 	// so that Start can remove nodes a killed harness left behind.
 	AnnotationOwner = "winconform.io/kwok-owner"
 	// LabelSimulated marks every node a Sim makes.
 	LabelSimulated = "winconform.io/simulated"
-	// TaintKey is the isolation taint's key; its value is the run ID.
+	// TaintKey is the isolation taint's key; its value is the Sim's ID.
 	TaintKey = "winconform.io/simulated"
 
 	LabelOS           = "kubernetes.io/os"
@@ -94,8 +103,12 @@ type Options struct {
 	// CIDR is the range simulated pods get their IPs from (DefaultCIDR).
 	CIDR string
 	// RunID is the run's ID (the run mints it where it begins; kwok never
-	// makes one): it names this Sim's nodes and selects them for kwok.
+	// makes one).
 	RunID string
+	// Name tells this Sim from the run's others (kwokspec: its spec
+	// container's prefix): a DNS label, unique within the run. With the
+	// run's ID it makes the Sim's ID and names its nodes.
+	Name string
 	// Labels and Annotations go on every node the Sim adds (the
 	// harness's run and its start, say).
 	Labels, Annotations map[string]string
@@ -153,6 +166,13 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	if err := runid.Check(opts.RunID); err != nil {
 		return nil, err
 	}
+	if errs := validation.IsDNS1123Label(opts.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("kwok: simulator name %q: %s: give each simulator of a run its own name, such as wc-sched", opts.Name, strings.Join(errs, "; "))
+	}
+	id := ID(opts.RunID, opts.Name)
+	if errs := validation.IsValidLabelValue(id); len(errs) > 0 {
+		return nil, fmt.Errorf("kwok: simulator ID %q (name %q, run %s): %s: shorten the name", id, opts.Name, opts.RunID, strings.Join(errs, "; "))
+	}
 	client := opts.Client
 	if client == nil {
 		cfg, err := kubefile.REST("kubeconfig", opts.Kubeconfig)
@@ -172,6 +192,9 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 		}
 	}
 	removeOrphans(ctx, client, opts.Timeout)
+	if err := checkUnclaimed(ctx, client, id); err != nil {
+		return nil, err
+	}
 
 	dir, err := os.MkdirTemp("", "winconform-kwok-")
 	if err != nil {
@@ -193,7 +216,7 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	}
 	s := &Sim{opts: opts, client: client, dir: dir, logPath: logPath, exited: make(chan struct{})}
 	// Not CommandContext: the process outlives Start's context and ends in Stop.
-	s.cmd = exec.Command(opts.Binary, Args(opts.Kubeconfig, config, opts.RunID, opts.CIDR)...)
+	s.cmd = exec.Command(opts.Binary, Args(opts.Kubeconfig, config, id, opts.CIDR)...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	s.cmd.SysProcAttr = sysProcAttr()
 	if err := s.cmd.Start(); err != nil {
@@ -221,21 +244,43 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	return s, nil
 }
 
-// Args is kwok's command line.
-func Args(kubeconfig, config, runID, cidr string) []string {
+// ID is the ID of the Sim name of run runID: <name>.<run ID>. Neither part
+// holds a dot, so two Sims have one ID only when they have one name and one
+// run.
+func ID(runID, name string) string { return name + "." + runID }
+
+// Args is kwok's command line for the Sim whose ID is simID.
+func Args(kubeconfig, config, simID, cidr string) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--config=" + config,
 		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=" + Selector(runID),
+		"--manage-nodes-with-annotation-selector=" + Selector(simID),
 		"--cidr=" + cidr,
 		"--node-lease-duration-seconds=40",
 	}
 }
 
-// Selector is the annotation selector of a run's nodes.
-func Selector(runID string) string {
-	return AnnotationNode + "=fake," + AnnotationRun + "=" + runID
+// Selector is the annotation selector of a Sim's nodes.
+func Selector(simID string) string {
+	return AnnotationNode + "=fake," + AnnotationSim + "=" + simID
+}
+
+// checkUnclaimed refuses a Sim whose ID already marks nodes: another Sim of
+// the run has its name, and the two would manage, taint and tolerate as one.
+func checkUnclaimed(ctx context.Context, cs kubernetes.Interface, simID string) error {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelSim + "=" + simID})
+	if err != nil {
+		return fmt.Errorf("kwok: listing nodes: %w", err)
+	}
+	if len(list.Items) > 0 {
+		var names []string
+		for _, n := range list.Items {
+			names = append(names, n.Name)
+		}
+		return fmt.Errorf("kwok: simulator %s already has nodes %v: another simulator of the run has its name; give each its own", simID, names)
+	}
+	return nil
 }
 
 // checkCIDR refuses a pod CIDR that overlaps a real node's pod CIDR (the
@@ -272,26 +317,26 @@ func Overlap(a, b *net.IPNet) bool {
 	return a.Contains(b.IP) || b.Contains(a.IP)
 }
 
-// RunID is the Sim's run ID.
-func (s *Sim) RunID() string { return s.opts.RunID }
+// ID is the Sim's ID, <name>.<run ID> (ID).
+func (s *Sim) ID() string { return ID(s.opts.RunID, s.opts.Name) }
 
 // LogPath is where kwok's output goes.
 func (s *Sim) LogPath() string { return s.logPath }
 
 // Taint is the isolation taint every node of this Sim carries.
-func (s *Sim) Taint() corev1.Taint { return IsolationTaint(s.opts.RunID) }
+func (s *Sim) Taint() corev1.Taint { return IsolationTaint(s.ID()) }
 
 // Toleration tolerates the isolation taint of this Sim's nodes.
-func (s *Sim) Toleration() corev1.Toleration { return IsolationToleration(s.opts.RunID) }
+func (s *Sim) Toleration() corev1.Toleration { return IsolationToleration(s.ID()) }
 
-// IsolationTaint is the taint on the nodes of run runID.
-func IsolationTaint(runID string) corev1.Taint {
-	return corev1.Taint{Key: TaintKey, Value: runID, Effect: corev1.TaintEffectNoSchedule}
+// IsolationTaint is the taint on the nodes of the Sim whose ID is simID.
+func IsolationTaint(simID string) corev1.Taint {
+	return corev1.Taint{Key: TaintKey, Value: simID, Effect: corev1.TaintEffectNoSchedule}
 }
 
-// IsolationToleration tolerates IsolationTaint(runID).
-func IsolationToleration(runID string) corev1.Toleration {
-	return corev1.Toleration{Key: TaintKey, Operator: corev1.TolerationOpEqual, Value: runID, Effect: corev1.TaintEffectNoSchedule}
+// IsolationToleration tolerates IsolationTaint(simID).
+func IsolationToleration(simID string) corev1.Toleration {
+	return corev1.Toleration{Key: TaintKey, Operator: corev1.TolerationOpEqual, Value: simID, Effect: corev1.TaintEffectNoSchedule}
 }
 
 // Nodes lists the names of the nodes this Sim made.
@@ -301,20 +346,30 @@ func (s *Sim) Nodes() []string {
 	return append([]string(nil), s.nodes...)
 }
 
-// AddWindowsNode makes a simulated Windows node of build (10.0.17763,
-// 10.0.20348, ...) with the isolation taint and taints, waits until kwok
-// reports it Ready as a Windows node, and returns it.
-func (s *Sim) AddWindowsNode(ctx context.Context, name, build string, taints ...corev1.Taint) (*corev1.Node, error) {
+// NodeName is the name of the Sim's node of build: <name>-<run ID>-<build
+// number>.
+func (s *Sim) NodeName(build string) string {
+	return fmt.Sprintf("%s-%s-%s", s.opts.Name, s.opts.RunID, build[strings.LastIndex(build, ".")+1:])
+}
+
+// AddWindowsNode makes the Sim's simulated Windows node of build
+// (10.0.17763, 10.0.20348, ...), named NodeName(build), with the isolation
+// taint and taints, waits until kwok reports it Ready as a Windows node,
+// and returns it.
+func (s *Sim) AddWindowsNode(ctx context.Context, build string, taints ...corev1.Taint) (*corev1.Node, error) {
 	s.mu.Lock()
 	stopped := s.stopped
 	s.mu.Unlock()
 	if stopped {
 		return nil, errors.New("kwok: the simulator is stopped")
 	}
-	n, err := WindowsNode(name, build, s.opts.RunID, s.opts.KubeletVersion, append([]corev1.Taint{s.Taint()}, taints...)...)
+	name := s.NodeName(build)
+	n, err := WindowsNode(name, build, s.opts.KubeletVersion, append([]corev1.Taint{s.Taint()}, taints...)...)
 	if err != nil {
 		return nil, err
 	}
+	n.Labels[LabelRun], n.Labels[LabelSim] = s.opts.RunID, s.ID()
+	n.Annotations[AnnotationSim] = s.ID()
 	for k, v := range s.opts.Labels {
 		n.Labels[k] = v
 	}
@@ -386,8 +441,9 @@ func Ready(n *corev1.Node) bool {
 // Windows kubelet of this era registers it: labels (OS, arch, hostname,
 // windows-build, and the deprecated beta OS and arch), nodeInfo (OS, image,
 // kernel version = build and revision), capacity, and an address from
-// TEST-NET-1 (RFC 5737) that nothing answers on.
-func WindowsNode(name, build, runID, kubeletVersion string, taints ...corev1.Taint) (*corev1.Node, error) {
+// TEST-NET-1 (RFC 5737) that nothing answers on. It is marked simulated;
+// the Sim that adds it marks its run and itself.
+func WindowsNode(name, build, kubeletVersion string, taints ...corev1.Taint) (*corev1.Node, error) {
 	v, err := winrelease.Parse(build)
 	if err != nil || v.HasRevision {
 		return nil, fmt.Errorf("kwok: Windows build %q: want major.minor.build, e.g. 10.0.20348", build)
@@ -410,11 +466,11 @@ func WindowsNode(name, build, runID, kubeletVersion string, taints ...corev1.Tai
 				LabelOS: "windows", LabelArch: "amd64", LabelHostname: name,
 				LabelWindowsBuild: build,
 				LabelBetaOS:       "windows", LabelBetaArch: "amd64",
-				LabelSimulated: "true", LabelRun: runID,
-				"type": "kwok",
+				LabelSimulated: "true",
+				"type":         "kwok",
 			},
 			Annotations: map[string]string{
-				AnnotationNode: "fake", AnnotationRun: runID,
+				AnnotationNode:                 "fake",
 				"node.alpha.kubernetes.io/ttl": "0",
 			},
 		},

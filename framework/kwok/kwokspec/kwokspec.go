@@ -58,8 +58,10 @@ type Windows struct {
 }
 
 // Setup finds the Windows nodes, or simulates one node per build (at least
-// one; DefaultBuilds when none is given) with kwok (--kwok-binary), named
-// <prefix>-<run ID>-<build number>. Call it from BeforeAll. When neither is
+// one; DefaultBuilds when none is given) with kwok (--kwok-binary), whose
+// simulator prefix names: each container's Setup in a run needs its own
+// prefix, for its simulator's taint and nodes are its alone (kwok refuses a
+// second of the same name). Call it from BeforeAll. When neither is
 // possible it returns an empty set whose Require skips with the reason.
 func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 	cs, err := framework.LoadClientset()
@@ -93,21 +95,20 @@ func Setup(ctx context.Context, prefix string, builds ...string) *Windows {
 	if len(builds) == 0 {
 		builds = DefaultBuilds
 	}
-	sim, err := kwok.Start(ctx, kwok.Options{RunID: e2e.Options.RunID, Binary: e2e.Options.KwokBinary, Kubeconfig: framework.TestContext.KubeConfig, Client: cs, Labels: e2e.RunLabels(), Annotations: e2e.RunAnnotations()})
+	sim, err := kwok.Start(ctx, kwok.Options{RunID: e2e.Options.RunID, Name: prefix, Binary: e2e.Options.KwokBinary, Kubeconfig: framework.TestContext.KubeConfig, Client: cs, Labels: e2e.RunLabels(), Annotations: e2e.RunAnnotations()})
 	framework.ExpectNoError(err, "starting kwok to simulate Windows nodes")
 	ginkgo.DeferCleanup(func(ctx context.Context) error {
-		framework.Logf("stopping kwok (run %s) and deleting its nodes %v", sim.RunID(), sim.Nodes())
+		framework.Logf("stopping kwok (simulator %s) and deleting its nodes %v", sim.ID(), sim.Nodes())
 		return sim.Stop(ctx)
 	}, ginkgo.NodeTimeout(StopTimeout))
 	w := &Windows{Simulated: true, Sim: sim, Requested: map[string]string{}}
 	for _, b := range builds {
-		name := fmt.Sprintf("%s-%s-%s", prefix, sim.RunID(), b[strings.LastIndex(b, ".")+1:])
-		n, err := sim.AddWindowsNode(ctx, name, b, ospod.WindowsTaint)
-		framework.ExpectNoError(err, "simulating Windows node %s (build %s)", name, b)
+		n, err := sim.AddWindowsNode(ctx, b, ospod.WindowsTaint)
+		framework.ExpectNoError(err, "simulating Windows node %s (build %s)", sim.NodeName(b), b)
 		w.Nodes = append(w.Nodes, *n)
-		w.Requested[name] = b
+		w.Requested[n.Name] = b
 	}
-	framework.Logf("Windows nodes: %v, simulated by kwok (run %s, pods from %s, log %s)", w.Names(), sim.RunID(), kwok.DefaultCIDR, sim.LogPath())
+	framework.Logf("Windows nodes: %v, simulated by kwok (simulator %s, pods from %s, log %s)", w.Names(), sim.ID(), kwok.DefaultCIDR, sim.LogPath())
 	return w
 }
 
