@@ -141,9 +141,9 @@ func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machin
 	if w.inventory == "" {
 		return nil, nil
 	}
-	inv, err := config.Load[config.Inventory](w.inventory, nil)
+	inv, err := w.load()
 	if err != nil {
-		return nil, usage(fmt.Errorf("--inventory: %w", err))
+		return nil, err
 	}
 	var out []underlay.Machine
 	var errs []error
