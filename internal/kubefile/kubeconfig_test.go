@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
+
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/winconform/winconform/internal/userfile"
@@ -111,6 +113,13 @@ func TestClients(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(p, []byte(sample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ca, _, err := certutil.GenerateSelfSignedCertKey("api.test", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, cs, err := Clients("--kubeconfig", p, 7*time.Second)
