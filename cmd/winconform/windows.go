@@ -103,7 +103,7 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	}
 	// The routed underlay changes this host: refused without root, up front.
 	if w.vms != "" {
-		if shape, err := machineShape(machines[0]); err != nil || shape != underlay.Routed {
+		if shape, err := underlay.ShapeOf(machines[0]); err != nil || shape != underlay.Routed {
 			return err
 		}
 		return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay", w.vms))
