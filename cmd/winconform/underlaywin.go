@@ -43,7 +43,7 @@ func (w *windowsFlags) underlayMachines(ctx context.Context, log io.Writer) ([]u
 			errs = append(errs, err)
 			continue
 		}
-		if _, err := windows.Identify(ctx, conn); err != nil && !transportError(err) {
+		if _, err := windows.Identify(ctx, conn); err != nil && !remote.Unreached(err) {
 			fmt.Fprintf(log, "underlay: machine %s left out: it does not answer as Windows (%v)\n", m.Name, err)
 			continue
 		}
@@ -55,17 +55,6 @@ func (w *windowsFlags) underlayMachines(ctx context.Context, log io.Writer) ([]u
 
 func windowsConn(m config.Machine) (*remote.WinRM, error) {
 	return remote.NewWinRM(windows.RemoteConfig(m))
-}
-
-// transportError says whether err is WinRM failing to reach the machine
-// (which the check then reports), rather than the machine's answer.
-func transportError(err error) bool {
-	for _, e := range []error{remote.ErrAuth, remote.ErrUnreachable, remote.ErrTLS, remote.ErrTimeout, remote.ErrConnLost} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }
 
 // inventoryUnderlay is the whole inventory as the underlay sees it (all
