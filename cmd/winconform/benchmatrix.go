@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/netmatrix"
@@ -47,11 +46,7 @@ func benchMatrixCmd() *cobra.Command {
 				}
 				kubeconfig = res.Kubeconfig
 			}
-			cfg, err := kubefile.REST("--kubeconfig", kubeconfig)
-			if err != nil {
-				return err
-			}
-			cs, err := kubernetes.NewForConfig(cfg)
+			cfg, cs, err := kubefile.Clients("--kubeconfig", kubeconfig, 0)
 			if err != nil {
 				return err
 			}

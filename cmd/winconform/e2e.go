@@ -17,7 +17,6 @@ import (
 	"github.com/winconform/winconform/internal/runid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
@@ -621,38 +620,22 @@ func checkProcs(ctx context.Context, cs kubernetes.Interface, value string) (int
 	return suiterun.Procs(value, max, fmt.Sprintf("%d Ready node(s) with %d allocatable CPU(s) in all, one process per CPU", ready, cpus))
 }
 
+// clientFor is a clientset of kubeconfig's cluster, each request bounded
+// by 30 seconds.
 func clientFor(kubeconfig string) (kubernetes.Interface, error) {
-	cfg, err := restConfig(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return kubernetes.NewForConfig(cfg)
-}
-
-// restConfig is the client configuration of kubeconfig's cluster, each
-// request bounded by 30 seconds.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := kubefile.REST("--kubeconfig", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Timeout = 30 * time.Second
-	return cfg, nil
+	_, cs, err := kubefile.Clients("--kubeconfig", kubeconfig, 30*time.Second)
+	return cs, err
 }
 
 // reachCluster asks the cluster of kubeconfig for its version before
 // anything of the run: a server that does not answer, or is not an API
 // server, ends the run in one line naming it.
 func reachCluster(ctx context.Context, kubeconfig string) (kubernetes.Interface, error) {
-	cfg, err := restConfig(kubeconfig)
+	cfg, cs, err := kubefile.Clients("--kubeconfig", kubeconfig, 30*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err == nil {
-		_, err = cs.Discovery().ServerVersion()
-	}
-	if err != nil {
+	if _, err = cs.Discovery().ServerVersion(); err != nil {
 		return nil, fmt.Errorf("the cluster at %s (kubeconfig %s) did not answer /version, so the run never reached it: %v", cfg.Host, kubeconfig, err)
 	}
 	return cs, nil

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/winconform/winconform/framework/underlaypods"
 	"github.com/winconform/winconform/infra/kind"
@@ -92,7 +90,7 @@ func (u underlayCheck) run(ctx context.Context) (*underlay.Report, error) {
 		}
 	}
 	if u.pods {
-		restCfg, cs, err := restClients(kc)
+		restCfg, cs, err := kubefile.Clients("--kubeconfig", kc, 30*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -104,16 +102,6 @@ func (u underlayCheck) run(ctx context.Context) (*underlay.Report, error) {
 	fmt.Fprint(u.log, rep.String())
 	fmt.Fprintf(u.log, "underlay check: done in %s\n", time.Since(start).Round(100*time.Millisecond))
 	return &rep, rep.Err()
-}
-
-func restClients(kubeconfig string) (*rest.Config, kubernetes.Interface, error) {
-	cfg, err := kubefile.REST("--kubeconfig", kubeconfig)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg.Timeout = 30 * time.Second
-	cs, err := kubernetes.NewForConfig(cfg)
-	return cfg, cs, err
 }
 
 func underlayCmd() *cobra.Command {

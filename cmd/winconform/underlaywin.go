@@ -5,12 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"os"
-	"time"
-
-	"github.com/vishvananda/netlink"
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/kind"
@@ -38,7 +33,7 @@ func (w *windowsFlags) underlayMachines(ctx context.Context, log io.Writer) ([]u
 	var out []underlay.Machine
 	var errs []error
 	for _, m := range inv {
-		um, err := underlayMachine(ctx, m)
+		um, err := underlay.FromInventory(ctx, m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: machine %s: %w", w.inventory, m.Name, err))
 			continue
@@ -48,7 +43,7 @@ func (w *windowsFlags) underlayMachines(ctx context.Context, log io.Writer) ([]u
 			errs = append(errs, err)
 			continue
 		}
-		if _, err := windows.Identify(ctx, conn); err != nil && !transportError(err) {
+		if _, err := windows.Identify(ctx, conn); err != nil && !remote.Unreached(err) {
 			fmt.Fprintf(log, "underlay: machine %s left out: it does not answer as Windows (%v)\n", m.Name, err)
 			continue
 		}
@@ -62,78 +57,6 @@ func windowsConn(m config.Machine) (*remote.WinRM, error) {
 	return remote.NewWinRM(windows.RemoteConfig(m))
 }
 
-// underlayMachine is an inventory machine as the underlay sees it: its
-// node address (nodeIP, else its address, resolved), its shape (routed
-// unless the inventory says otherwise) and, routed, the kind host's
-// address it routes through (underlay.via, else this host's source address
-// toward it, from the kernel's route to it).
-func underlayMachine(ctx context.Context, m config.Machine) (underlay.Machine, error) {
-	shape, err := machineShape(m)
-	if err != nil {
-		return underlay.Machine{}, err
-	}
-	host := m.NodeIP
-	if host == "" {
-		host = m.Address
-	}
-	addr, err := resolveIPv4(ctx, host)
-	if err != nil {
-		return underlay.Machine{}, err
-	}
-	um := underlay.Machine{Name: m.Name, OS: underlay.Windows, Address: addr, Shape: shape}
-	if shape != underlay.Routed {
-		return um, nil
-	}
-	if m.Underlay.Via != "" {
-		um.Via, err = netip.ParseAddr(m.Underlay.Via)
-		return um, err
-	}
-	um.Via, err = sourceToward(addr)
-	if err != nil {
-		return um, fmt.Errorf("finding this host's address toward %s for the machine's route (set underlay.via): %w", addr, err)
-	}
-	return um, nil
-}
-
-// sourceToward is the address this host sends from to addr: the source of
-// the kernel's route to it (netlink's RTM_GETROUTE, as ip route get).
-func sourceToward(addr netip.Addr) (netip.Addr, error) {
-	routes, err := netlink.RouteGet(net.IP(addr.AsSlice()))
-	if err != nil {
-		return netip.Addr{}, err
-	}
-	for _, r := range routes {
-		if a, ok := netip.AddrFromSlice(r.Src); ok && a.Unmap().Is4() {
-			return a.Unmap(), nil
-		}
-	}
-	return netip.Addr{}, errors.New("the route to it has no source address")
-}
-
-func resolveIPv4(ctx context.Context, host string) (netip.Addr, error) {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.Unmap(), nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
-	if err != nil || len(addrs) == 0 {
-		return netip.Addr{}, fmt.Errorf("resolving %s to its IPv4 address for the underlay: %v", host, err)
-	}
-	return addrs[0].Unmap(), nil
-}
-
-// transportError says whether err is WinRM failing to reach the machine
-// (which the check then reports), rather than the machine's answer.
-func transportError(err error) bool {
-	for _, e := range []error{remote.ErrAuth, remote.ErrUnreachable, remote.ErrTLS, remote.ErrTimeout, remote.ErrConnLost} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
 // inventoryUnderlay is the whole inventory as the underlay sees it (all
 // its machines, whichever --machine selects: the host's rules are the
 // cluster's, and applying a plan removes the rules of machines it lacks).
@@ -141,14 +64,14 @@ func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machin
 	if w.inventory == "" {
 		return nil, nil
 	}
-	inv, err := config.Load[config.Inventory](w.inventory, nil)
+	inv, err := w.load()
 	if err != nil {
-		return nil, usage(fmt.Errorf("--inventory: %w", err))
+		return nil, err
 	}
 	var out []underlay.Machine
 	var errs []error
 	for _, m := range inv.Machines {
-		um, err := underlayMachine(ctx, m)
+		um, err := underlay.FromInventory(ctx, m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: machine %s: %w", w.inventory, m.Name, err))
 			continue
@@ -156,19 +79,6 @@ func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machin
 		out = append(out, um)
 	}
 	return out, errors.Join(errs...)
-}
-
-// machineShape is how machine m reaches the kind network: its
-// underlay.shape, routed when it sets none.
-func machineShape(m config.Machine) (underlay.Shape, error) {
-	if m.Underlay.Shape == "" {
-		return underlay.Routed, nil
-	}
-	s, err := underlay.ParseShape(m.Underlay.Shape)
-	if err != nil {
-		return "", fmt.Errorf("underlay.shape: %w", err)
-	}
-	return s, nil
 }
 
 // precheckUnderlay refuses, before any cluster work, an inventory whose

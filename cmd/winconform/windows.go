@@ -33,6 +33,24 @@ type windowsFlags struct {
 	// env resolves the variables the files reference; the process's
 	// environment when nil (--render: none is read).
 	env config.Env
+
+	// loaded is the inventory, read once per command (load).
+	loaded  *config.Inventory
+	loadErr error
+}
+
+// load reads the inventory once: every step of a command sees the same
+// machines, and its secrets are read once.
+//
+// Its error is refused input (usage), naming --inventory.
+func (w *windowsFlags) load() (*config.Inventory, error) {
+	if w.loaded == nil && w.loadErr == nil {
+		w.loaded, w.loadErr = config.Load[config.Inventory](w.inventory, w.env)
+		if w.loadErr != nil {
+			w.loadErr = usage(fmt.Errorf("--inventory: %w", w.loadErr))
+		}
+	}
+	return w.loaded, w.loadErr
 }
 
 func (w *windowsFlags) register(cmd *cobra.Command) {
@@ -51,9 +69,9 @@ func (w *windowsFlags) registerUp(cmd *cobra.Command) {
 //
 // Its errors are refused input (usage): the file, or --machine.
 func (w *windowsFlags) machines() ([]config.Machine, error) {
-	inv, err := config.Load[config.Inventory](w.inventory, w.env)
+	inv, err := w.load()
 	if err != nil {
-		return nil, usage(fmt.Errorf("--inventory: %w", err))
+		return nil, err
 	}
 	if w.machine == "" {
 		return inv.Machines, nil
@@ -85,7 +103,7 @@ func (w *windowsFlags) checkInputs(cf *clusterFlags) error {
 	}
 	// The routed underlay changes this host: refused without root, up front.
 	if w.vms != "" {
-		if shape, err := machineShape(machines[0]); err != nil || shape != underlay.Routed {
+		if shape, err := underlay.ShapeOf(machines[0]); err != nil || shape != underlay.Routed {
 			return err
 		}
 		return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay", w.vms))
@@ -135,6 +153,7 @@ func (w *windowsFlags) inputs(cf *clusterFlags) (machines []config.Machine, cfg 
 func (w *windowsFlags) render(out io.Writer, cf *clusterFlags, dir string) error {
 	// The join never sends a password in a script: a rendering reads none.
 	w.env = func(name string) (string, bool) { return "<$" + name + ">", true }
+	w.loaded, w.loadErr = nil, nil // read again, without the secrets
 	machines, cfg, source, err := w.inputs(cf)
 	if err != nil {
 		return usage(err)

@@ -175,13 +175,11 @@ func Start(ctx context.Context, opts Options) (*Sim, error) {
 	}
 	client := opts.Client
 	if client == nil {
-		cfg, err := kubefile.REST("kubeconfig", opts.Kubeconfig)
+		_, cs, err := kubefile.Clients("kubeconfig", opts.Kubeconfig, 0)
 		if err != nil {
 			return nil, fmt.Errorf("kwok: %w", err)
 		}
-		if client, err = kubernetes.NewForConfig(cfg); err != nil {
-			return nil, fmt.Errorf("kwok: %w", err)
-		}
+		client = cs
 	}
 	if err := checkCIDR(ctx, client, opts.CIDR); err != nil {
 		return nil, err

@@ -187,7 +187,7 @@ func run(ctx context.Context, cfg config, inCluster func() (*rest.Config, error)
 			return fail(err)
 		}
 	}
-	cs, err := clientFor(kubeconfig)
+	_, cs, err := kubefile.Clients("--kubeconfig", kubeconfig, accessTimeout)
 	if err != nil {
 		return fail(err)
 	}
@@ -291,15 +291,6 @@ func writeKubeconfig(path string, c *rest.Config) error {
 		return fmt.Errorf("writing the in-cluster kubeconfig: %w", err)
 	}
 	return os.Chmod(path, 0o600)
-}
-
-func clientFor(path string) (kubernetes.Interface, error) {
-	c, err := kubefile.REST("--kubeconfig", path)
-	if err != nil {
-		return nil, err
-	}
-	c.Timeout = accessTimeout
-	return kubernetes.NewForConfig(c)
 }
 
 // required are the permissions the suites need beyond reading: every spec

@@ -5,6 +5,10 @@
 package kubefile
 
 import (
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/clientcmd/api"
@@ -51,4 +55,20 @@ func REST(origin, path string) (*rest.Config, error) {
 		return nil, err
 	}
 	return clientcmd.NewDefaultClientConfig(*cfg, &clientcmd.ConfigOverrides{}).ClientConfig()
+}
+
+// Clients is the client configuration of the kubeconfig at path (REST),
+// each request bounded by timeout (none when 0), and a clientset of it:
+// the harness's one way from a kubeconfig file to a cluster's clients.
+func Clients(origin, path string, timeout time.Duration) (*rest.Config, kubernetes.Interface, error) {
+	cfg, err := REST(origin, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Timeout = timeout
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", origin, path, err)
+	}
+	return cfg, cs, nil
 }

@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -100,5 +103,34 @@ func TestRefused(t *testing.T) {
 	}
 	if _, err := REST("--kubeconfig", empty); err == nil || !clientcmd.IsEmptyConfig(err) {
 		t.Errorf("an empty kubeconfig: %v; want client-go's empty configuration", err)
+	}
+}
+
+// TestClients: the one way from a kubeconfig file to a clientset keeps
+// REST's reading (the door's refusals, naming the origin) and bounds each
+// request by the timeout asked for.
+func TestClients(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(p, []byte(sample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ca, _, err := certutil.GenerateSelfSignedCertKey("api.test", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, cs, err := Clients("--kubeconfig", p, 7*time.Second)
+	if err != nil || cs == nil || cfg.Timeout != 7*time.Second {
+		t.Fatalf("Clients = %+v, %v, %v", cfg, cs, err)
+	}
+	want, _ := REST("--kubeconfig", p)
+	if cfg.Host != want.Host {
+		t.Errorf("host %q, want REST's %q", cfg.Host, want.Host)
+	}
+	if _, _, err := Clients("--kubeconfig", "/dev/zero", time.Second); err == nil || !strings.Contains(err.Error(), "--kubeconfig") {
+		t.Errorf("a device: %v, want a refusal naming --kubeconfig", err)
 	}
 }

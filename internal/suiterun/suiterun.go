@@ -14,7 +14,10 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // DefaultGrace is how long the suite gets, after an interrupt, to run its
@@ -48,36 +51,46 @@ type Options struct {
 // Command is the program and arguments that run the suite. Alone, the
 // suite binary takes Ginkgo's settings as --ginkgo.* flags; under Ginkgo's
 // CLI, which reports for every process and enforces the timeout, they are
-// the CLI's own flags.
+// the CLI's own flags. Ginkgo renders both (ginkgoFlags).
 func (o Options) Command() (string, []string, error) {
 	if o.Procs <= 1 {
-		var args []string
-		if o.Timeout > 0 {
-			args = append(args, "--ginkgo.timeout="+o.Timeout.String())
-		}
-		if o.Verbose {
-			args = append(args, "--ginkgo.v")
-		}
-		if !o.Color {
-			args = append(args, "--ginkgo.no-color")
+		args, err := o.ginkgoFlags("ginkgo")
+		if err != nil {
+			return "", nil, err
 		}
 		return o.Binary, append(args, o.Args...), nil
 	}
 	if o.Ginkgo == "" {
 		return "", nil, errors.New("parallel processes need Ginkgo's CLI (make build puts it in _output/bin/ginkgo)")
 	}
-	args := []string{"run", "--procs=" + strconv.Itoa(o.Procs)}
-	if o.Timeout > 0 {
-		args = append(args, "--timeout="+o.Timeout.String())
+	own, err := o.ginkgoFlags("")
+	if err != nil {
+		return "", nil, err
 	}
-	if o.Verbose {
-		args = append(args, "-v")
-	}
-	if !o.Color {
-		args = append(args, "--no-color")
-	}
+	args := append([]string{"run", "--procs=" + strconv.Itoa(o.Procs)}, own...)
 	args = append(args, o.Binary, "--")
 	return o.Ginkgo, append(args, o.Args...), nil
+}
+
+// ginkgoFlags is Ginkgo's own rendering of the options (its timeout,
+// verbosity and colour) as flags: the suite binary's, prefix "ginkgo", or
+// the CLI's, no prefix. Only the settings' own flags are rendered (not the
+// deprecated ones, bound to a configuration of Ginkgo's own); Ginkgo exports
+// the random seed always, and a run that gives none lets the suite pick
+// one, so it is left out.
+func (o Options) ginkgoFlags(prefix string) ([]string, error) {
+	suite := types.SuiteConfig{Timeout: o.Timeout}
+	reporter := types.ReporterConfig{Verbose: o.Verbose, NoColor: !o.Color}
+	var flags types.GinkgoFlags
+	for _, f := range types.SuiteConfigFlags.CopyAppend(types.ReporterConfigFlags...) {
+		if f.KeyPath != "S.RandomSeed" && (strings.HasPrefix(f.KeyPath, "S.") || strings.HasPrefix(f.KeyPath, "R.")) {
+			flags = append(flags, f)
+		}
+	}
+	if prefix != "" {
+		flags = flags.WithPrefix(prefix)
+	}
+	return types.GenerateFlagArgs(flags, map[string]any{"S": &suite, "R": &reporter})
 }
 
 // ExitError is the suite's exit status when it ran and failed.

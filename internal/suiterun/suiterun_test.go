@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,30 +23,86 @@ import (
 	"github.com/winconform/winconform/internal/runmark"
 )
 
+// The options reach the suite as Ginkgo reads them: its own flag sets
+// parse what Command gives, the suite binary's (--ginkgo.*) alone, the
+// CLI's (ginkgo run) in parallel, where the CLI reports for every process
+// and a --ginkgo.v after -- would not reach its reporter.
 func TestCommand(t *testing.T) {
-	o := Options{Binary: "/b/e2e.test", Ginkgo: "/b/ginkgo", Procs: 1, Args: []string{"--kubeconfig=k", "--suite=networking"}}
-	name, args, err := o.Command()
-	if err != nil || name != "/b/e2e.test" || strings.Join(args, " ") != "--ginkgo.no-color --kubeconfig=k --suite=networking" {
-		t.Errorf("serial: %s %q %v", name, args, err)
+	type read struct {
+		procs          int
+		timeout        time.Duration
+		verbose, color bool
+		rest           string
 	}
-	o.Procs = 4
-	name, args, err = o.Command()
-	if err != nil || name != "/b/ginkgo" || strings.Join(args, " ") != "run --procs=4 --no-color /b/e2e.test -- --kubeconfig=k --suite=networking" {
-		t.Errorf("parallel: %s %q %v", name, args, err)
+	// parse reads args as Ginkgo does: the binary's flag set, or the CLI's
+	// run command (after "run"; what follows the binary goes to the binary).
+	parse := func(t *testing.T, name string, args []string) read {
+		t.Helper()
+		suite, reporter, cli, goFlags := types.NewDefaultSuiteConfig(), types.NewDefaultReporterConfig(), types.NewDefaultCLIConfig(), types.NewDefaultGoFlagsConfig()
+		var fs types.GinkgoFlagSet
+		var err error
+		if name == "/b/ginkgo" {
+			if len(args) == 0 || args[0] != "run" {
+				t.Fatalf("the CLI's args %q do not start with run", args)
+			}
+			args = args[1:]
+			fs, err = types.BuildRunCommandFlagSet(&suite, &reporter, &cli, &goFlags)
+		} else {
+			cli.Procs = 1
+			// The suite binary's set (types.BuildTestSuiteFlagSet) on a
+			// flag set of its own: the test binary has Ginkgo's already.
+			var flags types.GinkgoFlags
+			for _, f := range types.SuiteConfigFlags.CopyAppend(types.ParallelConfigFlags...).CopyAppend(types.ReporterConfigFlags...) {
+				if !strings.HasPrefix(f.KeyPath, "D.") { // deprecated, bound to Ginkgo's own
+					flags = append(flags, f)
+				}
+			}
+			flags = flags.WithPrefix("ginkgo")
+			fs, err = types.NewGinkgoFlagSet(flags, map[string]any{"S": &suite, "R": &reporter}, types.FlagSections)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The suite's own flags are not Ginkgo's: they follow them, as
+		// flag parsing stops at the first it does not know only if told;
+		// read Ginkgo's up to the first of them.
+		var own []string
+		for k, a := range args {
+			if a == "--" || !strings.HasPrefix(a, "--ginkgo.") && name != "/b/ginkgo" {
+				own, args = args[k:], args[:k]
+				break
+			}
+		}
+		rest, err := fs.Parse(args)
+		if err != nil {
+			t.Fatalf("Ginkgo refuses %q: %v", args, err)
+		}
+		return read{cli.Procs, suite.Timeout, reporter.Verbose, !reporter.NoColor, strings.Join(append(rest, own...), " ")}
 	}
-	// A lab run's timeout, verbose output and colour: the binary's
-	// --ginkgo.* flags alone, Ginkgo's CLI's own flags in parallel (the CLI
-	// reports for every process: a --ginkgo.v after -- would not reach its
-	// reporter).
-	o = Options{Binary: "/b/e2e.test", Ginkgo: "/b/ginkgo", Procs: 1, Args: []string{"--suite=node"}, Timeout: 24 * time.Hour, Verbose: true, Color: true}
-	if _, args, _ := o.Command(); strings.Join(args, " ") != "--ginkgo.timeout=24h0m0s --ginkgo.v --suite=node" {
-		t.Errorf("serial, 24h, verbose, colour: %q", args)
+	for _, tc := range []struct {
+		o        Options
+		wantName string
+		want     read
+	}{
+		{Options{Procs: 1, Args: []string{"--kubeconfig=k", "--suite=networking"}}, "/b/e2e.test",
+			read{1, time.Hour, false, false, "--kubeconfig=k --suite=networking"}},
+		{Options{Procs: 4, Args: []string{"--kubeconfig=k", "--suite=networking"}}, "/b/ginkgo",
+			read{4, time.Hour, false, false, "/b/e2e.test -- --kubeconfig=k --suite=networking"}},
+		{Options{Procs: 1, Args: []string{"--suite=node"}, Timeout: 24 * time.Hour, Verbose: true, Color: true}, "/b/e2e.test",
+			read{1, 24 * time.Hour, true, true, "--suite=node"}},
+		{Options{Procs: 2, Args: []string{"--suite=node"}, Timeout: 24 * time.Hour, Verbose: true}, "/b/ginkgo",
+			read{2, 24 * time.Hour, true, false, "/b/e2e.test -- --suite=node"}},
+	} {
+		tc.o.Binary, tc.o.Ginkgo = "/b/e2e.test", "/b/ginkgo"
+		name, args, err := tc.o.Command()
+		if err != nil || name != tc.wantName {
+			t.Fatalf("%+v: %s %q %v", tc.o, name, args, err)
+		}
+		if got := parse(t, name, args); got != tc.want {
+			t.Errorf("%+v: %q reads as %+v, want %+v", tc.o, args, got, tc.want)
+		}
 	}
-	o.Procs, o.Color = 2, false
-	if _, args, _ := o.Command(); strings.Join(args, " ") != "run --procs=2 --timeout=24h0m0s -v --no-color /b/e2e.test -- --suite=node" {
-		t.Errorf("parallel, 24h, verbose: %q", args)
-	}
-	o.Ginkgo = ""
+	o := Options{Binary: "/b/e2e.test", Procs: 2}
 	if _, _, err := o.Command(); err == nil || !strings.Contains(err.Error(), "make build") {
 		t.Errorf("parallel without Ginkgo's CLI: %v", err)
 	}

@@ -29,6 +29,19 @@ var (
 	ErrExit = errors.New("non-zero exit code")
 )
 
+// Unreached says whether err is WinRM failing to reach the machine or to
+// hear it out (credentials refused, no connection, TLS, a timeout, the
+// connection lost), rather than the machine's own answer (a fault, an exit
+// code).
+func Unreached(err error) bool {
+	for _, class := range []error{ErrAuth, ErrUnreachable, ErrTLS, ErrTimeout, ErrConnLost} {
+		if errors.Is(err, class) {
+			return true
+		}
+	}
+	return false
+}
+
 // Error is a failure of a step on a machine.
 type Error struct {
 	// Machine is the machine's name.
