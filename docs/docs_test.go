@@ -13,7 +13,8 @@
 //     once, in the suite whose code names it;
 //   - the Kubernetes lines table (docs/cluster.md) and the kubelet and
 //     containerd table (docs/windows-machines.md) are internal/kubelines';
-//   - README.md has at most 250 lines and names `make e2e` and `make test`.
+//   - README.md has at most 250 lines and names `make e2e` and `make test`;
+//   - docs/development.md lists every place a run begins (runid.Begin).
 package docs_test
 
 import (
@@ -749,6 +750,70 @@ func TestKubernetesLines(t *testing.T) {
 	report(t, containerdProblems(find(t, all, "docs/windows-machines.md"), lines))
 }
 
+// TestRunBeginnings holds docs/development.md's list of the places a run
+// begins to the code: the non-test Go files that call runid.Begin.
+func TestRunBeginnings(t *testing.T) {
+	dir := root(t)
+	listed := runBeginnings(find(t, docs(t, dir), "docs/development.md"))
+	var calling []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "_output" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), "runid.Begin(") {
+			rel, _ := filepath.Rel(dir, path)
+			calling = append(calling, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, beginningProblems(listed, calling))
+}
+
+// runBeginnings are the files of the table under "Where a run begins".
+func runBeginnings(d doc) []string {
+	var out []string
+	in := false
+	for _, line := range d.prose {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			in = line == "## Where a run begins"
+		case in && strings.HasPrefix(line, "| `"):
+			file, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+			out = append(out, file)
+		}
+	}
+	return out
+}
+
+// beginningProblems compares the listed beginnings with the callers.
+func beginningProblems(listed, calling []string) []string {
+	var out []string
+	for _, f := range calling {
+		if !slices.Contains(listed, f) {
+			out = append(out, fmt.Sprintf("%s makes a run ID (runid.Begin) but docs/development.md does not list it under \"Where a run begins\": a part of a run takes its run's ID; list it only if a run begins there", f))
+		}
+	}
+	for _, f := range listed {
+		if !slices.Contains(calling, f) {
+			out = append(out, fmt.Sprintf("docs/development.md lists %s under \"Where a run begins\", but it does not call runid.Begin", f))
+		}
+	}
+	return out
+}
+
 func TestReadme(t *testing.T) {
 	dir := root(t)
 	d := find(t, docs(t, dir), "README.md")
@@ -793,6 +858,14 @@ func TestChecksCatchWhatTheyCheck(t *testing.T) {
 		if (len(got) > 0) != c.bad {
 			t.Errorf("%s: problems %q, want a problem: %v", c.line, got, c.bad)
 		}
+	}
+
+	if got := beginningProblems([]string{"a.go", "b.go"}, []string{"a.go", "c.go"}); len(got) != 2 || !strings.Contains(got[0], "c.go") || !strings.Contains(got[1], "b.go") {
+		t.Errorf("beginningProblems = %q, want c.go unlisted and b.go listed without a call", got)
+	}
+	dev := parseDoc("docs/development.md", "## Where a run begins\n\n| file | run |\n|---|---|\n| `x/a.go` | a |\n\n## Next\n\n| `x/b.go` | b |\n")
+	if got := runBeginnings(dev); !slices.Equal(got, []string{"x/a.go"}) {
+		t.Errorf("runBeginnings = %q, want [x/a.go]", got)
 	}
 
 	readme := parseDoc("README.md", "# w\n\n## Quick start\n\n## The files\n")

@@ -68,7 +68,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "winconform e2e:", err)
 		os.Exit(2)
 	}
-	e2e.ApplyRunID()
 	// The harness writes the reports (one JUnit, Ginkgo's JSON), not the e2e framework.
 	e2e.OwnReports()
 	stop := func() {}
@@ -83,6 +82,9 @@ func TestMain(m *testing.M) {
 // checkFlags validates what the run was asked to do before anything connects
 // to a cluster, so that bad input ends in one line naming the fix.
 func checkFlags() error {
+	if err := e2e.ApplyRunID(); err != nil {
+		return err
+	}
 	suiteConfig, _ := ginkgo.GinkgoConfiguration()
 	dryRun = suiteConfig.DryRun
 	f, err := labels.Filter(e2e.Options.Suite, e2e.Options.Claim, suiteConfig.LabelFilter)

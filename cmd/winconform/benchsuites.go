@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/winconform/winconform/internal/flagvalue"
+	"github.com/winconform/winconform/internal/runid"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports/rundir"
 )
@@ -51,7 +52,11 @@ said so. The figures go to bench-suites.json in the report directory too.`,
 			base := rf.reportDir
 			var ts []suiteTiming
 			for _, n := range []int{1, procs} {
+				// Each timing is a run of its own.
 				r := rf
+				if r.runID, err = runid.Begin(rf.runID); err != nil {
+					return usage(fmt.Errorf("--run-id: %w", err))
+				}
 				r.procs = strconv.Itoa(n)
 				r.reportDir = filepath.Join(base, fmt.Sprintf("procs-%d", n))
 				os.RemoveAll(r.reportDir)

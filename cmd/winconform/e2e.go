@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/facts"
 	"github.com/winconform/winconform/framework/labels"
@@ -82,6 +81,18 @@ type runFlags struct {
 	// progressURL is where the suite posts its progress (the CLI's own
 	// listener); forward, the suite flags' own --progress-report-url.
 	progressURL, forward string
+	// win reads --inventory once for the command (windows).
+	win *windowsFlags
+}
+
+// windows is the run's inventory (--inventory) as a command's machines:
+// the check, the machines' check against the cluster and the underlay
+// check share its one read.
+func (r *runFlags) windows() *windowsFlags {
+	if r.win == nil || r.win.inventory != r.inventory {
+		r.win = &windowsFlags{inventory: r.inventory}
+	}
+	return r.win
 }
 
 // registerSelection adds the flags that choose specs.
@@ -228,11 +239,13 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 			return nil, usage(fmt.Errorf("--junit-property: %w", err))
 		}
 	}
-	if r.runID != "" {
-		if err := runid.Check(r.runID); err != nil {
-			return nil, usage(fmt.Errorf("--run-id: %w", err))
-		}
+	// The run begins here: up's failure, the suites and the sweep are
+	// this one run's, under one ID.
+	id, err := runid.Begin(r.runID)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--run-id: %w", err))
 	}
+	r.runID = id
 	extra, r.forward, _ = takeFlag(extra, "progress-report-url")
 	if r.forward != "" {
 		if u, err := url.Parse(r.forward); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
@@ -248,8 +261,8 @@ func (r *runFlags) check(ctx context.Context, extra []string) ([]string, error) 
 		return nil, usage(err)
 	}
 	if r.inventory != "" {
-		if _, err := config.Load[config.Inventory](r.inventory, nil); err != nil {
-			return nil, usage(fmt.Errorf("--inventory: %w", err))
+		if _, err := r.windows().load(); err != nil {
+			return nil, err
 		}
 	}
 	if err := r.checkFilters(); err != nil {
@@ -387,9 +400,9 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			// checked against this cluster now, before the first VM or any
 			// cluster work.
 			if (vmsFile != "" || rf.inventory != "") && kubeconfig == "" {
-				w := windowsFlags{vms: vmsFile}
+				w := &windowsFlags{vms: vmsFile}
 				if vmsFile == "" {
-					w.inventory = rf.inventory
+					w = rf.windows()
 				}
 				if err := w.checkInputs(&cf); err != nil {
 					return usage(err)
@@ -417,7 +430,7 @@ inventory or --procs end with exit status 2. A run whose claims all held exits
 			// The machines joined through the underlay climb its rungs
 			// before the suites: a missing rule or route fails here,
 			// named, not as a hundred blocked cells.
-			rep, err := underlayCheck{cf: &cf, w: &windowsFlags{inventory: rf.inventory}, pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
+			rep, err := underlayCheck{cf: &cf, w: rf.windows(), pods: true, log: cmd.ErrOrStderr()}.run(cmd.Context())
 			if err != nil {
 				return rf.underlayFailed(rep, err)
 			}
@@ -504,7 +517,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		return usage(err)
 	}
 	if rf.runID == "" {
-		rf.runID = runid.New()
+		return errors.New("winconform: a run without an ID: its check (runFlags.check) begins it")
 	}
 	rf.started = time.Now().UTC().Truncate(time.Second)
 	// The run ID is claimed before anything is moved or made: a live run

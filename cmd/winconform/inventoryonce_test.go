@@ -30,3 +30,32 @@ func TestACommandReadsItsInventoryOnce(t *testing.T) {
 		t.Errorf("the underlay saw %d machines after the file changed, want the one the command read", len(all))
 	}
 }
+
+// e2e reads its inventory once too: its check, the machines' check against
+// the cluster and the underlay check share the read (before, each read the
+// file again).
+func TestE2EReadsItsInventoryOnce(t *testing.T) {
+	t.Setenv("WINCONFORM_TEST_PASSWORD", "pw")
+	inv := filepath.Join(t.TempDir(), "inventory.yaml")
+	machine := func(name, addr string) string {
+		return "  - {name: " + name + ", address: " + addr + ", user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}, underlay: {shape: none}}\n"
+	}
+	write(t, inv, "machines:\n"+machine("w1", "192.0.2.5"))
+	bin, _ := fakeSuiteBinary(t, 2)
+	rf := runFlags{binary: bin, procs: "1", inventory: inv}
+	if _, err := rf.check(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if rf.runID == "" {
+		t.Error("the check began no run: the run has no ID")
+	}
+	write(t, inv, "machines:\n"+machine("w1", "192.0.2.5")+machine("w2", "192.0.2.6"))
+	run := rf // runSuite takes the flags by value
+	got, err := run.windows().machines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Errorf("a later step saw %d machines after the file changed, want the one the check read", len(got))
+	}
+}

@@ -46,9 +46,6 @@ func (r *runFlags) stepFailed(step string, stepErr error) error {
 		fmt.Fprintln(errOut, "winconform: no JUnit of the failure:", err)
 		return stepErr
 	}
-	if r.runID == "" {
-		r.runID = runid.New()
-	}
 	err := writeStepFailure(errOut, r.reportDir, r.runID, step, stepErr)
 	r.copyJUnit()
 	return err
@@ -112,7 +109,12 @@ func stepFailedIn(w io.Writer, dir, step string, stepErr error) error {
 		fmt.Fprintln(w, "winconform: no JUnit of the failure:", err)
 		return stepErr
 	}
-	return writeStepFailure(w, dir, runid.New(), step, stepErr)
+	// up and join are no run of suites; their report is a run of its own.
+	id, err := runid.Begin("")
+	if err != nil {
+		return stepErr
+	}
+	return writeStepFailure(w, dir, id, step, stepErr)
 }
 
 // checkStepDir refuses, before any work, an up's or a join's --report-dir

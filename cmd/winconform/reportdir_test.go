@@ -96,7 +96,7 @@ func TestRerunKeepsItsInput(t *testing.T) {
 	t.Setenv("FAKE_REPORT", next)
 	kc := versionOnly(t)
 
-	rf := runFlags{binary: bin, reportDir: "_output/report", procs: "1", rerun: "_output/report"}
+	rf := runFlags{binary: bin, reportDir: "_output/report", procs: "1", rerun: "_output/report", runID: "nightly-2"}
 	if err := rf.rerunFocus(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestRerunKeepsItsInput(t *testing.T) {
 	if !strings.Contains(string(got), "--rerun-of="+abs+"\n") {
 		t.Errorf("the rerun names its input %s? its arguments:\n%s", abs, got)
 	}
-	if s, err := summaryOf("_output/report"); err != nil || s.RunID == old.ID || !strings.HasPrefix(s.RunID, "wc-") {
+	if s, err := summaryOf("_output/report"); err != nil || s.RunID != rf.runID {
 		t.Errorf("the new report: %v %q, want this run's", err, s.RunID)
 	}
 }
@@ -168,7 +168,7 @@ func TestUnderlayFailureWritesItsRungs(t *testing.T) {
 		{Name: "route", Result: underlay.RungOK},
 		{Name: "vxlan-out", Result: underlay.RungFailed, Problem: "no DOCKER-USER rule for udp/4789", Fix: "winconform up --name kind"},
 	}}}}
-	rf := runFlags{reportDir: "_output/report"}
+	rf := runFlags{reportDir: "_output/report", runID: "nightly-1"}
 	if err := rf.underlayFailed(rep, rep.Err()); err == nil || !strings.Contains(err.Error(), "vxlan-out") {
 		t.Errorf("underlayFailed returned %v, want the check's error", err)
 	}

@@ -39,12 +39,6 @@ func (u underlayCheck) run(ctx context.Context) (*underlay.Report, error) {
 	}
 	if u.w != nil && u.w.inventory != "" {
 		if _, err := u.w.machines(); err != nil {
-			return nil, usage(fmt.Errorf("--inventory: %w", err))
-		}
-	}
-	// Its own input before the cluster: the inventory.
-	if u.w != nil && u.w.inventory != "" {
-		if _, err := u.w.machines(); err != nil {
 			return nil, err
 		}
 	}

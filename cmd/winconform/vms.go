@@ -85,12 +85,11 @@ func openProvider(ctx context.Context, path string, f *vms.File) (vms.Provider, 
 // without a cluster), and the run's directory. It returns the file, and
 // sets o's defaults (the run ID, the directory).
 func vmsUpInputs(cmd *cobra.Command, file string, o *lifecycle.Options) (*vms.File, error) {
-	if o.RunID == "" {
-		o.RunID = runid.New()
-	}
-	if err := runid.Check(o.RunID); err != nil {
+	id, err := runid.Begin(o.RunID)
+	if err != nil {
 		return nil, usage(fmt.Errorf("--run-id: %w", err))
 	}
+	o.RunID = id
 	f, err := loadVMs(file)
 	if err != nil {
 		return nil, err

@@ -116,15 +116,19 @@ const RunLabel = runmark.RunLabel
 
 // ApplyRunID makes --run-id the e2e framework's run ID, so that the
 // namespaces of every parallel process carry it (label e2e-run), and has
-// the framework make its namespaces marked as the run's (Owned). Without
-// --run-id the process makes one (runid.New) in place of the framework's
-// UUID, so that every run ID is one runid.Check accepts.
-func ApplyRunID() {
-	if Options.RunID == "" {
-		Options.RunID = runid.New()
+// the framework make its namespaces marked as the run's (Owned). A suite
+// binary started without --run-id (by hand, or by ginkgo) is a run that
+// begins here (runid.Begin), in place of the framework's UUID; a --run-id
+// that runid.Check refuses is refused here, before any cluster work.
+func ApplyRunID() error {
+	id, err := runid.Begin(Options.RunID)
+	if err != nil {
+		return fmt.Errorf("--run-id: %w", err)
 	}
+	Options.RunID = id
 	framework.RunID = types.UID(Options.RunID)
 	framework.TestContext.CreateTestingNS = createNamespace
+	return nil
 }
 
 // Run is this run: its ID and start.

@@ -62,7 +62,11 @@ func (p *Prober) Probe(ctx context.Context, m underlay.Machine) (out, back error
 	}
 	// The check is a run of its own (runmark): its namespace is marked,
 	// and its heartbeat kept, so that a check killed half-way is swept.
-	run := runmark.Run{ID: runid.New(), Started: time.Now().UTC().Truncate(time.Second)}
+	id, err := runid.Begin("")
+	if err != nil {
+		return nil, nil, err
+	}
+	run := runmark.Run{ID: id, Started: time.Now().UTC().Truncate(time.Second)}
 	hb, err := runmark.Beat(ctx, p.Clientset, run, runmark.HeartbeatOptions{})
 	if err != nil {
 		return nil, nil, err

@@ -198,9 +198,11 @@ func run(ctx context.Context, cfg config, inCluster func() (*rest.Config, error)
 		return fail(err)
 	}
 
-	runID, ok := flagValue(cfg.args, "run-id")
-	if !ok {
-		runID = runid.New()
+	// The run begins here unless the plugin's arguments name it.
+	named, ok := flagValue(cfg.args, "run-id")
+	runID, err := runid.Begin(named)
+	if err != nil {
+		return fail(fmt.Errorf("--run-id: %w", err))
 	}
 	args := suiteArgs(cfg, kubeconfig, given, runID, !ok)
 	fmt.Fprintf(out, "suite-runner: %s %s\n", cfg.suite, strings.Join(args, " "))

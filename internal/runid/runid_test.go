@@ -8,12 +8,15 @@ import (
 	"github.com/winconform/winconform/internal/runid"
 )
 
-func TestNewPassesCheckAndIsMade(t *testing.T) {
+func TestBeginMakesOneThatPassesCheckAndIsMade(t *testing.T) {
 	seen := map[string]bool{}
 	for range 200 {
-		id := runid.New()
+		id, err := runid.Begin("")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := runid.Check(id); err != nil || !runid.Made(id) || len(id) != runid.Max {
-			t.Fatalf("New() = %q: check %v, made %t, %d characters", id, err, runid.Made(id), len(id))
+			t.Fatalf("Begin(\"\") = %q: check %v, made %t, %d characters", id, err, runid.Made(id), len(id))
 		}
 		seen[id] = true
 	}
@@ -22,6 +25,15 @@ func TestNewPassesCheckAndIsMade(t *testing.T) {
 	}
 	if got := runid.At(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), 0xab); got != "wc-260301120000-00ab" {
 		t.Errorf("At = %q", got)
+	}
+}
+
+func TestBeginTakesAGivenIDOrRefusesIt(t *testing.T) {
+	if id, err := runid.Begin("nightly-42"); id != "nightly-42" || err != nil {
+		t.Errorf("Begin(nightly-42) = %q, %v", id, err)
+	}
+	if id, err := runid.Begin("Nightly_42"); id != "" || err == nil || !strings.Contains(err.Error(), "such as nightly-42") {
+		t.Errorf("Begin(Nightly_42) = %q, %v: want the refusal with its fix", id, err)
 	}
 }
 
