@@ -9,6 +9,7 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/infra/kubeletconfig"
 	"github.com/winconform/winconform/infra/metallb"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/kubelines"
@@ -96,16 +97,6 @@ func (c Config) CNIManifest(localNodeImage bool) ([]byte, error) {
 	return c.flannel(image, localNodeImage).Manifest()
 }
 
-// failCgroupV1Off is the kubeadm configuration patch that lets the kubelet
-// start on a cgroup v1 host: from 1.35 its configuration's failCgroupV1
-// defaults to true (k8s.io/kubelet config/v1beta1 FailCgroupV1; the
-// kubelet's validation refuses cgroup v1 then), and kind v0.33 leaves it
-// unset (its KubeletConfiguration template,
-// pkg/cluster/internal/kubeadm/config.go). kind merges a patch into the
-// document of the same kind; kubeadm uploads the KubeletConfiguration for
-// every node that joins.
-const failCgroupV1Off = "kind: KubeletConfiguration\nfailCgroupV1: false\n"
-
 // HousekeepingInterval is how often cAdvisor samples each container on the
 // nodes winconform makes: the kubelet's --housekeeping-interval, 10 s by
 // default with a jitter of up to 100% (pkg/kubelet/cadvisor/cadvisor_linux.go,
@@ -164,9 +155,7 @@ func (c Config) KindConfig(nodeImage string, cgroupV1 bool) *v1alpha4.Cluster {
 		patch, _ := yaml.Marshal(map[string]any{"kind": "ClusterConfiguration", "apiServer": map[string]any{"certSANs": sans}})
 		kc.KubeadmConfigPatches = append(kc.KubeadmConfigPatches, string(patch))
 	}
-	if cgroupV1 && c.Line().NeedsFailCgroupV1Off {
-		kc.KubeadmConfigPatches = append(kc.KubeadmConfigPatches, failCgroupV1Off)
-	}
+	kc.KubeadmConfigPatches = append(kc.KubeadmConfigPatches, kubeletconfig.ClusterPatch(c.Line(), cgroupV1))
 	kc.KubeadmConfigPatchesJSON6902 = housekeepingPatches()
 	return kc
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/cni"
+	"github.com/winconform/winconform/infra/kubeletconfig"
 	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 )
@@ -512,20 +513,22 @@ func TestKindConfigFailCgroupV1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if kc := c.KindConfig("img", false); len(kc.KubeadmConfigPatches) != 0 {
-			t.Errorf("%s on cgroup v2: patches %q", l, kc.KubeadmConfigPatches)
-		}
-		kc := c.KindConfig("img", true)
-		if len(kc.KubeadmConfigPatches) != 1 {
-			t.Fatalf("%s on cgroup v1: patches %q, want one", l, kc.KubeadmConfigPatches)
-		}
-		var p map[string]any
-		if err := yaml.UnmarshalStrict([]byte(kc.KubeadmConfigPatches[0]), &p); err != nil {
-			t.Fatal(err)
-		}
-		// kind merges a patch into the document of its kind (any apiVersion).
-		if !reflect.DeepEqual(p, map[string]any{"kind": "KubeletConfiguration", "failCgroupV1": false}) {
-			t.Errorf("%s on cgroup v1: patch %v", l, p)
+		for _, v1 := range []bool{false, true} {
+			kc := c.KindConfig("img", v1)
+			if len(kc.KubeadmConfigPatches) != 1 {
+				t.Fatalf("%s, cgroup v1 %v: patches %q, want one", l, v1, kc.KubeadmConfigPatches)
+			}
+			var p map[string]any
+			if err := yaml.UnmarshalStrict([]byte(kc.KubeadmConfigPatches[0]), &p); err != nil {
+				t.Fatal(err)
+			}
+			// kind merges a patch into the document of its kind (any apiVersion).
+			if p["kind"] != "KubeletConfiguration" || p["enableSystemLogQuery"] != true {
+				t.Errorf("%s, cgroup v1 %v: patch %v", l, v1, p)
+			}
+			if _, off := p["failCgroupV1"]; off != v1 {
+				t.Errorf("%s, cgroup v1 %v: failCgroupV1 in the patch: %v", l, v1, off)
+			}
 		}
 		if got := CgroupNote(true, l); got != "v1, failCgroupV1 off" {
 			t.Errorf("CgroupNote(v1, %s) = %q", l, got)
@@ -534,7 +537,7 @@ func TestKindConfigFailCgroupV1(t *testing.T) {
 	// With certSANs, both patches.
 	c := DefaultConfig()
 	c.Networking.CertSANs = []string{"win.example"}
-	if kc := c.KindConfig("img", true); len(kc.KubeadmConfigPatches) != 2 || kc.KubeadmConfigPatches[1] != failCgroupV1Off {
+	if kc := c.KindConfig("img", true); len(kc.KubeadmConfigPatches) != 2 || kc.KubeadmConfigPatches[1] != kubeletconfig.ClusterPatch(c.Line(), true) {
 		t.Errorf("certSANs on cgroup v1: %q", kc.KubeadmConfigPatches)
 	}
 	if got := CgroupNote(false, kubelines.Default()); got != "v2" {

@@ -9,6 +9,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/testing/simmachine"
 	"github.com/winconform/winconform/testing/upstream"
 )
@@ -80,7 +81,7 @@ func TestRenderJoinWritesWhatKubeadmTakes(t *testing.T) {
 		}
 		files = append(files, nodeconfig.File{Name: name, Data: data})
 	}
-	res, err := upstream.CheckJoin(files, []byte(upstream.KindKubeletConfiguration))
+	res, err := upstream.CheckJoin(files, upstream.KindKubelet(kubelines.Default()))
 	if err != nil {
 		t.Fatalf("kubeadm refuses the rendered files: %v", err)
 	}

@@ -35,6 +35,13 @@ type Line struct {
 	// k8s.io/kubelet config/v1beta1 and pkg/kubelet/apis/config/v1beta1
 	// defaults.go in k8s.io/kubernetes).
 	NeedsFailCgroupV1Off bool
+	// NeedsNodeLogQueryGate says the line's kubelet serves node log
+	// queries (enableSystemLogQuery) only with its feature gate
+	// NodeLogQuery turned on: beta and off by default before 1.36, GA and
+	// locked on from 1.36 (pkg/features/kube_features.go in
+	// k8s.io/kubernetes v1.37.2; the kubelet's validation refuses
+	// enableSystemLogQuery without it).
+	NeedsNodeLogQueryGate bool
 }
 
 // Name returns the line's name as its minor version: "1.37".
@@ -45,7 +52,7 @@ func (l Line) String() string { return fmt.Sprintf("%s (%s)", l.Name(), l.Versio
 
 // lines are the supported lines, oldest first.
 var lines = []Line{
-	{Minor: 35, Version: "v1.35.4", EndOfLife: "2027-02-28", MinContainerd: "1.7.28", NeedsFailCgroupV1Off: true},
+	{Minor: 35, Version: "v1.35.4", EndOfLife: "2027-02-28", MinContainerd: "1.7.28", NeedsFailCgroupV1Off: true, NeedsNodeLogQueryGate: true},
 	{Minor: 36, Version: "v1.36.3", EndOfLife: "2027-06-28", MinContainerd: "2.2.0", NeedsFailCgroupV1Off: true},
 	{Minor: 37, Version: "v1.37.2", EndOfLife: "2027-10-28", MinContainerd: "2.3.0", NeedsFailCgroupV1Off: true},
 }

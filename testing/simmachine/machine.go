@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/testing/steptest"
 	"github.com/winconform/winconform/testing/upstream"
 	"github.com/winconform/winconform/testing/wsmantest"
@@ -525,7 +526,7 @@ func judgeJoin(param string) (upstream.JoinResult, error) {
 	_, files, err := nodeconfig.ParseParam(param)
 	var res upstream.JoinResult
 	if err == nil {
-		res, err = upstream.CheckJoin(files, []byte(upstream.KindKubeletConfiguration))
+		res, err = upstream.CheckJoin(files, upstream.KindKubelet(kubelines.Default()))
 	}
 	judged.Store(param, judgement{res, err})
 	return res, err

@@ -30,23 +30,6 @@ import (
 
 const kubernetesModule = "k8s.io/kubernetes"
 
-// KindKubeletConfiguration is the KubeletConfiguration of a cluster kind
-// made, as its kubelet-config ConfigMap holds it: kind v0.33.0's template
-// (pkg/cluster/internal/kubeadm/config.go) with the harness's cgroup v1
-// patch (infra/kind, failCgroupV1Off). Windows nodes joining a kind cluster
-// get it, then the join's patch.
-const KindKubeletConfiguration = `apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: systemd
-cgroupRoot: /kubelet
-failSwapOn: false
-failCgroupV1: false
-imageGCHighThresholdPercent: 100
-evictionHard:
-  nodefs.available: "0%"
-  nodefs.inodesFree: "0%"
-  imagefs.available: "0%"
-`
 
 // JoinResult is what kubeadm made of a join's files.
 type JoinResult struct {

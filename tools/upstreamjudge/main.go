@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/testing/upstream"
 )
 
@@ -24,7 +25,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: upstreamjudge kubeadm-join CONFIG [KUBELET-CONFIGURATION]")
 		os.Exit(2)
 	}
-	base := []byte(upstream.KindKubeletConfiguration)
+	base := upstream.KindKubelet(kubelines.Default())
 	if len(os.Args) == 4 {
 		var err error
 		if base, err = os.ReadFile(os.Args[3]); err != nil {

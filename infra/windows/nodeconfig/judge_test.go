@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/testing/upstream"
 )
 
-var kindKubelet = upstream.KindKubeletConfiguration
+var kindKubelet = string(upstream.KindKubelet(kubelines.Default()))
 
 func testCA(t *testing.T) []byte {
 	t.Helper()
@@ -112,6 +113,12 @@ func TestTheKubeletTakesItsCommandLineAndConfiguration(t *testing.T) {
 	}
 	if kc.CgroupRoot != "" || kc.CgroupsPerQOS || !slices.Equal(kc.EnforceNodeAllocatable, []string{"none"}) || kc.ResolverConfig != "" {
 		t.Errorf("cgroupRoot %q, cgroupsPerQOS %v, enforceNodeAllocatable %v, resolvConf %q", kc.CgroupRoot, kc.CgroupsPerQOS, kc.EnforceNodeAllocatable, kc.ResolverConfig)
+	}
+	// The cluster's log query settings reach the Windows node (the join's
+	// patch keeps them): a failed spec's bundle reads its logs through the
+	// API server.
+	if !kc.EnableSystemLogHandler || !kc.EnableSystemLogQuery {
+		t.Errorf("enableSystemLogHandler %v, enableSystemLogQuery %v: the Windows node would not serve log queries", kc.EnableSystemLogHandler, kc.EnableSystemLogQuery)
 	}
 	if kc.ContainerRuntimeEndpoint != nodeconfig.CRISocket {
 		t.Errorf("containerRuntimeEndpoint %q, want %q", kc.ContainerRuntimeEndpoint, nodeconfig.CRISocket)
