@@ -30,7 +30,6 @@ import (
 
 const kubernetesModule = "k8s.io/kubernetes"
 
-
 // JoinResult is what kubeadm made of a join's files.
 type JoinResult struct {
 	// NodeName and CRISocket are the JoinConfiguration's, as kubeadm read
