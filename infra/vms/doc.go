@@ -19,7 +19,11 @@
 // its block (which config decodes strictly and checks with its Check
 // method), and an Open function that gets the block typed, connects,
 // checks the connection and returns a Provider. The CLI imports the
-// package for its side effect.
+// package for its side effect. There is one registry of providers,
+// config's (config.RegisterProvider, which Register calls): the VM file's
+// loader, in config, must know each provider's name and block, and config
+// is below this package, so the registry is there, and the entry carries
+// its Open (config.Provider.Open) for Open here to call.
 //
 // A Provider's contract (vmstest.Conformance checks it against any provider):
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/winconform/winconform/config"
 )
@@ -20,28 +19,27 @@ type File = config.Machines
 // before any machine is made: a provider that cannot be reached is an
 // error there (a *FieldError naming connection.endpoint or the setting at
 // fault, with the fix), never a failed Create. A provider package
-// registers in its init function; the CLI imports the package. Register
-// panics on a name registered twice.
+// registers in its init function; the CLI imports the package.
+//
+// The registry is config's, the only one: Register sets p.Open to open
+// (typed: it gets the block as the loader decoded it) and calls
+// config.RegisterProvider, which panics on a name registered twice.
 func Register[S any, P interface {
 	*S
 	config.ProviderBlock
 }](p config.Provider, open func(ctx context.Context, f *File, s P) (Provider, error)) {
-	config.RegisterProvider[S, P](p)
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	openers[p.Name] = func(ctx context.Context, f *File) (Provider, error) {
+	p.Open = opener(func(ctx context.Context, f *File) (Provider, error) {
 		s, _ := f.Block.(P) // the loader decoded the block into a P
 		if s == nil {
 			s = new(S)
 		}
 		return open(ctx, f, s)
-	}
+	})
+	config.RegisterProvider[S, P](p)
 }
 
-var (
-	openersMu sync.RWMutex
-	openers   = map[string]func(context.Context, *File) (Provider, error){}
-)
+// opener is a config.Provider's Open, as Register sets it.
+type opener func(context.Context, *File) (Provider, error)
 
 // InventorySource is implemented by providers of existing machines
 // (config.Provider.Existing): their machines are listed in an inventory
@@ -92,13 +90,14 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // error that is not a *FieldError already is made one, naming
 // connection.endpoint: the provider could not be reached.
 func Open(ctx context.Context, f *File) (Provider, error) {
-	openersMu.RLock()
-	open, ok := openers[f.Provider]
-	openersMu.RUnlock()
-	r, _ := config.LookupProvider(f.Provider)
+	r, ok := config.LookupProvider(f.Provider)
 	if !ok {
 		return nil, &FieldError{Field: "provider", Message: fmt.Sprintf("%q is not a provider this harness has", f.Provider),
 			Fix: "use one of " + strings.Join(config.ProviderNames(), ", ")}
+	}
+	open, _ := r.Open.(opener)
+	if open == nil {
+		return nil, fmt.Errorf("vms: provider %q has no Open: register it with vms.Register, not config.RegisterProvider", r.Name)
 	}
 	p, err := open(ctx, f)
 	if err == nil {

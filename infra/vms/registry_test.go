@@ -2,6 +2,7 @@ package vms_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,5 +45,38 @@ func TestMakesMachines(t *testing.T) {
 	}
 	if _, err := vms.Open(t.Context(), f); err == nil || !strings.Contains(err.Error(), "Existing=true") {
 		t.Errorf("Open of a provider registered Existing that is no InventorySource: %v", err)
+	}
+}
+
+// bare is the block of a provider registered in config alone, without an
+// Open.
+type bare struct{}
+
+func (*bare) Check(*vms.File, *field.Path) field.ErrorList { return nil }
+
+func init() {
+	config.RegisterProvider[bare](config.Provider{Name: "bare", Summary: "a provider without an Open", Existing: true})
+}
+
+// The registry is config's: a provider registered with vms.Register is
+// one config knows (its name listed, its block decoded), and Open opens
+// it; one registered in config alone is refused at Open, naming the way.
+func TestOneRegistry(t *testing.T) {
+	names := config.ProviderNames()
+	for _, n := range []string{"misdeclared", "bare", "fake"} {
+		if !slices.Contains(names, n) {
+			t.Errorf("config.ProviderNames() = %v, want %s in it", names, n)
+		}
+	}
+	r, ok := config.LookupProvider("misdeclared")
+	if !ok || r.Open == nil {
+		t.Errorf("config.LookupProvider(misdeclared) = %+v, %v, want its Open set by vms.Register", r, ok)
+	}
+	f, err := config.Parse[config.Machines]("vms.yaml", []byte("provider: bare\n"), stdEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vms.Open(t.Context(), f); err == nil || !strings.Contains(err.Error(), "vms.Register") {
+		t.Errorf("Open of a provider registered in config alone: %v, want it refused, naming vms.Register", err)
 	}
 }
