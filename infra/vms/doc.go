@@ -50,6 +50,9 @@
 //
 // Every method is bounded by its context and may be called concurrently.
 // Errors say what failed and where (the provider's own message, no
-// secret). The lifecycle (up, down, sweep, the readiness ladder) is
+// secret). A value of the VM file at fault (an endpoint that does not
+// answer, credentials refused, an image the provider does not have) is a
+// config.Problem, as the loader's problems are: its *field.Error names the
+// field's path and the fix, and its cause stays reachable (errors.Is). The lifecycle (up, down, sweep, the readiness ladder) is
 // written once, for every provider, in infra/vms/lifecycle.
 package vms

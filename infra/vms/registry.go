@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/winconform/winconform/config"
 )
 
@@ -17,8 +19,8 @@ type File = config.Machines
 // its name, the key of its block, whose Go type is S), and open connects
 // to it and checks that it answers and takes the credentials, within ctx,
 // before any machine is made: a provider that cannot be reached is an
-// error there (a *FieldError naming connection.endpoint or the setting at
-// fault, with the fix), never a failed Create. A provider package
+// error there (a config.Problem naming connection.endpoint or the setting
+// at fault, with the fix), never a failed Create. A provider package
 // registers in its init function; the CLI imports the package.
 //
 // The registry is config's, the only one: Register sets p.Open to open
@@ -63,37 +65,15 @@ func MakesMachines(p Provider) bool {
 	return !existing
 }
 
-// FieldError is a problem with a field of the VM file that Open (or the
-// lifecycle) found: a provider that does not answer, credentials it
-// refuses, an image it does not have.
-type FieldError struct {
-	// Field is the field's path from the top of the VM file:
-	// connection.endpoint, image, libvirt.network.
-	Field string
-	// Message says what is wrong, Fix what to do about it.
-	Message, Fix string
-	// Err is the cause, if any.
-	Err error
-}
-
-func (e *FieldError) Error() string {
-	s := e.Field + ": " + e.Message
-	if e.Fix != "" {
-		s += "; " + e.Fix
-	}
-	return s
-}
-
-func (e *FieldError) Unwrap() error { return e.Err }
-
 // Open opens the provider f names, with f's connection and block. An
-// error that is not a *FieldError already is made one, naming
-// connection.endpoint: the provider could not be reached.
+// error that is not a problem of a field already (a config.Problem: its
+// *field.Error names the field) is made one, naming connection.endpoint:
+// the provider could not be reached.
 func Open(ctx context.Context, f *File) (Provider, error) {
 	r, ok := config.LookupProvider(f.Provider)
 	if !ok {
-		return nil, &FieldError{Field: "provider", Message: fmt.Sprintf("%q is not a provider this harness has", f.Provider),
-			Fix: "use one of " + strings.Join(config.ProviderNames(), ", ")}
+		return nil, config.Problem(field.NewPath("provider"), fmt.Sprintf("%q is not a provider this harness has", f.Provider),
+			"use one of "+strings.Join(config.ProviderNames(), ", "), nil)
 	}
 	open, _ := r.Open.(opener)
 	if open == nil {
@@ -109,7 +89,7 @@ func Open(ctx context.Context, f *File) (Provider, error) {
 		}
 		return p, nil
 	}
-	var fe *FieldError
+	var fe *field.Error
 	if errors.As(err, &fe) {
 		return p, err
 	}
@@ -117,6 +97,6 @@ func Open(ctx context.Context, f *File) (Provider, error) {
 	if f.Connection.Endpoint != "" {
 		what += fmt.Sprintf(" at %q", f.Connection.Endpoint)
 	}
-	return nil, &FieldError{Field: "connection.endpoint", Message: what + ": " + err.Error(),
-		Fix: "check the endpoint, that the provider is up and reachable from here, and the credentials", Err: err}
+	return nil, config.Problem(field.NewPath("connection", "endpoint"), what+": "+err.Error(),
+		"check the endpoint, that the provider is up and reachable from here, and the credentials", err)
 }
