@@ -12,7 +12,10 @@
 // describes the files and the errors.
 //
 // Secrets are only ever referenced (SecretRef: an environment variable or
-// a file), and read when the file is loaded. A provider of VMs registers
-// the Go type of its block of the VM file (RegisterProvider); the loader
-// decodes the block into it and calls its Check.
+// a file), and read when the file is loaded. The providers of VMs are
+// registered here, in one registry (RegisterProvider; infra/vms.Register
+// calls it): each one's name, what its connection takes, the Go type of
+// its block of the VM file, which the loader decodes the block into and
+// calls the Check of, and how to open it (Provider.Open, opaque to config,
+// which is below infra/vms and never calls it; vms.Open does).
 package config

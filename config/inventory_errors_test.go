@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // machineYAML is the valid machine win-a with extra lines added to it (each
@@ -632,5 +635,26 @@ func TestMergeKeyBomb(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "expand to more than 100000 values") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// A problem found after the file was loaded (a provider's) says its field,
+// what is wrong and the fix as the loader's do; its *field.Error and its
+// cause are reachable.
+func TestProblem(t *testing.T) {
+	cause := fmt.Errorf("dial: %w", context.DeadlineExceeded)
+	err := Problem(field.NewPath("connection", "endpoint"), "cannot reach the host", "check the endpoint", cause)
+	if got, want := err.Error(), "connection.endpoint: cannot reach the host; check the endpoint"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	var fe *field.Error
+	if !errors.As(err, &fe) || fe.Field != "connection.endpoint" || fe.Detail != "cannot reach the host; check the endpoint" {
+		t.Errorf("errors.As(*field.Error) = %+v", fe)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the cause is not reachable from %v", err)
+	}
+	if errors.Is(Problem(field.NewPath("image"), "is missing", "set image", nil), context.DeadlineExceeded) {
+		t.Error("a Problem without a cause has one")
 	}
 }

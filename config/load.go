@@ -161,6 +161,17 @@ func Errors(errs field.ErrorList) error {
 	return &Error{List: errs, Lines: make([]int, len(errs))}
 }
 
+// Problem is a problem of the value at p found after its file was loaded,
+// by what reaches what the file names (a VM provider: an endpoint that
+// does not answer, credentials it refuses, an image it does not have):
+// msg says what is wrong, fix what to do, cause (nil for none) what was
+// found. It is an *Error of that one problem, which says "field: what is
+// wrong; the fix" as the loader's problems do; errors.As gets its
+// *field.Error, and errors.Is and errors.As reach cause.
+func Problem(p *field.Path, msg, fix string, cause error) error {
+	return &Error{List: field.ErrorList{Invalid(p, msg, fix)}, Lines: []int{0}, err: cause}
+}
+
 // Error is every problem of one file, in the order of its lines.
 type Error struct {
 	// File is the file, as given to Load or Parse.
@@ -189,8 +200,18 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns what stopped the file from being read (such as an error
-// matching fs.ErrNotExist), or nil.
-func (e *Error) Unwrap() error { return e.err }
+// matching fs.ErrNotExist) or made a Problem, if anything did, and the
+// problems: errors.As gets the first *field.Error.
+func (e *Error) Unwrap() []error {
+	var errs []error
+	if e.err != nil {
+		errs = append(errs, e.err)
+	}
+	for _, fe := range e.List {
+		errs = append(errs, fe)
+	}
+	return errs
+}
 
 // Detail is a problem without its file, line and field: what is wrong and
 // the fix.

@@ -108,7 +108,7 @@ type Credential struct {
 }
 
 // Provider is a VM provider as the VM file knows it: what its connection
-// takes, and the Go type of its block.
+// takes, the Go type of its block, and how to open it.
 type Provider struct {
 	// Name is the VM file's provider, and the key of its block.
 	Name string
@@ -125,6 +125,11 @@ type Provider struct {
 	EndpointExample string
 	// Credentials are the names connection.credentials takes.
 	Credentials []Credential
+	// Open is how to connect to the provider: infra/vms.Register sets it
+	// (its own func type, which takes the loaded file and returns a
+	// vms.Provider), and vms.Open calls it. It is opaque here: config is
+	// below the package that says what a provider is, and never calls it.
+	Open any
 
 	block func() ProviderBlock
 }
@@ -142,9 +147,12 @@ var (
 	providers   = map[string]Provider{}
 )
 
-// RegisterProvider adds a provider whose block decodes into a T. It panics
-// on a name that is empty, a field of the VM file or registered already:
-// programming errors.
+// RegisterProvider adds a provider whose block decodes into a T to the
+// one registry of providers: the loader reads their names, blocks and
+// connections from it, and vms.Open their Open (a provider registers with
+// vms.Register, which sets Open and calls this). It panics on a name that
+// is empty, a field of the VM file or registered already: programming
+// errors.
 func RegisterProvider[T any, P interface {
 	*T
 	ProviderBlock

@@ -19,7 +19,11 @@
 // its block (which config decodes strictly and checks with its Check
 // method), and an Open function that gets the block typed, connects,
 // checks the connection and returns a Provider. The CLI imports the
-// package for its side effect.
+// package for its side effect. There is one registry of providers,
+// config's (config.RegisterProvider, which Register calls): the VM file's
+// loader, in config, must know each provider's name and block, and config
+// is below this package, so the registry is there, and the entry carries
+// its Open (config.Provider.Open) for Open here to call.
 //
 // A Provider's contract (vmstest.Conformance checks it against any provider):
 //
@@ -46,6 +50,9 @@
 //
 // Every method is bounded by its context and may be called concurrently.
 // Errors say what failed and where (the provider's own message, no
-// secret). The lifecycle (up, down, sweep, the readiness ladder) is
+// secret). A value of the VM file at fault (an endpoint that does not
+// answer, credentials refused, an image the provider does not have) is a
+// config.Problem, as the loader's problems are: its *field.Error names the
+// field's path and the fix, and its cause stays reachable (errors.Is). The lifecycle (up, down, sweep, the readiness ladder) is
 // written once, for every provider, in infra/vms/lifecycle.
 package vms

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/winconform/winconform/config"
 )
@@ -18,30 +19,29 @@ type File = config.Machines
 // its name, the key of its block, whose Go type is S), and open connects
 // to it and checks that it answers and takes the credentials, within ctx,
 // before any machine is made: a provider that cannot be reached is an
-// error there (a *FieldError naming connection.endpoint or the setting at
-// fault, with the fix), never a failed Create. A provider package
-// registers in its init function; the CLI imports the package. Register
-// panics on a name registered twice.
+// error there (a config.Problem naming connection.endpoint or the setting
+// at fault, with the fix), never a failed Create. A provider package
+// registers in its init function; the CLI imports the package.
+//
+// The registry is config's, the only one: Register sets p.Open to open
+// (typed: it gets the block as the loader decoded it) and calls
+// config.RegisterProvider, which panics on a name registered twice.
 func Register[S any, P interface {
 	*S
 	config.ProviderBlock
 }](p config.Provider, open func(ctx context.Context, f *File, s P) (Provider, error)) {
-	config.RegisterProvider[S, P](p)
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	openers[p.Name] = func(ctx context.Context, f *File) (Provider, error) {
+	p.Open = opener(func(ctx context.Context, f *File) (Provider, error) {
 		s, _ := f.Block.(P) // the loader decoded the block into a P
 		if s == nil {
 			s = new(S)
 		}
 		return open(ctx, f, s)
-	}
+	})
+	config.RegisterProvider[S, P](p)
 }
 
-var (
-	openersMu sync.RWMutex
-	openers   = map[string]func(context.Context, *File) (Provider, error){}
-)
+// opener is a config.Provider's Open, as Register sets it.
+type opener func(context.Context, *File) (Provider, error)
 
 // InventorySource is implemented by providers of existing machines
 // (config.Provider.Existing): their machines are listed in an inventory
@@ -65,40 +65,19 @@ func MakesMachines(p Provider) bool {
 	return !existing
 }
 
-// FieldError is a problem with a field of the VM file that Open (or the
-// lifecycle) found: a provider that does not answer, credentials it
-// refuses, an image it does not have.
-type FieldError struct {
-	// Field is the field's path from the top of the VM file:
-	// connection.endpoint, image, libvirt.network.
-	Field string
-	// Message says what is wrong, Fix what to do about it.
-	Message, Fix string
-	// Err is the cause, if any.
-	Err error
-}
-
-func (e *FieldError) Error() string {
-	s := e.Field + ": " + e.Message
-	if e.Fix != "" {
-		s += "; " + e.Fix
-	}
-	return s
-}
-
-func (e *FieldError) Unwrap() error { return e.Err }
-
 // Open opens the provider f names, with f's connection and block. An
-// error that is not a *FieldError already is made one, naming
-// connection.endpoint: the provider could not be reached.
+// error that is not a problem of a field already (a config.Problem: its
+// *field.Error names the field) is made one, naming connection.endpoint:
+// the provider could not be reached.
 func Open(ctx context.Context, f *File) (Provider, error) {
-	openersMu.RLock()
-	open, ok := openers[f.Provider]
-	openersMu.RUnlock()
-	r, _ := config.LookupProvider(f.Provider)
+	r, ok := config.LookupProvider(f.Provider)
 	if !ok {
-		return nil, &FieldError{Field: "provider", Message: fmt.Sprintf("%q is not a provider this harness has", f.Provider),
-			Fix: "use one of " + strings.Join(config.ProviderNames(), ", ")}
+		return nil, config.Problem(field.NewPath("provider"), fmt.Sprintf("%q is not a provider this harness has", f.Provider),
+			"use one of "+strings.Join(config.ProviderNames(), ", "), nil)
+	}
+	open, _ := r.Open.(opener)
+	if open == nil {
+		return nil, fmt.Errorf("vms: provider %q has no Open: register it with vms.Register, not config.RegisterProvider", r.Name)
 	}
 	p, err := open(ctx, f)
 	if err == nil {
@@ -110,7 +89,7 @@ func Open(ctx context.Context, f *File) (Provider, error) {
 		}
 		return p, nil
 	}
-	var fe *FieldError
+	var fe *field.Error
 	if errors.As(err, &fe) {
 		return p, err
 	}
@@ -118,6 +97,6 @@ func Open(ctx context.Context, f *File) (Provider, error) {
 	if f.Connection.Endpoint != "" {
 		what += fmt.Sprintf(" at %q", f.Connection.Endpoint)
 	}
-	return nil, &FieldError{Field: "connection.endpoint", Message: what + ": " + err.Error(),
-		Fix: "check the endpoint, that the provider is up and reachable from here, and the credentials", Err: err}
+	return nil, config.Problem(field.NewPath("connection", "endpoint"), what+": "+err.Error(),
+		"check the endpoint, that the provider is up and reachable from here, and the credentials", err)
 }

@@ -172,10 +172,7 @@ func TestOpenUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = vms.Open(t.Context(), f)
-	var fe *vms.FieldError
-	if !errors.As(err, &fe) || fe.Field != "connection.endpoint" || !strings.Contains(fe.Message, "connection refused") || fe.Fix == "" {
-		t.Fatalf("Open = %v, want a FieldError of connection.endpoint", err)
-	}
+	configtest.Refused(t, err, "connection.endpoint", "connection refused")
 	fake := vmstest.New()
 	defer vmstest.Serve("lab", fake)()
 	p, err := vms.Open(t.Context(), f)

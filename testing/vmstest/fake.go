@@ -246,8 +246,8 @@ func init() {
 		func(ctx context.Context, f *vms.File, _ *Settings) (vms.Provider, error) {
 			name, ok := strings.CutPrefix(f.Connection.Endpoint, "fake://")
 			if !ok {
-				return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not a fake's endpoint", f.Connection.Endpoint),
-					Fix: "write fake://<name>"}
+				return nil, config.Problem(field.NewPath("connection", "endpoint"), fmt.Sprintf("%q is not a fake's endpoint", f.Connection.Endpoint),
+					"write fake://<name>", nil)
 			}
 			servedMu.Lock()
 			fake, ok := served[name]

@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v7"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
@@ -114,8 +115,8 @@ func open(ctx context.Context, f *vms.File, s Settings, d deps) (vms.Provider, e
 	if e := strings.TrimRight(cfg.Endpoint, "/"); e != "" {
 		c, known := clouds[strings.ToLower(e)]
 		if !known {
-			return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not an Azure cloud's Resource Manager endpoint", cfg.Endpoint),
-				Fix: "remove endpoint for Azure's public cloud, or write https://management.usgovcloudapi.net or https://management.chinacloudapi.cn"}
+			return nil, config.Problem(field.NewPath("connection", "endpoint"), fmt.Sprintf("%q is not an Azure cloud's Resource Manager endpoint", cfg.Endpoint),
+				"remove endpoint for Azure's public cloud, or write https://management.usgovcloudapi.net or https://management.chinacloudapi.cn", nil)
 		}
 		cloudCfg = c
 	}
@@ -142,7 +143,7 @@ func open(ctx context.Context, f *vms.File, s Settings, d deps) (vms.Provider, e
 	if f.Image != "" {
 		im, err := parseImage(f.Image)
 		if err != nil {
-			return nil, &vms.FieldError{Field: "image", Message: err.Error(), Fix: fixImage, Err: err}
+			return nil, config.Problem(field.NewPath("image"), err.Error(), fixImage, err)
 		}
 		p.image = im
 	}
@@ -172,15 +173,15 @@ func credential(c config.Connection, s Settings, opts azcore.ClientOptions) (azc
 		cred, err := azidentity.NewClientSecretCredential(s.Tenant, c.User, c.Credentials["clientSecret"].Secret.Reveal(),
 			&azidentity.ClientSecretCredentialOptions{ClientOptions: opts, DisableInstanceDiscovery: opts.Transport != nil})
 		if err != nil {
-			return nil, &vms.FieldError{Field: "connection.user", Message: "cannot make the service principal's credential: " + err.Error(),
-				Fix: "check connection.user (the client ID) and azure.tenant", Err: err}
+			return nil, config.Problem(field.NewPath("connection", "user"), "cannot make the service principal's credential: "+err.Error(),
+				"check connection.user (the client ID) and azure.tenant", err)
 		}
 		return cred, nil
 	}
 	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: opts})
 	if err != nil {
-		return nil, &vms.FieldError{Field: "connection", Message: "no Azure credentials: " + err.Error(),
-			Fix: "set connection.user (a service principal's client ID), azure.tenant and connection.credentials.clientSecret: {env: AZURE_CLIENT_SECRET}, or sign in (az login) or use a managed identity", Err: err}
+		return nil, config.Problem(field.NewPath("connection"), "no Azure credentials: "+err.Error(),
+			"set connection.user (a service principal's client ID), azure.tenant and connection.credentials.clientSecret: {env: AZURE_CLIENT_SECRET}, or sign in (az login) or use a managed identity", err)
 	}
 	return cred, nil
 }
@@ -236,13 +237,13 @@ func (p *provider) checkSize(ctx context.Context) error {
 		}
 	}
 	fix := fmt.Sprintf("use a size offered in %s (az vm list-sizes --location %s)", p.s.Location, p.s.Location)
-	return &vms.FieldError{Field: "azure.size", Message: fmt.Sprintf("%q is not offered in %s", p.s.Size, p.s.Location), Fix: fix}
+	return config.Problem(field.NewPath("azure", "size"), fmt.Sprintf("%q is not offered in %s", p.s.Size, p.s.Location), fix, nil)
 }
 
 func (p *provider) checkSubnet(ctx context.Context) error {
 	id, err := arm.ParseResourceID(p.s.Network.Subnet)
 	if err != nil {
-		return &vms.FieldError{Field: "azure.network.subnet", Message: err.Error(), Fix: "write the subnet's resource ID", Err: err}
+		return config.Problem(field.NewPath("azure", "network", "subnet"), err.Error(), "write the subnet's resource ID", err)
 	}
 	c := p.subnets
 	if !strings.EqualFold(id.SubscriptionID, p.s.Subscription) {
@@ -253,8 +254,8 @@ func (p *provider) checkSubnet(ctx context.Context) error {
 	_, err = c.Get(ctx, id.ResourceGroupName, id.Parent.Name, id.Name, nil)
 	var re *azcore.ResponseError
 	if errors.As(err, &re) && re.StatusCode == 404 {
-		return &vms.FieldError{Field: "azure.network.subnet", Message: fmt.Sprintf("%s does not exist (Azure: %s)", p.s.Network.Subnet, re.ErrorCode),
-			Fix: "write an existing subnet's ID (az network vnet subnet list -g GROUP --vnet-name VNET --query [].id), or remove subnet to make a network in the run's group", Err: err}
+		return config.Problem(field.NewPath("azure", "network", "subnet"), fmt.Sprintf("%s does not exist (Azure: %s)", p.s.Network.Subnet, re.ErrorCode),
+			"write an existing subnet's ID (az network vnet subnet list -g GROUP --vnet-name VNET --query [].id), or remove subnet to make a network in the run's group", err)
 	}
 	if err != nil {
 		return p.explain(err, "read subnet "+p.s.Network.Subnet)
@@ -273,27 +274,27 @@ func (p *provider) explain(err error, doing string) error {
 		re       *azcore.ResponseError
 		urlErr   *url.Error
 		netErr   net.Error
-		fieldErr *vms.FieldError
+		fieldErr *field.Error
 	)
 	switch {
 	case errors.As(err, &fieldErr):
 		return err
 	case errors.As(err, &authErr):
-		field, fix := "connection.credentials.clientSecret", "check the service principal's secret (it may have expired: az ad app credential list --id CLIENT_ID), connection.user and azure.tenant"
+		at, fix := field.NewPath("connection", "credentials").Key("clientSecret"), "check the service principal's secret (it may have expired: az ad app credential list --id CLIENT_ID), connection.user and azure.tenant"
 		if p.f.Connection.User == "" {
-			field, fix = "connection", "sign in again (az login), or set connection.user, azure.tenant and connection.credentials.clientSecret for a service principal"
+			at, fix = field.NewPath("connection"), "sign in again (az login), or set connection.user, azure.tenant and connection.credentials.clientSecret for a service principal"
 		}
-		return &vms.FieldError{Field: field, Message: "Microsoft Entra ID refused the sign-in: " + entraCode(authErr.Error()), Fix: fix, Err: err}
+		return config.Problem(at, "Microsoft Entra ID refused the sign-in: "+entraCode(authErr.Error()), fix, err)
 	case strings.Contains(err.Error(), "DefaultAzureCredential: failed to acquire a token"):
-		return &vms.FieldError{Field: "connection", Message: "no Azure credentials found: " + firstLine(err.Error()),
-			Fix: "set connection.user (a service principal's client ID), azure.tenant and connection.credentials.clientSecret, or sign in (az login), or run where a managed identity is", Err: err}
+		return config.Problem(field.NewPath("connection"), "no Azure credentials found: "+firstLine(err.Error()),
+			"set connection.user (a service principal's client ID), azure.tenant and connection.credentials.clientSecret, or sign in (az login), or run where a managed identity is", err)
 	case errors.As(err, &re):
 		return p.explainResponse(re, doing)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s: %w", doing, err)
 	case errors.As(err, &urlErr), errors.As(err, &netErr):
-		return &vms.FieldError{Field: "connection.endpoint", Message: "cannot reach Azure Resource Manager: " + firstLine(err.Error()),
-			Fix: "check the network from here to Azure (a proxy: HTTPS_PROXY), and endpoint if set", Err: err}
+		return config.Problem(field.NewPath("connection", "endpoint"), "cannot reach Azure Resource Manager: "+firstLine(err.Error()),
+			"check the network from here to Azure (a proxy: HTTPS_PROXY), and endpoint if set", err)
 	}
 	return fmt.Errorf("%s: %w", doing, err)
 }
@@ -303,22 +304,22 @@ func (p *provider) explainResponse(re *azcore.ResponseError, doing string) error
 	msg := fmt.Sprintf("%s: Azure answered %d %s", doing, re.StatusCode, code)
 	switch {
 	case code == "SubscriptionNotFound" || code == "InvalidSubscriptionId":
-		return &vms.FieldError{Field: "azure.subscription", Message: fmt.Sprintf("subscription %s cannot be reached (%s)", p.s.Subscription, code),
-			Fix: "check the ID (az account list --query [].id) and that the identity has a role on it", Err: re}
+		return config.Problem(field.NewPath("azure", "subscription"), fmt.Sprintf("subscription %s cannot be reached (%s)", p.s.Subscription, code),
+			"check the ID (az account list --query [].id) and that the identity has a role on it", re)
 	case code == "InvalidAuthenticationTokenTenant":
-		return &vms.FieldError{Field: "azure.tenant", Message: fmt.Sprintf("subscription %s is not in tenant %s (%s)", p.s.Subscription, p.s.Tenant, code),
-			Fix: "set tenant to the subscription's tenant (az account show --subscription SUB --query tenantId)", Err: re}
+		return config.Problem(field.NewPath("azure", "tenant"), fmt.Sprintf("subscription %s is not in tenant %s (%s)", p.s.Subscription, p.s.Tenant, code),
+			"set tenant to the subscription's tenant (az account show --subscription SUB --query tenantId)", re)
 	case code == "AuthorizationFailed" || re.StatusCode == 403:
-		return &vms.FieldError{Field: "azure.subscription", Message: fmt.Sprintf("the identity may not %s in subscription %s (%s)", doing, p.s.Subscription, code),
-			Fix: "give the identity the Contributor role on the subscription (az role assignment create --assignee CLIENT_ID --role Contributor --scope /subscriptions/SUB)", Err: re}
+		return config.Problem(field.NewPath("azure", "subscription"), fmt.Sprintf("the identity may not %s in subscription %s (%s)", doing, p.s.Subscription, code),
+			"give the identity the Contributor role on the subscription (az role assignment create --assignee CLIENT_ID --role Contributor --scope /subscriptions/SUB)", re)
 	case code == "NoRegisteredProviderFound" || code == "LocationNotAvailableForResourceType" || code == "InvalidLocation" || code == "LocationRequired":
-		return &vms.FieldError{Field: "azure.location", Message: fmt.Sprintf("%q is not a region Azure offers VMs in to this subscription (%s)", p.s.Location, code),
-			Fix: "use a region's name such as westeurope (az account list-locations --query [].name)", Err: re}
+		return config.Problem(field.NewPath("azure", "location"), fmt.Sprintf("%q is not a region Azure offers VMs in to this subscription (%s)", p.s.Location, code),
+			"use a region's name such as westeurope (az account list-locations --query [].name)", re)
 	case code == "ResourceGroupBeingDeleted":
 		return &azureError{msg: fmt.Sprintf("%s: the run's resource group is being deleted (409 %s: a down or sweep of this run ID, maybe from another process): wait until it is gone, or use another run ID", doing, code), err: re}
 	case re.StatusCode == 401:
-		return &vms.FieldError{Field: "connection.credentials", Message: fmt.Sprintf("Azure Resource Manager refused the token (%s)", code),
-			Fix: "check the credentials and azure.tenant", Err: re}
+		return config.Problem(field.NewPath("connection", "credentials"), fmt.Sprintf("Azure Resource Manager refused the token (%s)", code),
+			"check the credentials and azure.tenant", re)
 	case re.StatusCode == 429:
 		return &azureError{msg: fmt.Sprintf("%s, and went on throttling past the SDK's %d retries (Retry-After honoured up to %s): run fewer machines at once, or later",
 			msg, p.retry.MaxRetries, p.retry.MaxRetryDelay), err: re}

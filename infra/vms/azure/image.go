@@ -10,8 +10,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/winconform/winconform/infra/vms"
+	"github.com/winconform/winconform/config"
 )
 
 // image is the VM file's image, as Azure takes it.
@@ -79,8 +80,8 @@ func (p *provider) checkImage(ctx context.Context, im image) error {
 			var res armcompute.VirtualMachineImagesClientListResponse
 			res, err = p.images.List(ctx, p.s.Location, im.publisher, im.offer, im.sku, &armcompute.VirtualMachineImagesClientListOptions{Top: to.Ptr[int32](1)})
 			if err == nil && len(res.VirtualMachineImageResourceArray) == 0 {
-				return &vms.FieldError{Field: "image", Message: fmt.Sprintf("the marketplace has no version of %s in %s", im, p.s.Location),
-					Fix: "check the publisher, offer and SKU (az vm image list --all --publisher P --offer O --sku S --location L)"}
+				return config.Problem(field.NewPath("image"), fmt.Sprintf("the marketplace has no version of %s in %s", im, p.s.Location),
+					"check the publisher, offer and SKU (az vm image list --all --publisher P --offer O --sku S --location L)", nil)
 			}
 		} else {
 			_, err = p.images.Get(ctx, p.s.Location, im.publisher, im.offer, im.sku, im.version, nil)
@@ -111,10 +112,10 @@ func (p *provider) checkImage(ctx context.Context, im image) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &re) && re.StatusCode == 404:
-		return &vms.FieldError{Field: "image", Message: fmt.Sprintf("%s does not exist (Azure: %s)", im, re.ErrorCode), Fix: fixImage, Err: err}
+		return config.Problem(field.NewPath("image"), fmt.Sprintf("%s does not exist (Azure: %s)", im, re.ErrorCode), fixImage, err)
 	case errors.As(err, &re) && re.StatusCode == 403:
-		return &vms.FieldError{Field: "image", Message: fmt.Sprintf("the identity may not read %s (Azure: %s)", im, re.ErrorCode),
-			Fix: "give the identity Reader on the gallery or image (or use an image in a subscription it can read)", Err: err}
+		return config.Problem(field.NewPath("image"), fmt.Sprintf("the identity may not read %s (Azure: %s)", im, re.ErrorCode),
+			"give the identity Reader on the gallery or image (or use an image in a subscription it can read)", err)
 	}
 	return p.explain(err, "check image "+im.String())
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -23,6 +24,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v7"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -100,16 +102,15 @@ func (p *provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 	if spec.Image != "" && (im.kind == "" || spec.Image != im.String()) {
 		var err error
 		if im, err = parseImage(spec.Image); err != nil {
-			return vms.Machine{}, &vms.FieldError{Field: "image", Message: err.Error(), Fix: fixImage, Err: err}
+			return vms.Machine{}, config.Problem(field.NewPath("image"), err.Error(), fixImage, err)
 		}
 	}
 	if im.kind == "" {
-		return vms.Machine{}, &vms.FieldError{Field: "image", Message: "is missing", Fix: fixImage}
+		return vms.Machine{}, config.Problem(field.NewPath("image"), "is missing", fixImage, nil)
 	}
 	if p.sizeCores > 0 && (int32(spec.CPUs) > p.sizeCores || int32(spec.MemoryMiB) > p.sizeMemory) {
-		return vms.Machine{}, &vms.FieldError{Field: "azure.size",
-			Message: fmt.Sprintf("%s has %d CPUs and %d MiB, less than the VM file's cpus %d and memory %d MiB", p.s.Size, p.sizeCores, p.sizeMemory, spec.CPUs, spec.MemoryMiB),
-			Fix:     "choose a larger size, or lower cpus and memory (on Azure the size decides them)"}
+		return vms.Machine{}, config.Problem(field.NewPath("azure", "size"), fmt.Sprintf("%s has %d CPUs and %d MiB, less than the VM file's cpus %d and memory %d MiB", p.s.Size, p.sizeCores, p.sizeMemory, spec.CPUs, spec.MemoryMiB),
+			"choose a larger size, or lower cpus and memory (on Azure the size decides them)", nil)
 	}
 	group := p.groupName(spec.RunID)
 	rs := p.run(group)
@@ -152,9 +153,8 @@ func (p *provider) ensureRun(ctx context.Context, rs *runState, group string, sp
 	default:
 		run := tag(g.Tags, vms.TagRun)
 		if run != spec.RunID {
-			return &vms.FieldError{Field: "azure.resourceGroupPrefix",
-				Message: fmt.Sprintf("resource group %s exists and is not run %s's (its %s tag is %q)", group, spec.RunID, vms.TagRun, run),
-				Fix:     "use another run ID or resourceGroupPrefix: the harness makes a group of its own for each run"}
+			return config.Problem(field.NewPath("azure", "resourceGroupPrefix"), fmt.Sprintf("resource group %s exists and is not run %s's (its %s tag is %q)", group, spec.RunID, vms.TagRun, run),
+				"use another run ID or resourceGroupPrefix: the harness makes a group of its own for each run", nil)
 		}
 		if state := groupState(g.ResourceGroup); strings.EqualFold(state, "Deleting") {
 			return fmt.Errorf("resource group %s is being deleted (a down or sweep of run %s): wait until it is gone, or use another run ID", group, spec.RunID)

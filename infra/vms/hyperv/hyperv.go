@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/windows/remote"
@@ -89,21 +91,20 @@ type hostStatus struct {
 	VHDXDirFound bool     `json:"vhdxDirFound"`
 }
 
-// openError makes a failure to reach the host a *vms.FieldError naming the
+// openError makes a failure to reach the host a config.Problem naming the
 // field at fault.
 func (p *Provider) openError(cfg config.Connection, err error) error {
 	where := fmt.Sprintf("the Hyper-V host %s (WinRM %s, port %d)", p.endpoint, scheme(p.settings.WinRM.HTTPS), p.settings.WinRM.Port)
 	switch {
 	case errors.Is(err, remote.ErrAuth):
-		return &vms.FieldError{Field: "connection.credentials.password",
-			Message: fmt.Sprintf("%s refused the credentials of %s", where, cfg.User),
-			Fix:     "check connection.user (a local account, or DOMAIN\\user) and the password connection.credentials.password references", Err: err}
+		return config.Problem(field.NewPath("connection", "credentials").Key("password"), fmt.Sprintf("%s refused the credentials of %s", where, cfg.User),
+			"check connection.user (a local account, or DOMAIN\\user) and the password connection.credentials.password references", err)
 	case errors.Is(err, remote.ErrTLS):
-		return &vms.FieldError{Field: "hyperv.winrm.caBundle", Message: fmt.Sprintf("the TLS handshake with %s failed: %v", where, err),
-			Fix: "set hyperv.winrm.caBundle to the CA that issued the host's WinRM certificate (and tlsServerName to its name), or use https: false", Err: err}
+		return config.Problem(field.NewPath("hyperv", "winrm", "caBundle"), fmt.Sprintf("the TLS handshake with %s failed: %v", where, err),
+			"set hyperv.winrm.caBundle to the CA that issued the host's WinRM certificate (and tlsServerName to its name), or use https: false", err)
 	case errors.Is(err, remote.ErrUnreachable), errors.Is(err, remote.ErrTimeout), errors.Is(err, remote.ErrConnLost):
-		return &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("cannot reach %s: %v", where, err),
-			Fix: "check the host's name, that it is up, and that its WinRM listener answers there (winrm quickconfig; hyperv.winrm.port and https must match it)", Err: err}
+		return config.Problem(field.NewPath("connection", "endpoint"), fmt.Sprintf("cannot reach %s: %v", where, err),
+			"check the host's name, that it is up, and that its WinRM listener answers there (winrm quickconfig; hyperv.winrm.port and https must match it)", err)
 	}
 	return fmt.Errorf("checking the Hyper-V host %s: %w", p.endpoint, err)
 }
@@ -112,21 +113,21 @@ func (p *Provider) openError(cfg config.Connection, err error) error {
 func (p *Provider) checkHost(st hostStatus) error {
 	switch {
 	case !st.HyperV:
-		return &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%s (%s) has no Hyper-V module: it is not a Hyper-V host", p.endpoint, st.Computer),
-			Fix: "point endpoint at a Hyper-V host, or install the role and its tools there (Install-WindowsFeature Hyper-V -IncludeManagementTools)"}
+		return config.Problem(field.NewPath("connection", "endpoint"), fmt.Sprintf("%s (%s) has no Hyper-V module: it is not a Hyper-V host", p.endpoint, st.Computer),
+			"point endpoint at a Hyper-V host, or install the role and its tools there (Install-WindowsFeature Hyper-V -IncludeManagementTools)", nil)
 	case st.Access != "":
-		return &vms.FieldError{Field: "connection.user", Message: fmt.Sprintf("the account may not use Hyper-V on %s: %s", p.endpoint, firstLine(st.Access)),
-			Fix: "use an account of the host's Administrators or Hyper-V Administrators group"}
+		return config.Problem(field.NewPath("connection", "user"), fmt.Sprintf("the account may not use Hyper-V on %s: %s", p.endpoint, firstLine(st.Access)),
+			"use an account of the host's Administrators or Hyper-V Administrators group", nil)
 	case !st.SwitchFound:
 		have := "the host has no virtual switch"
 		if len(st.Switches) > 0 {
 			have = "the host's switches are " + strings.Join(st.Switches, ", ")
 		}
-		return &vms.FieldError{Field: "hyperv.switch", Message: fmt.Sprintf("%q is not a virtual switch of %s (%s)", p.settings.Switch, p.endpoint, have),
-			Fix: "set switch to one of the host's switches (Get-VMSwitch), or make it (New-VMSwitch)"}
+		return config.Problem(field.NewPath("hyperv", "switch"), fmt.Sprintf("%q is not a virtual switch of %s (%s)", p.settings.Switch, p.endpoint, have),
+			"set switch to one of the host's switches (Get-VMSwitch), or make it (New-VMSwitch)", nil)
 	case !st.VHDXDirFound:
-		return &vms.FieldError{Field: "hyperv.vhdxDir", Message: fmt.Sprintf("%s is not a directory on %s", p.settings.VHDXDir, p.endpoint),
-			Fix: "create it on the host (New-Item -ItemType Directory), on a volume with room for the VMs' disks, or fix the path"}
+		return config.Problem(field.NewPath("hyperv", "vhdxDir"), fmt.Sprintf("%s is not a directory on %s", p.settings.VHDXDir, p.endpoint),
+			"create it on the host (New-Item -ItemType Directory), on a volume with room for the VMs' disks, or fix the path", nil)
 	}
 	return nil
 }

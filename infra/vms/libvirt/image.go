@@ -13,7 +13,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/winconform/winconform/infra/vms"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/winconform/winconform/config"
 )
 
 // CheckImage refuses, before any machine is made, a golden image QEMU
@@ -31,7 +33,7 @@ func (p *Provider) CheckImage(ctx context.Context, image string) error {
 		return nil
 	case !filepath.IsAbs(image):
 		if _, err := p.hostPath(ctx, image); err != nil {
-			return &vms.FieldError{Field: "image", Message: err.Error(), Fix: fix}
+			return config.Problem(field.NewPath("image"), err.Error(), fix, nil)
 		}
 		return nil
 	case p.uri.Host != "":
@@ -40,11 +42,11 @@ func (p *Provider) CheckImage(ctx context.Context, image string) error {
 	st, err := os.Stat(image)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &vms.FieldError{Field: "image", Message: fmt.Sprintf("%s does not exist", image), Fix: fix}
+		return config.Problem(field.NewPath("image"), fmt.Sprintf("%s does not exist", image), fix, nil)
 	case err != nil:
-		return &vms.FieldError{Field: "image", Message: err.Error(), Fix: fix}
+		return config.Problem(field.NewPath("image"), err.Error(), fix, nil)
 	case st.IsDir():
-		return &vms.FieldError{Field: "image", Message: fmt.Sprintf("%s is a directory, not a qcow2 image", image), Fix: "name the golden qcow2 file in it; or " + fix}
+		return config.Problem(field.NewPath("image"), fmt.Sprintf("%s is a directory, not a qcow2 image", image), "name the golden qcow2 file in it; or "+fix, nil)
 	}
 	uid, gid, err := p.qemuUser(ctx)
 	if err != nil {
@@ -55,7 +57,7 @@ func (p *Provider) CheckImage(ctx context.Context, image string) error {
 		if u, err := user.LookupId(who); err == nil {
 			who = u.Username + " (uid " + who + ")"
 		}
-		return &vms.FieldError{Field: "image", Message: fmt.Sprintf("QEMU runs as %s and cannot read %s: %s", who, image, why), Fix: fix}
+		return config.Problem(field.NewPath("image"), fmt.Sprintf("QEMU runs as %s and cannot read %s: %s", who, image, why), fix, nil)
 	}
 	return nil
 }

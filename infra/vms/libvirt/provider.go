@@ -16,6 +16,7 @@ import (
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/digitalocean/go-libvirt/socket/dialers"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/metallb"
@@ -116,8 +117,8 @@ func Open(ctx context.Context, endpoint string, s Settings) (*Provider, error) {
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Scheme == "" {
-		return nil, &vms.FieldError{Field: "connection.endpoint", Message: fmt.Sprintf("%q is not a libvirt URI", endpoint),
-			Fix: "write a URI such as " + DefaultEndpoint + " or qemu+ssh://root@kvm.lab/system"}
+		return nil, config.Problem(field.NewPath("connection", "endpoint"), fmt.Sprintf("%q is not a libvirt URI", endpoint),
+			"write a URI such as "+DefaultEndpoint+" or qemu+ssh://root@kvm.lab/system", nil)
 	}
 	lv, err := connect(ctx, u)
 	if err != nil {
@@ -198,39 +199,39 @@ func (p *Provider) check(ctx context.Context) error {
 	if p.s.DockerNetwork != "" {
 		n, err := inspectDockerNetwork(ctx, p.s.DockerNetwork)
 		if err != nil {
-			return &vms.FieldError{Field: "libvirt.dockerNetwork", Message: fmt.Sprintf("cannot inspect Docker network %q: %v", p.s.DockerNetwork, err),
-				Fix: "name a Docker bridge network on the libvirt host (kind's is kind; make the cluster first), or use libvirt.network", Err: err}
+			return config.Problem(field.NewPath("libvirt", "dockerNetwork"), fmt.Sprintf("cannot inspect Docker network %q: %v", p.s.DockerNetwork, err),
+				"name a Docker bridge network on the libvirt host (kind's is kind; make the cluster first), or use libvirt.network", err)
 		}
 		block, err := vmBlock(n, p.s.Addresses)
 		if err != nil {
-			field := "libvirt.dockerNetwork"
+			at := field.NewPath("libvirt", "dockerNetwork")
 			if p.s.Addresses != "" {
-				field = "libvirt.addresses"
+				at = field.NewPath("libvirt", "addresses")
 			}
-			return &vms.FieldError{Field: field, Message: err.Error(), Err: err}
+			return config.Problem(at, err.Error(), "", err)
 		}
 		p.bridge, p.block = &n, block
 	} else {
 		net, err := do(ctx, func() (golibvirt.Network, error) { return p.lv.NetworkLookupByName(p.s.Network) })
 		if err != nil {
-			return &vms.FieldError{Field: "libvirt.network", Message: fmt.Sprintf("libvirt has no network %q: %v", p.s.Network, err),
-				Fix: "name a libvirt network (virsh net-list --all), or set libvirt.dockerNetwork", Err: err}
+			return config.Problem(field.NewPath("libvirt", "network"), fmt.Sprintf("libvirt has no network %q: %v", p.s.Network, err),
+				"name a libvirt network (virsh net-list --all), or set libvirt.dockerNetwork", err)
 		}
 		active, err := do(ctx, func() (int32, error) { return p.lv.NetworkIsActive(net) })
 		if err != nil {
 			return err
 		}
 		if active == 0 {
-			return &vms.FieldError{Field: "libvirt.network", Message: fmt.Sprintf("libvirt network %q is not active", p.s.Network),
-				Fix: "start it: virsh net-start " + p.s.Network}
+			return config.Problem(field.NewPath("libvirt", "network"), fmt.Sprintf("libvirt network %q is not active", p.s.Network),
+				"start it: virsh net-start "+p.s.Network, nil)
 		}
 	}
 	var err error
 	if p.kernel, err = p.hostPath(ctx, p.s.Kernel); err != nil {
-		return &vms.FieldError{Field: "libvirt.kernel", Message: err.Error(), Fix: "name a file on the libvirt host or a volume of pool " + p.s.Pool}
+		return config.Problem(field.NewPath("libvirt", "kernel"), err.Error(), "name a file on the libvirt host or a volume of pool "+p.s.Pool, nil)
 	}
 	if p.initrd, err = p.hostPath(ctx, p.s.Initrd); err != nil {
-		return &vms.FieldError{Field: "libvirt.initrd", Message: err.Error(), Fix: "name a file on the libvirt host or a volume of pool " + p.s.Pool}
+		return config.Problem(field.NewPath("libvirt", "initrd"), err.Error(), "name a file on the libvirt host or a volume of pool "+p.s.Pool, nil)
 	}
 	return nil
 }
@@ -248,15 +249,15 @@ func (p *Provider) ensurePool(ctx context.Context) error {
 		})
 	}
 	if err != nil {
-		return &vms.FieldError{Field: "libvirt.pool", Message: fmt.Sprintf("storage pool %q: %v", p.s.Pool, err),
-			Fix: "name a directory pool of the libvirt host (virsh pool-list --all), or let the provider make it at libvirt.poolPath", Err: err}
+		return config.Problem(field.NewPath("libvirt", "pool"), fmt.Sprintf("storage pool %q: %v", p.s.Pool, err),
+			"name a directory pool of the libvirt host (virsh pool-list --all), or let the provider make it at libvirt.poolPath", err)
 	}
 	active, err := do(ctx, func() (int32, error) { return p.lv.StoragePoolIsActive(pool) })
 	if err == nil && active == 0 {
 		err = do0(ctx, func() error { return p.lv.StoragePoolCreate(pool, 0) })
 	}
 	if err != nil {
-		return &vms.FieldError{Field: "libvirt.pool", Message: fmt.Sprintf("storage pool %q cannot be started: %v", p.s.Pool, err), Err: err}
+		return config.Problem(field.NewPath("libvirt", "pool"), fmt.Sprintf("storage pool %q cannot be started: %v", p.s.Pool, err), "", err)
 	}
 	desc, err := do(ctx, func() (string, error) { return p.lv.StoragePoolGetXMLDesc(pool, 0) })
 	if err != nil {
@@ -272,8 +273,8 @@ func (p *Provider) ensurePool(ctx context.Context) error {
 		return fmt.Errorf("storage pool %q: %w", p.s.Pool, err)
 	}
 	if x.Type != "dir" {
-		return &vms.FieldError{Field: "libvirt.pool", Message: fmt.Sprintf("storage pool %q is a %s pool, not a directory", p.s.Pool, x.Type),
-			Fix: "name a directory pool, or a new name for the provider to make one"}
+		return config.Problem(field.NewPath("libvirt", "pool"), fmt.Sprintf("storage pool %q is a %s pool, not a directory", p.s.Pool, x.Type),
+			"name a directory pool, or a new name for the provider to make one", nil)
 	}
 	p.pool, p.poolPath = pool, x.Target.Path
 	return nil
@@ -339,7 +340,7 @@ func (p *Provider) Close() error {
 // it made.
 func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, error) {
 	if spec.Image == "" {
-		return vms.Machine{}, &vms.FieldError{Field: "image", Message: "is empty", Fix: "set image to the golden qcow2: a path on the libvirt host or a volume of pool " + p.s.Pool}
+		return vms.Machine{}, config.Problem(field.NewPath("image"), "is empty", "set image to the golden qcow2: a path on the libvirt host or a volume of pool "+p.s.Pool, nil)
 	}
 	if spec.CPUs <= 0 {
 		spec.CPUs = 1
@@ -352,7 +353,7 @@ func (p *Provider) Create(ctx context.Context, spec vms.Spec) (vms.Machine, erro
 		return vms.Machine{}, fmt.Errorf("libvirt: creating %s: %w", spec.Name, ctx.Err())
 	}
 	if err != nil {
-		return vms.Machine{}, &vms.FieldError{Field: "image", Message: err.Error(), Fix: "name the golden qcow2: a path on the libvirt host or a volume of pool " + p.s.Pool}
+		return vms.Machine{}, config.Problem(field.NewPath("image"), err.Error(), "name the golden qcow2: a path on the libvirt host or a volume of pool "+p.s.Pool, nil)
 	}
 	vn := volumeName{runID: spec.RunID, created: spec.Created.UTC().Truncate(time.Second), uuid: newUUID(), name: spec.Name}
 	d := domainSpec{spec: spec, uuid: vn.uuid, accel: p.accel, network: p.s.Network, kernel: p.kernel, initrd: p.initrd,

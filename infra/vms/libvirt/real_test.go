@@ -15,10 +15,12 @@ import (
 	"time"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/vms"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
+	"github.com/winconform/winconform/testing/configtest"
 	"github.com/winconform/winconform/testing/vmstest"
 )
 
@@ -180,9 +182,9 @@ func TestOpenRefusesBeforeAnyMachine(t *testing.T) {
 		s := base
 		c.edit(&s)
 		_, err := Open(ctx, "", s)
-		var fe *vms.FieldError
-		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Message, c.says) {
-			t.Errorf("%s: Open = %v, want a *vms.FieldError at %s saying %q", c.name, err, c.field, c.says)
+		var fe *field.Error
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Detail, c.says) {
+			t.Errorf("%s: Open = %v, want a problem of %s saying %q", c.name, err, c.field, c.says)
 		}
 	}
 	p, err := Open(ctx, "", base)
@@ -191,9 +193,9 @@ func TestOpenRefusesBeforeAnyMachine(t *testing.T) {
 	}
 	defer p.Close()
 	_, err = p.Create(ctx, vms.Spec{Name: "win-lv-noimage-1", RunID: "lv-noimage", Created: time.Now(), Image: "no-such-image.qcow2"})
-	var fe *vms.FieldError
+	var fe *field.Error
 	if !errors.As(err, &fe) || fe.Field != "image" {
-		t.Errorf("Create from an image the pool does not have: %v, want a *vms.FieldError at image", err)
+		t.Errorf("Create from an image the pool does not have: %v, want a problem of image", err)
 	}
 	assertNothingLeft(t, p, "lv-noimage")
 
@@ -216,9 +218,8 @@ func TestOpenRefusesBeforeAnyMachine(t *testing.T) {
 		{filepath.Join(dir, "absent.qcow2"), "does not exist"},
 	} {
 		err := p.CheckImage(ctx, c.image)
-		if !errors.As(err, &fe) || fe.Field != "image" || !strings.Contains(fe.Message, c.says) || !strings.Contains(fe.Fix, "volume of pool") {
-			t.Errorf("image %s: %v, want a *vms.FieldError at image saying %q, with the fix", c.image, err, c.says)
-		}
+		configtest.Refused(t, err, "image", c.says)
+		configtest.Refused(t, err, "image", "volume of pool")
 	}
 	if err := os.Chmod(private, 0o755); err != nil {
 		t.Fatal(err)

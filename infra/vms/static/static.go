@@ -37,7 +37,7 @@ func init() {
 	vms.Register(config.Provider{Name: Name, Summary: "an inventory file's machines", Existing: true},
 		func(_ context.Context, _ *vms.File, s *Settings) (vms.Provider, error) {
 			if s.Inventory == nil {
-				return nil, &vms.FieldError{Field: "static.inventory", Message: "is missing", Fix: "set static.inventory to the inventory file"}
+				return nil, config.Problem(field.NewPath("static", "inventory"), "is missing", "set static.inventory to the inventory file", nil)
 			}
 			return &provider{inv: s.Inventory}, nil
 		})

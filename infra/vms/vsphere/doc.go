@@ -33,7 +33,7 @@
 // (its primary address) first, then every address of guest.net.
 //
 // Open checks the connection and every name of the block, each error a
-// *vms.FieldError naming its field; Create checks the template (image) and
+// config.Problem naming its field; Create checks the template (image) and
 // its snapshot before it clones. The session is kept alive while the
 // provider is open (vCenter ends idle API sessions after 30 minutes),
 // logged in again when the vCenter ends it anyway, and logged out by Close.

@@ -14,7 +14,9 @@ import (
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
 )
 
@@ -93,16 +95,15 @@ func (p *Provider) template(ctx context.Context, image string) (*object.VirtualM
 	f := find.NewFinder(p.c).SetDatacenter(p.dc)
 	tpl, err := f.VirtualMachine(ctx, image)
 	if err != nil {
-		fe := lookupError(ctx, "image", "template", image, err, nil).(*vms.FieldError)
-		fe.Fix = "set image to the template's name or inventory path in datacenter " + p.dc.Name() + " (govc ls " + p.dc.InventoryPath + "/vm)"
-		return nil, nil, fe
+		msg, _, _ := lookupProblem(ctx, "template", image, err)
+		return nil, nil, config.Problem(field.NewPath("image"), msg,
+			"set image to the template's name or inventory path in datacenter "+p.dc.Name()+" (govc ls "+p.dc.InventoryPath+"/vm)", err)
 	}
 	if p.s.Snapshot != "" {
 		snap, err := tpl.FindSnapshot(ctx, p.s.Snapshot)
 		if err != nil {
-			return nil, nil, &vms.FieldError{Field: "vsphere.snapshot", Err: err,
-				Message: fmt.Sprintf("template %s has no snapshot %q: %s", image, p.s.Snapshot, describe(err)),
-				Fix:     "name one of its snapshots (govc snapshot.tree -vm " + image + "), or remove snapshot to use its current one"}
+			return nil, nil, config.Problem(field.NewPath("vsphere", "snapshot"), fmt.Sprintf("template %s has no snapshot %q: %s", image, p.s.Snapshot, describe(err)),
+				"name one of its snapshots (govc snapshot.tree -vm "+image+"), or remove snapshot to use its current one", err)
 		}
 		return tpl, snap, nil
 	}
@@ -111,10 +112,9 @@ func (p *Provider) template(ctx context.Context, image string) (*object.VirtualM
 		return nil, nil, fmt.Errorf("vsphere: reading the snapshots of template %s: %s", image, describe(err))
 	}
 	if o.Snapshot == nil || o.Snapshot.CurrentSnapshot == nil {
-		return nil, nil, &vms.FieldError{Field: "image",
-			Message: fmt.Sprintf("template %s has no snapshot: a linked clone is made from one", image),
-			Fix: fmt.Sprintf("take one while it is a VM: govc vm.markasvm -pool <pool> %s; govc snapshot.create -vm %s golden; govc vm.markastemplate %s",
-				image, image, image)}
+		return nil, nil, config.Problem(field.NewPath("image"), fmt.Sprintf("template %s has no snapshot: a linked clone is made from one", image),
+			fmt.Sprintf("take one while it is a VM: govc vm.markasvm -pool <pool> %s; govc snapshot.create -vm %s golden; govc vm.markastemplate %s",
+				image, image, image), nil)
 	}
 	return tpl, o.Snapshot.CurrentSnapshot, nil
 }
@@ -157,8 +157,8 @@ func (p *Provider) cloneSpec(ctx context.Context, tpl *object.VirtualMachine, sn
 		}
 		nics := devices.SelectByType((*types.VirtualEthernetCard)(nil))
 		if len(nics) == 0 {
-			return cs, &vms.FieldError{Field: "vsphere.network", Message: fmt.Sprintf("template %s has no network adapter to attach to %q", spec.Image, p.s.Network),
-				Fix: "add a vmxnet3 adapter to the template, or remove network"}
+			return cs, config.Problem(field.NewPath("vsphere", "network"), fmt.Sprintf("template %s has no network adapter to attach to %q", spec.Image, p.s.Network),
+				"add a vmxnet3 adapter to the template, or remove network", nil)
 		}
 		nic := nics[0]
 		nic.GetVirtualDevice().Backing = p.backing

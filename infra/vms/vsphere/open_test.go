@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"math/big"
 	"net"
 	"net/url"
@@ -34,19 +33,11 @@ import (
 	"github.com/winconform/winconform/testing/configtest"
 )
 
-// fieldError asserts err is a *vms.FieldError of field saying want, with
-// a fix and no password.
+// fieldError asserts err is a problem of field saying want, with a fix
+// and no password.
 func fieldError(t *testing.T, err error, field, want string) {
 	t.Helper()
-	var fe *vms.FieldError
-	switch {
-	case !errors.As(err, &fe):
-		t.Errorf("error %v, want a *vms.FieldError of %s", err, field)
-	case fe.Field != field || !strings.Contains(fe.Message+"; "+fe.Fix, want):
-		t.Errorf("error of %s: %q, want one of %s saying %q", fe.Field, fe.Error(), field, want)
-	case fe.Fix == "":
-		t.Errorf("error %q has no fix", fe.Error())
-	}
+	configtest.Refused(t, err, field, want)
 	noSecret(t, err)
 }
 
@@ -61,9 +52,9 @@ func TestOpenRefuses(t *testing.T) {
 			field, want string
 		}{
 			{"wrong password", stdBlock, func(s string) string { return strings.Replace(s, "VSPHERE_PASSWORD", "WRONG_PASSWORD", 1) },
-				"connection.credentials.password", "incorrect user name or password"},
+				"connection.credentials[password]", "incorrect user name or password"},
 			{"unknown user", stdBlock, func(s string) string { return strings.Replace(s, vcUser, "nobody@vsphere.local", 1) },
-				"connection.credentials.password", `refused user "nobody@vsphere.local"`},
+				"connection.credentials[password]", `refused user "nobody@vsphere.local"`},
 			{"untrusted certificate", "  cluster: DC0_C0\n", nil, "vsphere.caBundle", "not trusted"},
 			{"another CA", "  cluster: DC0_C0\n  caBundle: " + other + "\n", nil, "vsphere.caBundle", "not signed by a CA of " + other},
 			{"unknown datacenter", stdBlock + "  datacenter: DC9\n", nil, "vsphere.datacenter", `no datacenter "DC9"`},

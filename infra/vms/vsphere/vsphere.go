@@ -20,6 +20,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/vms"
@@ -73,12 +74,12 @@ func Open(ctx context.Context, cfg *vms.File, s *Settings) (vms.Provider, error)
 	defer cancel()
 	u, err := endpointURL(cfg.Connection.Endpoint)
 	if err != nil {
-		return nil, &vms.FieldError{Field: "connection.endpoint", Message: err.Error(), Fix: "set endpoint to the vCenter's name or URL, such as vcenter.lab.example"}
+		return nil, config.Problem(field.NewPath("connection", "endpoint"), err.Error(), "set endpoint to the vCenter's name or URL, such as vcenter.lab.example", nil)
 	}
 	sc := soap.NewClient(u, s.Insecure)
 	if s.CABundle.Path != "" {
 		if err := sc.SetRootCAs(s.CABundle.Path); err != nil {
-			return nil, &vms.FieldError{Field: "vsphere.caBundle", Message: err.Error(), Fix: "set caBundle to a PEM file of the vCenter's CA", Err: err}
+			return nil, config.Problem(field.NewPath("vsphere", "caBundle"), err.Error(), "set caBundle to a PEM file of the vCenter's CA", err)
 		}
 	}
 	// The TLS dial honours the context and a timeout (soap's own ignores
@@ -93,9 +94,8 @@ func Open(ctx context.Context, cfg *vms.File, s *Settings) (vms.Provider, error)
 		return nil, p.connectError(err)
 	}
 	if api := c.ServiceContent.About.ApiType; api != "VirtualCenter" {
-		return nil, &vms.FieldError{Field: "connection.endpoint",
-			Message: fmt.Sprintf("%s is %s (API type %s), not a vCenter: templates and linked clones are vCenter's", p.endpoint, c.ServiceContent.About.FullName, api),
-			Fix:     "set endpoint to the vCenter that manages the hosts"}
+		return nil, config.Problem(field.NewPath("connection", "endpoint"), fmt.Sprintf("%s is %s (API type %s), not a vCenter: templates and linked clones are vCenter's", p.endpoint, c.ServiceContent.About.FullName, api),
+			"set endpoint to the vCenter that manages the hosts", nil)
 	}
 	p.ka = keepalive.NewHandlerSOAP(c.RoundTripper, keepAliveIdle, nil)
 	login := url.UserPassword(cfg.Connection.User, cfg.Connection.Credentials["password"].Secret.Reveal())
@@ -115,29 +115,25 @@ func Open(ctx context.Context, cfg *vms.File, s *Settings) (vms.Provider, error)
 // connectError says why the vCenter could not be reached.
 func (p *Provider) connectError(err error) error {
 	if soap.IsCertificateUntrusted(err) {
-		fe := &vms.FieldError{Field: "vsphere.caBundle", Err: err,
-			Message: fmt.Sprintf("the certificate of %s is not trusted: %v", p.endpoint, err),
-			Fix:     "set vsphere.caBundle to a PEM file of the CA that signed it (https://<vcenter>/certs/download.zip has it), or vsphere.insecure: true to skip the check"}
+		msg := fmt.Sprintf("the certificate of %s is not trusted: %v", p.endpoint, err)
 		if p.s.CABundle.Path != "" {
-			fe.Message = fmt.Sprintf("the certificate of %s is not signed by a CA of %s: %v", p.endpoint, p.s.CABundle.Path, err)
+			msg = fmt.Sprintf("the certificate of %s is not signed by a CA of %s: %v", p.endpoint, p.s.CABundle.Path, err)
 		}
-		return fe
+		return config.Problem(field.NewPath("vsphere", "caBundle"), msg,
+			"set vsphere.caBundle to a PEM file of the CA that signed it (https://<vcenter>/certs/download.zip has it), or vsphere.insecure: true to skip the check", err)
 	}
-	return &vms.FieldError{Field: "connection.endpoint", Err: err,
-		Message: fmt.Sprintf("cannot reach the vCenter at %s: %v", p.endpoint, err),
-		Fix:     "check the endpoint, and that the vCenter is up and reachable from here (port 443)"}
+	return config.Problem(field.NewPath("connection", "endpoint"), fmt.Sprintf("cannot reach the vCenter at %s: %v", p.endpoint, err),
+		"check the endpoint, and that the vCenter is up and reachable from here (port 443)", err)
 }
 
 // loginError says why the vCenter refused the login.
 func (p *Provider) loginError(user string, err error) error {
 	if fault.Is(err, &types.InvalidLogin{}) {
-		return &vms.FieldError{Field: "connection.credentials.password", Err: err,
-			Message: fmt.Sprintf("the vCenter at %s refused user %q with the password connection.credentials.password references: incorrect user name or password", p.endpoint, user),
-			Fix:     "check connection.user (with its domain, such as winconform@vsphere.local) and the password the reference holds"}
+		return config.Problem(field.NewPath("connection", "credentials").Key("password"), fmt.Sprintf("the vCenter at %s refused user %q with the password connection.credentials.password references: incorrect user name or password", p.endpoint, user),
+			"check connection.user (with its domain, such as winconform@vsphere.local) and the password the reference holds", err)
 	}
-	return &vms.FieldError{Field: "connection.user", Err: err,
-		Message: fmt.Sprintf("the vCenter at %s refused the login of %q: %s", p.endpoint, user, describe(err)),
-		Fix:     "check connection.user and its permissions in the vCenter"}
+	return config.Problem(field.NewPath("connection", "user"), fmt.Sprintf("the vCenter at %s refused the login of %q: %s", p.endpoint, user, describe(err)),
+		"check connection.user and its permissions in the vCenter", err)
 }
 
 // lookUp finds what the settings name, each failure naming its field.
@@ -145,7 +141,7 @@ func (p *Provider) lookUp(ctx context.Context) error {
 	f := find.NewFinder(p.c)
 	var err error
 	if p.dc, err = f.DatacenterOrDefault(ctx, p.s.Datacenter); err != nil {
-		return lookupError(ctx, "vsphere.datacenter", "datacenter", p.s.Datacenter, err, func() ([]string, error) {
+		return lookupError(ctx, field.NewPath("vsphere", "datacenter"), "datacenter", p.s.Datacenter, err, func() ([]string, error) {
 			l, err := f.DatacenterList(ctx, "*")
 			return names(l, err)
 		})
@@ -156,7 +152,7 @@ func (p *Provider) lookUp(ctx context.Context) error {
 	}
 	if p.s.Host != "" {
 		if p.host, err = f.HostSystem(ctx, p.s.Host); err != nil {
-			return lookupError(ctx, "vsphere.host", "host", p.s.Host, err, func() ([]string, error) {
+			return lookupError(ctx, field.NewPath("vsphere", "host"), "host", p.s.Host, err, func() ([]string, error) {
 				l, err := f.HostSystemList(ctx, "*/*")
 				return names(l, err)
 			})
@@ -164,19 +160,19 @@ func (p *Provider) lookUp(ctx context.Context) error {
 	}
 	if p.s.Datastore != "" {
 		if p.datastore, err = f.Datastore(ctx, p.s.Datastore); err != nil {
-			return lookupError(ctx, "vsphere.datastore", "datastore", p.s.Datastore, err, func() ([]string, error) {
+			return lookupError(ctx, field.NewPath("vsphere", "datastore"), "datastore", p.s.Datastore, err, func() ([]string, error) {
 				l, err := f.DatastoreList(ctx, "*")
 				return names(l, err)
 			})
 		}
 	}
 	if p.folder, err = f.FolderOrDefault(ctx, p.s.Folder); err != nil {
-		return lookupError(ctx, "vsphere.folder", "VM folder", p.s.Folder, err, nil)
+		return lookupError(ctx, field.NewPath("vsphere", "folder"), "VM folder", p.s.Folder, err, nil)
 	}
 	if p.s.Network != "" {
 		n, err := f.Network(ctx, p.s.Network)
 		if err != nil {
-			return lookupError(ctx, "vsphere.network", "network", p.s.Network, err, func() ([]string, error) {
+			return lookupError(ctx, field.NewPath("vsphere", "network"), "network", p.s.Network, err, func() ([]string, error) {
 				l, err := f.NetworkList(ctx, "*")
 				if err != nil {
 					return nil, err
@@ -189,8 +185,8 @@ func (p *Provider) lookUp(ctx context.Context) error {
 			})
 		}
 		if p.backing, err = n.EthernetCardBackingInfo(ctx); err != nil {
-			return &vms.FieldError{Field: "vsphere.network", Err: err, Message: fmt.Sprintf("cannot attach a NIC to network %q: %s", p.s.Network, describe(err)),
-				Fix: "use a standard or distributed port group the user may assign"}
+			return config.Problem(field.NewPath("vsphere", "network"), fmt.Sprintf("cannot attach a NIC to network %q: %s", p.s.Network, describe(err)),
+				"use a standard or distributed port group the user may assign", err)
 		}
 	}
 	return nil
@@ -207,7 +203,7 @@ func (p *Provider) lookUpPool(ctx context.Context, f *find.Finder) error {
 	if p.s.Cluster != "" {
 		var err error
 		if cluster, err = f.ClusterComputeResource(ctx, p.s.Cluster); err != nil {
-			return lookupError(ctx, "vsphere.cluster", "cluster", p.s.Cluster, err, clusters)
+			return lookupError(ctx, field.NewPath("vsphere", "cluster"), "cluster", p.s.Cluster, err, clusters)
 		}
 	}
 	var err error
@@ -218,25 +214,37 @@ func (p *Provider) lookUpPool(ctx context.Context, f *find.Finder) error {
 			path = cluster.InventoryPath + "/Resources/" + path
 		}
 		if p.pool, err = f.ResourcePool(ctx, path); err != nil {
-			return lookupError(ctx, "vsphere.resourcePool", "resource pool", p.s.ResourcePool, err, nil)
+			return lookupError(ctx, field.NewPath("vsphere", "resourcePool"), "resource pool", p.s.ResourcePool, err, nil)
 		}
 	case cluster != nil:
 		if p.pool, err = cluster.ResourcePool(ctx); err != nil {
-			return &vms.FieldError{Field: "vsphere.cluster", Err: err, Message: fmt.Sprintf("cannot read the resource pool of cluster %q: %s", p.s.Cluster, describe(err)),
-				Fix: "check the user's permissions on the cluster"}
+			return config.Problem(field.NewPath("vsphere", "cluster"), fmt.Sprintf("cannot read the resource pool of cluster %q: %s", p.s.Cluster, describe(err)),
+				"check the user's permissions on the cluster", err)
 		}
 	default:
 		if p.pool, err = f.DefaultResourcePool(ctx); err != nil {
-			return lookupError(ctx, "vsphere.cluster", "cluster or host", "", err, clusters)
+			return lookupError(ctx, field.NewPath("vsphere", "cluster"), "cluster or host", "", err, clusters)
 		}
 	}
 	return nil
 }
 
-// lookupError makes a finder's error a FieldError of field, listing the
-// choices (when choices is set and answers).
-func lookupError(ctx context.Context, fieldName, kind, name string, err error, choices func() ([]string, error)) error {
-	fe := &vms.FieldError{Field: fieldName, Err: err}
+// lookupError makes a finder's error a problem of the field at, listing
+// the choices (when choices is set and answers).
+func lookupError(ctx context.Context, at *field.Path, kind, name string, err error, choices func() ([]string, error)) error {
+	msg, fix, choose := lookupProblem(ctx, kind, name, err)
+	if choose && choices != nil {
+		if l, err := choices(); err == nil && len(l) > 0 {
+			sort.Strings(l)
+			fix += ": one of " + strings.Join(l, ", ")
+		}
+	}
+	return config.Problem(at, msg, fix, err)
+}
+
+// lookupProblem says what a finder's error is (msg) and what to do (fix);
+// choose is whether the fix is to name one of the vCenter's.
+func lookupProblem(ctx context.Context, kind, name string, err error) (msg, fix string, choose bool) {
 	var (
 		nf  *find.NotFoundError
 		mf  *find.MultipleFoundError
@@ -245,34 +253,17 @@ func lookupError(ctx context.Context, fieldName, kind, name string, err error, c
 	)
 	switch {
 	case errors.As(err, &dmf):
-		fe.Message = fmt.Sprintf("is not set, and the vCenter has more than one %s", kind)
-		fe.Fix = "set it"
+		return fmt.Sprintf("is not set, and the vCenter has more than one %s", kind), "set it", true
 	case errors.As(err, &dnf):
-		fe.Message = fmt.Sprintf("is not set, and the vCenter has no %s the user can see", kind)
-		fe.Fix = "set it, and check the user's permissions"
+		return fmt.Sprintf("is not set, and the vCenter has no %s the user can see", kind), "set it, and check the user's permissions", true
 	case errors.As(err, &nf):
-		fe.Message = fmt.Sprintf("the vCenter has no %s %q (or the user cannot see it)", kind, name)
-		fe.Fix = "use its name or inventory path"
+		return fmt.Sprintf("the vCenter has no %s %q (or the user cannot see it)", kind, name), "use its name or inventory path", true
 	case errors.As(err, &mf):
-		fe.Message = fmt.Sprintf("%q names more than one %s", name, kind)
-		fe.Fix = "use its inventory path"
-		return fe
+		return fmt.Sprintf("%q names more than one %s", name, kind), "use its inventory path", false
 	case ctx.Err() != nil:
-		fe.Message = fmt.Sprintf("looking up %s %q did not finish: %v", kind, name, ctx.Err())
-		fe.Fix = "check that the vCenter answers"
-		return fe
-	default:
-		fe.Message = fmt.Sprintf("cannot look up %s %q: %s", kind, name, describe(err))
-		fe.Fix = "check the user's permissions"
-		return fe
+		return fmt.Sprintf("looking up %s %q did not finish: %v", kind, name, ctx.Err()), "check that the vCenter answers", false
 	}
-	if choices != nil {
-		if l, err := choices(); err == nil && len(l) > 0 {
-			sort.Strings(l)
-			fe.Fix += ": one of " + strings.Join(l, ", ")
-		}
-	}
-	return fe
+	return fmt.Sprintf("cannot look up %s %q: %s", kind, name, describe(err)), "check the user's permissions", false
 }
 
 // names returns the objects' names.
