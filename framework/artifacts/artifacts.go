@@ -1,9 +1,14 @@
-// Package artifacts keeps what a failed spec leaves to debug it, under the
-// report directory: for each pod of the spec's namespace its description
-// (kubectl describe), its object as YAML, and the logs of its containers
-// (the previous instance's too, after a restart); the namespace's events.
-// Every file is redacted: the values of the namespace's Secrets and
-// anything shaped like a bootstrap token become <redacted>.
+// Package artifacts keeps a failed spec's bundle, what it leaves to debug
+// it, under the report directory: for each pod of the spec's namespace its
+// description (kubectl describe), its object as YAML, and the logs of its
+// containers (the previous instance's too, after a restart); the
+// namespace's events; and for each node its pods ran on, the kubelet's and
+// the container runtime's logs of the spec's window (the node log query,
+// framework/nodelogs), its kube-proxy and CNI agent pods' logs, and on a
+// Windows node its HNS state (a HostProcess pod, no WinRM). What could not
+// be collected is one line of not-collected.txt. Every file is redacted:
+// the values of the namespace's Secrets and anything shaped like a
+// bootstrap token become <redacted>.
 package artifacts
 
 import (
@@ -18,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winconform/winconform/framework/nodelogs"
 	"github.com/winconform/winconform/internal/redact"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,10 +88,24 @@ func (r *Redactor) Redact(s string) string {
 	return bootstrapToken.ReplaceAllString(r.set.String(s), Redacted)
 }
 
-// Collect writes the artifacts of namespace ns into dir and returns the
-// files it wrote. It goes on past what it cannot read (a pod without logs),
-// and says what it missed in the returned error.
-func Collect(ctx context.Context, cs kubernetes.Interface, ns, dir string) ([]string, error) {
+// Bundle writes a failed spec's bundle into dir: the artifacts of its
+// namespace ns (its pods described, as YAML, their logs; its events) and
+// those of the nodes its pods ran on (CollectNodes, with n's window and
+// bounds; n.Names adds nodes). It goes on past what it cannot read, and
+// says what it missed of the namespace in the returned error (of the nodes,
+// in the bundle's NotCollectedFile). It returns the files written and the
+// nodes that serve no log query.
+func Bundle(ctx context.Context, cs kubernetes.Interface, ns, dir string, n Nodes) ([]string, []*nodelogs.Unserved, error) {
+	written, nodes, red, err := collectNamespace(ctx, cs, ns, dir)
+	n.Names = append(n.Names, nodes...)
+	w, unserved := CollectNodes(ctx, cs, n, dir, red)
+	return append(written, w...), unserved, err
+}
+
+// collectNamespace writes the artifacts of namespace ns into dir, and
+// returns the files, the nodes its pods ran on, and the redactor of its
+// Secrets.
+func collectNamespace(ctx context.Context, cs kubernetes.Interface, ns, dir string) ([]string, []string, *Redactor, error) {
 	var errs []error
 	secrets, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -118,10 +138,14 @@ func Collect(ctx context.Context, cs kubernetes.Interface, ns, dir string) ([]st
 	}
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return written, errors.Join(append(errs, fmt.Errorf("listing the pods of %s: %w", ns, err))...)
+		return written, nil, red, errors.Join(append(errs, fmt.Errorf("listing the pods of %s: %w", ns, err))...)
 	}
+	var nodes []string
 	d := describe.PodDescriber{Interface: cs}
 	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			nodes = append(nodes, p.Spec.NodeName)
+		}
 		if text, err := d.Describe(ns, p.Name, describe.DescriberSettings{ShowEvents: true, ChunkSize: 500}); err == nil {
 			write(filepath.Join("pods", p.Name+".describe.txt"), text)
 		} else {
@@ -155,7 +179,7 @@ func Collect(ctx context.Context, cs kubernetes.Interface, ns, dir string) ([]st
 	} else {
 		write("events.txt", formatEvents(events.Items))
 	}
-	return written, errors.Join(errs...)
+	return written, nodes, red, errors.Join(errs...)
 }
 
 func restarts(p corev1.Pod, container string) int32 {

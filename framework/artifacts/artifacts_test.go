@@ -44,7 +44,7 @@ func TestRedactor(t *testing.T) {
 	}
 }
 
-func TestCollectWritesRedactedArtifacts(t *testing.T) {
+func TestTheBundleKeepsTheNamespaceRedacted(t *testing.T) {
 	const ns = "e2e-config-1"
 	secret := "SomeSecretPassword"
 	cs := fake.NewSimpleClientset(
@@ -59,9 +59,9 @@ func TestCollectWritesRedactedArtifacts(t *testing.T) {
 			Type: "Warning", Reason: "BackOff", Message: "restarting failed container, password " + secret, LastTimestamp: metav1.NewTime(time.Unix(1700000000, 0))},
 	)
 	dir := t.TempDir()
-	files, err := Collect(context.Background(), cs, ns, dir)
+	files, _, err := Bundle(context.Background(), cs, ns, dir, Nodes{})
 	if err != nil {
-		t.Logf("Collect reported: %v", err) // the fake clientset's describer may miss some lookups
+		t.Logf("Bundle reported: %v", err) // the fake clientset's describer may miss some lookups
 	}
 	want := []string{"pods/consumer.yaml", "pods/consumer/probe.log", "pods/consumer/probe.previous.log", "events.txt"}
 	for _, w := range want {

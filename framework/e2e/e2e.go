@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -36,9 +37,8 @@ const PodStartTimeout = 3 * time.Minute
 // interrupted). Probe pods run as root (raw ICMP), so the namespace enforces
 // the baseline pod security level rather than restricted.
 //
-// When a spec fails, its namespace's pods (described, as YAML, their logs)
-// and events are kept, redacted, under <report dir>/artifacts/<spec>/
-// before the namespace goes.
+// When a spec fails, its bundle is kept, redacted, under <report
+// dir>/artifacts/<spec>/ before the namespace goes (KeepArtifacts).
 func NewFramework(baseName string) *framework.Framework {
 	f := framework.NewDefaultFramework(baseName)
 	f.NamespacePodSecurityLevel = admissionapi.LevelBaseline
@@ -56,23 +56,87 @@ func NewFramework(baseName string) *framework.Framework {
 // directory, relative to the report directory.
 const ArtifactsEntry = "winconform.artifacts"
 
-// KeepArtifacts keeps what namespace ns holds (pods described, as YAML,
-// their logs; events), redacted, as the artifacts of the failed spec, and
-// names them in its report.
+// KeepArtifacts keeps the bundle of the failed spec, redacted
+// (artifacts.Bundle): what namespace ns holds (pods described, as YAML,
+// their logs; events) and, for the spec's window (from its start), the
+// logs of the nodes its pods ran on through the node log query, their
+// kube-proxy and CNI agents' logs, and a Windows node's HNS state. It
+// names the bundle in the spec's report, and says once per node that one
+// serves no log query, and what to set. The whole bundle is bounded
+// (BundleTimeout).
 func KeepArtifacts(ctx context.Context, cs kubernetes.Interface, ns, spec string) {
 	if framework.TestContext.ReportDir == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, BundleTimeout)
 	defer cancel()
 	rel := filepath.Join(artifacts.Dir, artifacts.Slug(spec))
-	files, err := artifacts.Collect(ctx, cs, ns, filepath.Join(framework.TestContext.ReportDir, rel))
+	hns := &hnsNamespace{cs: cs}
+	defer hns.remove(context.WithoutCancel(ctx))
+	since := ginkgo.CurrentSpecReport().StartTime
+	if since.IsZero() {
+		since = time.Now().Add(-BundleTimeout)
+	}
+	files, unserved, err := artifacts.Bundle(ctx, cs, ns, filepath.Join(framework.TestContext.ReportDir, rel), artifacts.Nodes{
+		Since: since.Add(-bundleMargin), Until: time.Now().Add(bundleMargin), HNS: hns.get,
+	})
 	if err != nil {
-		framework.Logf("artifacts of the failed spec: some could not be kept: %v", err)
+		framework.Logf("the failed spec's bundle: some of its namespace could not be kept: %v", err)
+	}
+	for _, u := range unserved {
+		if _, said := unservedSaid.LoadOrStore(u.Node, true); !said {
+			framework.Logf("%v (said once per node)", u)
+		}
 	}
 	if len(files) > 0 {
 		ginkgo.AddReportEntry(ArtifactsEntry, rel, ginkgo.ReportEntryVisibilityNever)
-		framework.Logf("artifacts of the failed spec (%d files) in %s", len(files), rel)
+		framework.Logf("the failed spec's bundle (%d files) in %s", len(files), rel)
+	}
+}
+
+// BundleTimeout bounds a failed spec's bundle; bundleMargin widens its
+// window on both sides.
+const (
+	BundleTimeout = 2 * time.Minute
+	bundleMargin  = 30 * time.Second
+)
+
+// unservedSaid are the nodes said to serve no log query.
+var unservedSaid sync.Map
+
+// hnsNamespace is the namespace a bundle's HNS pods run in, made when a
+// Windows node needs one: it admits HostProcess pods (privileged) and is
+// the run's (swept if the run is killed); it goes with the bundle.
+type hnsNamespace struct {
+	cs   kubernetes.Interface
+	once sync.Once
+	name string
+	err  error
+}
+
+func (h *hnsNamespace) get(ctx context.Context) (string, error) {
+	h.once.Do(func() {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "winconform-bundle-",
+			Labels: map[string]string{admissionapi.EnforceLevelLabel: string(admissionapi.LevelPrivileged)}}}
+		Run().Mark(ns)
+		got, err := h.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		if err != nil {
+			h.err = fmt.Errorf("a namespace for its HostProcess pod: %w", err)
+			return
+		}
+		h.name = got.Name
+	})
+	return h.name, h.err
+}
+
+func (h *hnsNamespace) remove(ctx context.Context) {
+	if h.name == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := h.cs.CoreV1().Namespaces().Delete(ctx, h.name, metav1.DeleteOptions{}); err != nil {
+		framework.Logf("the bundle's namespace %s stays (the run's sweep removes it): %v", h.name, err)
 	}
 }
 
