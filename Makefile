@@ -212,7 +212,10 @@ unit: fmt vet lint
 		awk '/^goroutine [0-9]+ \[/ { cut = 1 } !cut || /^(ok|FAIL)/' $(OUT)/real-tests.log; \
 		if [ $$status -ne 0 ]; then echo "(the whole output, goroutine dumps too: $(OUT)/real-tests.log)"; fi; exit $$status
 
-# The cluster is deleted however the recipe ends (a failure, Ctrl-C). The
+# The cluster is deleted however the recipe ends (a failure, Ctrl-C). After
+# the suites, the live tests run on it: the underlay's fault test, the
+# failure bundle's (a spec made to fail leaves its nodes' logs), the kill
+# test, then Sonobuoy. The
 # run's report is rendered (report.html, report.png) also when the run
 # failed; the target's status is the run's, else Sonobuoy's, else the
 # rendering's.
@@ -230,6 +233,8 @@ e2e-test: build $(if $(TEST_SONOBUOY_SUITE),$(BIN)/sonobuoy)
 	$(if $(filter-out 0,$(TEST_REMOTE_NODES)),WINCONFORM_UNDERLAY_CLUSTER=$(TEST_CLUSTER) KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig \
 		WINCONFORM_PROBE=$(CURDIR)/$(BIN)/probe-linux-amd64 $(GO) test -count=1 -v ./suites/underlayfault/ > $(OUT)/test-report/underlay-fault.log 2>&1 \
 		|| { tail -40 $(OUT)/test-report/underlay-fault.log; exit 1; }; tail -3 $(OUT)/test-report/underlay-fault.log;) \
+	WINCONFORM_BUNDLE_KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig $(GO) test -count=1 -v ./suites/failurebundle/ > $(OUT)/test-report/failure-bundle.log 2>&1 \
+		|| { tail -40 $(OUT)/test-report/failure-bundle.log; exit 1; }; tail -3 $(OUT)/test-report/failure-bundle.log; \
 	KILL_TEST_KUBECONFIG=$(CURDIR)/$(OUT)/$(TEST_CLUSTER).kubeconfig $(KILL_TEST) || exit $$?; \
 	$(if $(TEST_SONOBUOY_SUITE),$(WINCONFORM) sonobuoy run --name $(TEST_CLUSTER) --remote-nodes $(TEST_REMOTE_NODES) $(VERSION_FLAG) --suite '$(TEST_SONOBUOY_SUITE)' \
 		--sonobuoy-binary $(BIN)/sonobuoy --out $(OUT)/test-sonobuoy --timeout 20m || exit $$?;) \
