@@ -60,6 +60,11 @@ var junitConfig = reporters.JunitReportConfig{
 	OmitSpecLabels:            true,
 }
 
+// BundleNote is what a failed spec's JUnit failure says of its bundle.
+func BundleNote(rel string) string {
+	return "\n\nThe failure bundle (the spec's pods, events, and its nodes' kubelet, containerd, kube-proxy and CNI logs): " + rel + " in the report directory"
+}
+
 // WriteJUnit writes the run's JUnit file at path, once, from the Ginkgo
 // report r: Ginkgo's JUnit (as the e2e framework configures it, specs
 // sorted by name), with each test case's properties (its claims, its
@@ -83,6 +88,13 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 		bySpec[sp.Name] = sp
 	}
 	for i, sr := range r.SpecReports {
+		// A failed spec's test case names its bundle, where a dashboard
+		// that reads only the JUnit sends a person first.
+		if sp, ok := bySpec[sr.FullText()]; ok && sp.Artifacts != "" && sr.State.Is(types.SpecStateFailureStates) {
+			sr.Failure.Message += BundleNote(sp.Artifacts)
+			r.SpecReports[i] = sr
+			continue
+		}
 		if sr.LeafNodeType != types.NodeTypeIt || sr.State != types.SpecStatePassed {
 			continue
 		}

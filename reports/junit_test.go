@@ -244,3 +244,35 @@ func TestWriteJUnitCarriesTheRunsProperties(t *testing.T) {
 		t.Error("ReservedProperty")
 	}
 }
+
+// A failed spec's test case names its bundle; a passed one names none.
+func TestWriteJUnitNamesAFailedSpecsBundle(t *testing.T) {
+	r := sampleReport()
+	failed := -1
+	for i, sr := range r.SpecReports {
+		if sr.LeafNodeType == types.NodeTypeIt && failed < 0 {
+			failed = i
+		}
+	}
+	if failed < 0 {
+		t.Fatal("the sample has no spec")
+	}
+	sr := &r.SpecReports[failed]
+	sr.State, sr.Failure = types.SpecStateFailed, types.Failure{Message: "the probe timed out", FailureNodeType: types.NodeTypeIt}
+	sr.ReportEntries = append(sr.ReportEntries, types.ReportEntry{Name: ArtifactsEntry, Value: types.WrapEntryValue("artifacts/the-spec-1a2b")})
+	path := filepath.Join(t.TempDir(), JUnitFile)
+	if err := WriteJUnit(path, r, Summarize(r)); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var f junitFile
+	if err := xml.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "The failure bundle") || !strings.Contains(string(data), "artifacts/the-spec-1a2b in the report directory") {
+		t.Errorf("the JUnit does not name the failed spec's bundle:\n%s", data)
+	}
+	if n := strings.Count(string(data), "The failure bundle"); n != strings.Count(string(data), "artifacts/the-spec-1a2b in the report directory") {
+		t.Errorf("a bundle is named for a spec that has none:\n%s", data)
+	}
+}
