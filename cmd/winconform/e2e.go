@@ -124,7 +124,7 @@ func (r *runFlags) registerSelection(cmd *cobra.Command) {
 func (r *runFlags) dryRunLabels() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rep, err := dryRun(ctx, r.binary, nil)
+	rep, err := suiterun.DryRun(ctx, r.binary, nil)
 	if err != nil {
 		return nil
 	}
