@@ -531,7 +531,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		hb.Stop()
 		return err
 	}
-	if err := rf.writeUnderlay(rf.underlay); err != nil {
+	if err := rundir.WriteUnderlay(rf.reportDir, rf.runID, rf.underlay); err != nil {
 		return err
 	}
 	rf.ginkgo = abs(rf.ginkgo)
