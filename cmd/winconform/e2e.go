@@ -531,7 +531,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		hb.Stop()
 		return err
 	}
-	if err := rundir.WriteUnderlay(rf.reportDir, rf.runID, rf.underlay); err != nil {
+	if err := rf.underlay.WriteStamped(filepath.Join(rf.reportDir, rundir.UnderlayFile), rf.runID); err != nil {
 		return err
 	}
 	rf.ginkgo = abs(rf.ginkgo)

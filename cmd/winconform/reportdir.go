@@ -54,14 +54,14 @@ func (r *runFlags) copyJUnit() {
 
 // underlayFailed ends a run whose underlay check failed: the JUnit of the
 // failure (stepFailed) and, when the check climbed its rungs, their report
-// beside it (rundir.WriteUnderlay).
+// beside it (underlay.Report.WriteStamped).
 func (r *runFlags) underlayFailed(rep *underlay.Report, checkErr error) error {
 	err := r.stepFailed("underlay check", checkErr)
 	var refused unusable
 	if rep == nil || errors.As(checkErr, &refused) || r.runID == "" {
 		return err
 	}
-	if werr := rundir.WriteUnderlay(r.reportDir, r.runID, rep); werr != nil {
+	if werr := rep.WriteStamped(filepath.Join(r.reportDir, rundir.UnderlayFile), r.runID); werr != nil {
 		fmt.Fprintln(errOut, "winconform: no underlay check report:", werr)
 	} else {
 		fmt.Fprintf(errOut, "the underlay check's rungs are in %s\n", filepath.Join(r.reportDir, rundir.UnderlayFile))

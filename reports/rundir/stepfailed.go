@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 )
@@ -49,18 +48,4 @@ func StepFailed(w io.Writer, dir, runID, step string, stepErr error) bool {
 		fmt.Fprintf(w, "the failure of %s is in %s\n", step, path)
 	}
 	return true
-}
-
-// WriteUnderlay writes the underlay check's report rep (every machine's
-// rungs, what was seen, the rule that is missing and its fix), stamped
-// with run runID, into dir as UnderlayFile; nothing when rep is nil.
-func WriteUnderlay(dir, runID string, rep *underlay.Report) error {
-	if rep == nil {
-		return nil
-	}
-	stamped := struct {
-		version.Stamp
-		*underlay.Report
-	}{version.For(runID), rep}
-	return writeJSON(filepath.Join(dir, UnderlayFile), stamped)
 }

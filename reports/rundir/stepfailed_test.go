@@ -2,14 +2,12 @@ package rundir_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
 	"github.com/winconform/winconform/testing/reporttest"
@@ -75,31 +73,5 @@ func TestStepFailed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(other, reports.JUnitFile)); err == nil {
 		t.Error("a JUnit written among other files")
-	}
-}
-
-// The underlay check's rungs go beside the run's report, stamped with its
-// run; no report, no file.
-func TestWriteUnderlay(t *testing.T) {
-	dir := t.TempDir()
-	if err := rundir.WriteUnderlay(dir, "wc-261129090000-0001", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, rundir.UnderlayFile)); err == nil {
-		t.Error("an underlay report for a check that never ran")
-	}
-	rep := &underlay.Report{Machines: []underlay.MachineReport{{Machine: "wc-remote", OS: "linux", Shape: underlay.Routed, Rungs: []underlay.Rung{
-		{Name: "vxlan-out", Result: underlay.RungFailed, Problem: "no DOCKER-USER rule for udp/4789", Fix: "winconform up --name kind"},
-	}}}}
-	if err := rundir.WriteUnderlay(dir, "wc-261129090000-0001", rep); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(filepath.Join(dir, rundir.UnderlayFile))
-	var got struct {
-		RunID    string                   `json:"runID"`
-		Machines []underlay.MachineReport `json:"machines"`
-	}
-	if err := json.Unmarshal(data, &got); err != nil || got.RunID != "wc-261129090000-0001" || len(got.Machines) != 1 || got.Machines[0].Rungs[0].Fix != "winconform up --name kind" {
-		t.Errorf("%s: %s (%v)", rundir.UnderlayFile, data, err)
 	}
 }
