@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -11,25 +10,7 @@ import (
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/labels"
-	"github.com/winconform/winconform/internal/userfile"
 )
-
-// ReadReport reads a Ginkgo JSON report (a list of suite reports) and
-// returns its first suite.
-func ReadReport(path string) (types.Report, error) {
-	data, err := userfile.Read("", path, userfile.Report)
-	if err != nil {
-		return types.Report{}, err
-	}
-	var rs []types.Report
-	if err := json.Unmarshal(data, &rs); err != nil {
-		return types.Report{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(rs) == 0 {
-		return types.Report{}, fmt.Errorf("%s holds no suite", path)
-	}
-	return rs[0], nil
-}
 
 // Listed is a spec as `make list` shows it.
 type Listed struct {

@@ -2,10 +2,7 @@ package reports
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,51 +11,6 @@ import (
 
 	"github.com/winconform/winconform/framework/claims"
 )
-
-func writeReports(t *testing.T, rs []types.Report) string {
-	t.Helper()
-	data, err := json.Marshal(rs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "report.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func TestReadReport(t *testing.T) {
-	first := sampleReport()
-	second := types.Report{SuiteDescription: "second"}
-	r, err := ReadReport(writeReports(t, []types.Report{first, second}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.SuiteDescription != "winconform" || len(r.SpecReports) != len(first.SpecReports) {
-		t.Errorf("ReadReport = %q with %d specs, want the first suite", r.SuiteDescription, len(r.SpecReports))
-	}
-	if got := r.SpecReports[2]; got.State != types.SpecStateFailed || got.Failure.Message != "expected 1\nto equal 2" || got.FullText() != "[networking] pod to pod fails" {
-		t.Errorf("spec after JSON = %v %q %q", got.State, got.Failure.Message, got.FullText())
-	}
-}
-
-func TestReadReportErrors(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := ReadReport(filepath.Join(dir, "missing.json")); err == nil {
-		t.Error("missing file: no error")
-	}
-	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"not": "a list"}`), 0o644)
-	if _, err := ReadReport(bad); err == nil || !strings.Contains(err.Error(), bad) {
-		t.Errorf("not a list: err = %v, want one naming %s", err, bad)
-	}
-	empty := filepath.Join(dir, "empty.json")
-	os.WriteFile(empty, []byte(`[]`), 0o644)
-	if _, err := ReadReport(empty); err == nil || !strings.Contains(err.Error(), "holds no suite") {
-		t.Errorf("empty list: err = %v", err)
-	}
-}
 
 func listReport() types.Report {
 	it := func(containers []string, cl [][]string, text string, leaf []string) types.SpecReport {

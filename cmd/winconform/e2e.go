@@ -124,7 +124,7 @@ func (r *runFlags) registerSelection(cmd *cobra.Command) {
 func (r *runFlags) dryRunLabels() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rep, err := dryRun(ctx, r.binary, nil)
+	rep, err := suiterun.DryRun(ctx, r.binary, nil)
 	if err != nil {
 		return nil
 	}
@@ -531,7 +531,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		hb.Stop()
 		return err
 	}
-	if err := rf.writeUnderlay(rf.underlay); err != nil {
+	if err := rf.underlay.WriteStamped(filepath.Join(rf.reportDir, rundir.UnderlayFile), rf.runID); err != nil {
 		return err
 	}
 	rf.ginkgo = abs(rf.ginkgo)
@@ -553,7 +553,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 		Timeout: timeout, Verbose: !rf.quiet && !hasFlag(extra, "ginkgo.v", "ginkgo.vv", "ginkgo.succinct"),
 		Color: colorWanted(rf.noColor, os.Getenv, os.Stdout)})
 	// What the run left (an interrupt cut its cleanup short): removed, and said.
-	rec.stopHeartbeat()
+	rec.StopHeartbeat()
 	sweepCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 	defer cancel()
 	left, err := suiterun.Sweep(sweepCtx, cs, rf.runID, 2*time.Minute)
@@ -566,7 +566,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	if runErr != nil {
 		local.collect(sweepCtx, rf)
 	}
-	rec.finish(runErr)
+	rec.Finish(runErr)
 	// report.html, for people, from whatever the run wrote (also a failed or
 	// interrupted one's partial report).
 	if err := html.WriteHTML(rf.reportDir); err != nil {

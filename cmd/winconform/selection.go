@@ -2,21 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 
-	"github.com/winconform/winconform/config"
-	"github.com/winconform/winconform/internal/text"
+	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports"
 )
 
@@ -106,101 +99,14 @@ func checkSelection(ctx context.Context, binary string, args []string) (int, err
 }
 
 // selected dry-runs the suite binary with args and returns its report,
-// in which the specs the selection leaves out are skipped. The suite's own
-// refusal (an unknown SUITE or claim, a bad filter, an unknown flag)
-// becomes the error; so does a selection that matches no spec, with the
-// labels of the filter that no spec has.
+// in which the specs the selection leaves out are skipped
+// (suiterun.DryRun). The suite's own refusal (an unknown SUITE or claim, a
+// bad filter, an unknown flag) becomes the error; so does a selection that
+// matches no spec (reports.CheckSelected).
 func selected(ctx context.Context, binary string, args []string) (types.Report, error) {
-	r, err := dryRun(ctx, binary, args)
-	if err != nil || r.PreRunStats.SpecsThatWillRun > 0 {
+	r, err := suiterun.DryRun(ctx, binary, args)
+	if err != nil {
 		return r, err
 	}
-	msg := fmt.Sprintf("the selection %s matches none of the %d specs", strings.Join(args, " "), r.PreRunStats.TotalSpecs)
-	if hint := labelHint(args, reports.Specs(r)); hint != "" {
-		msg += ": " + hint
-	}
-	return r, errors.New(msg + " (`make list` lists every spec with its labels)")
-}
-
-// labelRe finds the labels a Ginkgo label filter names: its words, outside
-// /regular expressions/.
-var (
-	labelRe  = regexp.MustCompile(`[^&|!,()\s/]+`)
-	regexpRe = regexp.MustCompile(`/[^/]*/`)
-)
-
-// labelHint says which labels of the label filters in args no spec has,
-// with the nearest one that some spec has.
-func labelHint(args []string, specs []reports.Listed) string {
-	var known []string
-	for _, s := range specs {
-		known = append(known, s.Labels...)
-	}
-	slices.Sort(known)
-	known = slices.Compact(known)
-	var hints []string
-	for _, a := range args {
-		filter, ok := strings.CutPrefix(a, "--ginkgo.label-filter=")
-		if !ok {
-			continue
-		}
-		for _, l := range labelRe.FindAllString(regexpRe.ReplaceAllString(filter, " "), -1) {
-			if slices.Contains(known, l) {
-				continue
-			}
-			h := "no spec has the label " + l
-			if dym := config.DidYouMean(l, known); dym != "" {
-				h += " (" + strings.TrimSpace(dym) + ")"
-			}
-			hints = append(hints, h)
-		}
-	}
-	return strings.Join(slices.Compact(hints), "; ")
-}
-
-// dryRun runs the suite binary's dry run with args and returns its report;
-// the suite's own one-line error (an unknown SUITE or claim, an unknown
-// flag) becomes the error.
-func dryRun(ctx context.Context, binary string, args []string) (types.Report, error) {
-	if _, err := os.Stat(binary); err != nil {
-		return types.Report{}, fmt.Errorf("suite binary %s: %v (build it with `make build`)", binary, err)
-	}
-	tmp, err := os.MkdirTemp("", "winconform-dry-run-")
-	if err != nil {
-		return types.Report{}, err
-	}
-	defer os.RemoveAll(tmp)
-	report := filepath.Join(tmp, "dry-run.json")
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	full := append([]string{"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips", "--ginkgo.json-report=" + report}, args...)
-	out, err := exec.CommandContext(ctx, binary, full...).CombinedOutput()
-	if err != nil {
-		if ctx.Err() != nil {
-			return types.Report{}, fmt.Errorf("dry run of %s: %w", binary, context.Cause(ctx))
-		}
-		return types.Report{}, selectionError(binary, string(out), err)
-	}
-	r, err := reports.ReadReport(report)
-	if err != nil {
-		return types.Report{}, fmt.Errorf("dry run of %s: %w", binary, err)
-	}
-	return r, nil
-}
-
-// selectionError is the one line of the suite binary's output that says
-// why it refused its arguments.
-func selectionError(binary, out string, err error) error {
-	lines := strings.Split(out, "\n")
-	for _, l := range lines {
-		if msg, ok := strings.CutPrefix(l, "winconform e2e: "); ok {
-			return errors.New(msg)
-		}
-	}
-	for _, l := range lines {
-		if strings.Contains(l, "flag provided but not defined") || strings.Contains(l, "invalid value") || strings.Contains(l, "invalid boolean") {
-			return fmt.Errorf("suite flags: %s (the suite binary's flags: %s --help)", strings.TrimSpace(l), binary)
-		}
-	}
-	return fmt.Errorf("%s refused the selection: %v: %s", binary, err, text.LastLines(out, 5))
+	return r, reports.CheckSelected(r, args)
 }

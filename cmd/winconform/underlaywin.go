@@ -2,64 +2,34 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
 	"github.com/winconform/winconform/infra/windows"
-	"github.com/winconform/winconform/infra/windows/remote"
 )
 
-// underlayMachines are the inventory's machines as the underlay sees them
-// (none without an inventory), with a Windows side for each, reached over
-// WinRM; closeAll closes the connections.
-//
-// A machine that answers WinRM but not as Windows (the harness's simulated
-// machines behind the WS-Management stand-in: windows.Identify) has no
-// network of its own to check, and is left out, said in log.
+// underlayMachines are --inventory's machines as the underlay sees them,
+// with a Windows side for each (underlay.WindowsMachines); none without an
+// inventory. closeAll closes the connections.
 func (w *windowsFlags) underlayMachines(ctx context.Context, log io.Writer) ([]underlay.Machine, map[string]underlay.Side, func(), error) {
-	sides := map[string]underlay.Side{}
 	if w == nil || w.inventory == "" {
-		return nil, sides, func() {}, nil
+		return nil, map[string]underlay.Side{}, func() {}, nil
 	}
 	inv, err := w.machines()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var out []underlay.Machine
-	var errs []error
-	for _, m := range inv {
-		um, err := underlay.FromInventory(ctx, m)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: machine %s: %w", w.inventory, m.Name, err))
-			continue
-		}
-		conn, err := windowsConn(m)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if _, err := windows.Identify(ctx, conn); err != nil && !remote.Unreached(err) {
-			fmt.Fprintf(log, "underlay: machine %s left out: it does not answer as Windows (%v)\n", m.Name, err)
-			continue
-		}
-		out = append(out, um)
-		sides[m.Name] = underlay.WindowsSide{Exec: conn}
-	}
-	return out, sides, func() {}, errors.Join(errs...)
+	out, sides, err := underlay.WindowsMachines(ctx, w.inventory, inv, log)
+	return out, sides, func() {}, err
 }
 
-func windowsConn(m config.Machine) (*remote.WinRM, error) {
-	return remote.NewWinRM(windows.RemoteConfig(m))
-}
-
-// inventoryUnderlay is the whole inventory as the underlay sees it (all
-// its machines, whichever --machine selects: the host's rules are the
-// cluster's, and applying a plan removes the rules of machines it lacks).
+// inventoryUnderlay is the whole inventory as the underlay sees it
+// (underlay.Inventory: all its machines, whichever --machine selects: the
+// host's rules are the cluster's, and applying a plan removes the rules of
+// machines it lacks).
 func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machine, error) {
 	if w.inventory == "" {
 		return nil, nil
@@ -68,33 +38,18 @@ func (w *windowsFlags) inventoryUnderlay(ctx context.Context) ([]underlay.Machin
 	if err != nil {
 		return nil, err
 	}
-	var out []underlay.Machine
-	var errs []error
-	for _, m := range inv.Machines {
-		um, err := underlay.FromInventory(ctx, m)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: machine %s: %w", w.inventory, m.Name, err))
-			continue
-		}
-		out = append(out, um)
-	}
-	return out, errors.Join(errs...)
+	return underlay.Inventory(ctx, w.inventory, inv.Machines)
 }
 
 // precheckUnderlay refuses, before any cluster work, an inventory whose
-// routed machines the harness could not give their underlay: without
-// root, or with a plan that cannot be (a host-gw cluster).
+// routed machines the harness could not give their underlay
+// (underlay.CheckRouted).
 func (w *windowsFlags) precheckUnderlay(ctx context.Context) error {
 	ms, err := w.inventoryUnderlay(ctx)
 	if err != nil {
 		return err
 	}
-	for _, m := range ms {
-		if m.Shape == underlay.Routed {
-			return underlay.CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay (machine %s)", w.inventory, m.Name))
-		}
-	}
-	return nil
+	return underlay.CheckRouted(w.inventory, ms)
 }
 
 // joinUnderlay makes the kind host's side of the underlay for the
@@ -117,7 +72,7 @@ func (w *windowsFlags) joinUnderlay(ctx context.Context, cf *clusterFlags, log i
 	if err != nil {
 		return nil, err
 	}
-	routes := routesByMachine(full)
+	routes := underlay.JoinRoutes(full)
 	if !full.Needed() && os.Geteuid() != 0 {
 		return routes, nil // nothing to add, and no rule this process could read
 	}
@@ -139,7 +94,7 @@ func (w *windowsFlags) underlayRoutes(ctx context.Context, cf *clusterFlags, log
 	if c == nil || err != nil {
 		return nil, err
 	}
-	return routesByMachine(plan), nil
+	return underlay.JoinRoutes(plan), nil
 }
 
 // underlayPlan is the local cluster, the inventory's machines joined
@@ -165,14 +120,4 @@ func (w *windowsFlags) underlayPlan(ctx context.Context, cf *clusterFlags, log i
 		return nil, nil, underlay.Plan{}, err
 	}
 	return c, ms, plan, nil
-}
-
-// routesByMachine are plan's routes as the join's underlay-route step
-// takes them, by machine.
-func routesByMachine(plan underlay.Plan) map[string][]windows.UnderlayRoute {
-	routes := map[string][]windows.UnderlayRoute{}
-	for _, r := range plan.Routes {
-		routes[r.Machine] = append(routes[r.Machine], windows.UnderlayRoute{Destination: r.Dest.String(), NextHop: r.Via.String()})
-	}
-	return routes
 }

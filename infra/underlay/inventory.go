@@ -86,3 +86,33 @@ func ShapeOf(m config.Machine) (Shape, error) {
 	}
 	return s, nil
 }
+
+// Inventory is every machine of an inventory as the underlay sees it
+// (FromInventory); a machine it cannot see is left out, and its error,
+// naming source (the inventory's file) and the machine, joined into the
+// error returned.
+func Inventory(ctx context.Context, source string, ms []config.Machine) ([]Machine, error) {
+	var out []Machine
+	var errs []error
+	for _, m := range ms {
+		um, err := FromInventory(ctx, m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: machine %s: %w", source, m.Name, err))
+			continue
+		}
+		out = append(out, um)
+	}
+	return out, errors.Join(errs...)
+}
+
+// CheckRouted refuses, before any cluster work, machines of source (an
+// inventory's file) that the harness could not give their underlay: a
+// routed machine needs root (CheckRoot).
+func CheckRouted(source string, ms []Machine) error {
+	for _, m := range ms {
+		if m.Shape == Routed {
+			return CheckRoot(fmt.Sprintf("joining %s's machines through the routed underlay (machine %s)", source, m.Name))
+		}
+	}
+	return nil
+}

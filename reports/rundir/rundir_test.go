@@ -12,6 +12,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/winconform/winconform/framework/netmatrix"
+	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/version"
 	"github.com/winconform/winconform/reports"
 	"github.com/winconform/winconform/reports/rundir"
@@ -179,7 +180,7 @@ func TestLoadRefusesFilesOfAnotherRun(t *testing.T) {
 
 func editRecord(t *testing.T, dir string, edit func(*types.Report)) {
 	t.Helper()
-	rep, err := reports.ReadReport(filepath.Join(dir, reports.GinkgoFile))
+	rep, err := suiterun.ReadReport(filepath.Join(dir, reports.GinkgoFile))
 	if err != nil {
 		t.Fatal(err)
 	}
