@@ -854,9 +854,9 @@ func (g *gater) flakeItems() {
 	}
 	tol := g.in.Policy.Flakes.Tolerated
 	verdict := fmt.Sprintf("%d flaky (spec passed on a retry, cell whose probes disagreed); the policy tolerates %d", g.flakes, tol)
-	for _, name := range g.in.Run.Retried {
-		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict,
-			specs: []string{name}, owners: g.claimsOf(name), waivable: true})
+	for _, f := range g.in.Run.Retried {
+		g.add(Item{Kind: KindFlake, Spec: f.Spec, Got: f.Note(), Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict,
+			specs: []string{f.Spec}, owners: g.claimsOf(f.Spec), waivable: true})
 	}
 	for _, c := range g.cellsByClaim[""] {
 		if c.Verdict == netmatrix.Flaky {
