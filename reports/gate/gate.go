@@ -657,6 +657,9 @@ func (g *gater) claims() {
 				if len(builds) > 0 && onWindows(cat, req) {
 					it.Reason += " on build " + strings.Join(builds, ", ")
 				}
+				if n := g.flakyOf(c.ID); n > 0 {
+					it.Reason += fmt.Sprintf("; %d of its specs passed only on a retry: flakes.tolerated decides (its flake item)", n)
+				}
 			}
 		case reports.Failed:
 			it.Decision, it.Reason = Block, c.ID+" failed: "+g.failure(c)
@@ -1048,6 +1051,17 @@ func notShownWord(it Item) string {
 }
 
 // claimsOf lists the claims of the run's spec name.
+// flakyOf counts the flaky specs (passed on a retry) of claim id.
+func (g *gater) flakyOf(id string) int {
+	n := 0
+	for _, f := range g.in.Run.Retried {
+		if slices.Contains(g.claimsOf(f.Spec), id) {
+			n++
+		}
+	}
+	return n
+}
+
 func (g *gater) claimsOf(name string) []string {
 	for _, sp := range g.in.Run.Summary.Specs {
 		if sp.Name == name {
