@@ -10,6 +10,7 @@
 #   make e2e EXISTING=path/to/kubeconfig    an existing cluster, as it is (--kubeconfig)
 #   make e2e PROCS=4          the suite in 4 parallel processes (NODES=4, its old name, still works)
 #   make e2e TIMEOUT=6h       the suite's time limit (default: 24h on EXISTING or with INVENTORY, 1h locally)
+#   make e2e FLAKE_ATTEMPTS=2 a failing spec runs up to twice; one that passes on the retry is reported flaky
 #   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
 #   make sonobuoy             the suites inside the local cluster (or EXISTING), as a Sonobuoy plugin
 #   make up / make down / make list / make bench
@@ -42,6 +43,8 @@ endif
 PROCS      ?= 1
 # TIMEOUT is the suite's time limit (empty: 24h on EXISTING or with INVENTORY, Ginkgo's 1h on the local cluster).
 TIMEOUT    ?=
+# FLAKE_ATTEMPTS is --flake-attempts: a failing spec runs up to N times (empty: once).
+FLAKE_ATTEMPTS ?=
 RERUN      ?=
 INVENTORY  ?=
 # VMS is a VM file (see docs/vms.md): make e2e makes its machines
@@ -111,7 +114,7 @@ CONFIG_FLAG = $(if $(CONFIG),--config $(CONFIG))
 VERSION_FLAG = $(if $(KUBERNETES_VERSION),--kubernetes-version '$(KUBERNETES_VERSION)')
 INVENTORY_FLAG = $(if $(INVENTORY),--inventory $(INVENTORY))
 SELECT      = --suite '$(SUITE)' --claim '$(CLAIM)' --labels '$(LABELS)'
-RUN_FLAGS   = --procs '$(PROCS)' $(if $(RERUN),--rerun-failed '$(RERUN)') $(if $(TIMEOUT),--timeout '$(TIMEOUT)')
+RUN_FLAGS   = --procs '$(PROCS)' $(if $(RERUN),--rerun-failed '$(RERUN)') $(if $(TIMEOUT),--timeout '$(TIMEOUT)') $(if $(FLAKE_ATTEMPTS),--flake-attempts '$(FLAKE_ATTEMPTS)')
 # SUITE_FLAGS go to the suite binary as they are (--disruptive, --strict-drift, --allow-flaky, ...).
 SUITE_FLAGS ?=
 
@@ -156,7 +159,7 @@ up: build
 down: build
 	$(WINCONFORM) down $(CONFIG_FLAG)
 
-## e2e: run the suites (SUITE, CLAIM, LABELS, PROCS, RERUN, TIMEOUT) on the local cluster, or on EXISTING;
+## e2e: run the suites (SUITE, CLAIM, LABELS, PROCS, RERUN, TIMEOUT, FLAKE_ATTEMPTS) on the local cluster, or on EXISTING;
 ## with VMS: make the VM file's machines, join them, run the suites, gate (POLICY), reset and delete them
 ## (the machines are deleted only once this run's vms up has made them: a run ID in use is refused, and
 ## its owner's machines are never this run's to delete; a failed up deletes what it made itself)

@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/evidence"
 	"github.com/winconform/winconform/framework/labels"
+	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/version"
 )
 
@@ -29,6 +30,10 @@ const (
 	PropEvidence = "evidence" // the level the spec's result was obtained at, or "none"
 	PropShows    = "shows"    // the claims its result shows (comma-separated)
 	PropResult   = "result"   // the harness's reading of the result
+	// A spec that passed only on a retry (--flake-attempts) stays passed,
+	// with its attempts and its first attempt's failure ("message (location)").
+	PropAttempts     = "attempts"
+	PropFirstFailure = "firstFailure"
 )
 
 // Run-level properties of the JUnit test suite the harness adds beside
@@ -104,6 +109,11 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 			sr.State, sr.Failure = types.SpecStateFailed, types.Failure{Message: sp.Message, Location: sr.LeafNodeLocation, FailureNodeType: types.NodeTypeIt}
 			r.SpecReports[i] = sr
 			continue
+		} else if ok && sp.Flaky() {
+			// Passed on a retry: passed, and its system-out says how it
+			// first failed, where a dashboard shows a passed case's output.
+			sr.CapturedStdOutErr = "winconform: flaky: " + sp.FlakeNote() + firstFailureText(sp.FirstFailure) + "\n" + sr.CapturedStdOutErr
+			r.SpecReports[i] = sr
 		}
 		ids := labels.Claims(sr.Labels())
 		if recs := evidence.FromEntries(sr.ReportEntries); len(ids) > 0 && !evidence.ShowsAny(recs, ids) {
@@ -149,6 +159,15 @@ const SupportedOnly = "supported only"
 // SupportedOnlyNote says why a passing spec below its claims' level is no
 // pass in the JUnit file.
 const SupportedOnlyNote = "a Linux twin, simulated nodes or the API alone support a claim on Windows; they never show it"
+
+// firstFailureText is a first failure's whole message, on the lines after
+// FlakeNote's first line of it.
+func firstFailureText(f *Failure) string {
+	if f == nil || !strings.Contains(strings.TrimSpace(f.Message), "\n") {
+		return ""
+	}
+	return "\n" + f.Message
+}
 
 func levelsOf(recs []evidence.Record) string {
 	var out []string
@@ -309,6 +328,16 @@ func specProperties(sp Spec) [][2]string {
 		result = SupportedOnly
 	}
 	p = append(p, [2]string{PropEvidence, ev}, [2]string{PropShows, strings.Join(shows, ",")}, [2]string{PropResult, result})
+	if sp.Flaky() {
+		p = append(p, [2]string{PropAttempts, strconv.Itoa(sp.Attempts)})
+		if f := sp.FirstFailure; f != nil {
+			first := text.FirstLine(f.Message)
+			if f.Location != "" {
+				first += " (" + f.Location + ")"
+			}
+			p = append(p, [2]string{PropFirstFailure, first})
+		}
+	}
 	return p
 }
 

@@ -87,6 +87,74 @@ type Spec struct {
 	// a failed spec left to debug it (pods, logs, events).
 	Artifacts string  `json:"artifacts,omitempty"`
 	Seconds   float64 `json:"seconds"`
+	// Attempts is how many times the spec ran when Ginkgo retried it
+	// (--flake-attempts), and FirstFailure its first attempt's failure.
+	// A spec that passed after a failed attempt is flaky (Flaky).
+	Attempts     int      `json:"attempts,omitempty"`
+	FirstFailure *Failure `json:"firstFailure,omitempty"`
+}
+
+// Failure is how and where an attempt of a spec failed.
+type Failure struct {
+	Message  string `json:"message"`
+	Location string `json:"location,omitempty"`
+}
+
+// Flaky says whether the spec passed only on a retry.
+func (s Spec) Flaky() bool { return s.Result == SpecPassed && s.Attempts > 1 }
+
+// FlakeNote says how a flaky spec passed and how it first failed ("" for
+// a spec that is not flaky).
+func (s Spec) FlakeNote() string {
+	if !s.Flaky() {
+		return ""
+	}
+	return FlakeNote(s.Attempts, s.FirstFailure)
+}
+
+// FlakeNote says how a spec that passed on attempt attempts first failed
+// (first: nil when Ginkgo's report kept no failure of it).
+func FlakeNote(attempts int, first *Failure) string {
+	note := fmt.Sprintf("passed on attempt %d", attempts)
+	if first == nil {
+		return note + "; its first failure was not recorded"
+	}
+	return note + "; attempt 1 failed" + orEmpty(" at ", first.Location) + ": " + text.FirstLine(first.Message)
+}
+
+// retryPrefix heads the failure of an attempt Ginkgo retried, as it keeps
+// it in SpecReport.AdditionalFailures (v2.32.0, internal/group.go):
+// "Failure recorded during attempt N:\n" and the failure's message.
+const retryPrefix = "Failure recorded during attempt "
+
+// Retried says whether Ginkgo ran sr more than once because it failed
+// (--flake-attempts, the FlakeAttempts decorator), not because it must
+// pass repeatedly (MustPassRepeatedly).
+func Retried(sr types.SpecReport) bool {
+	return sr.NumAttempts > 1 && sr.MaxMustPassRepeatedly == 0
+}
+
+// FlakyReport says whether the It spec sr passed only on a retry.
+func FlakyReport(sr types.SpecReport) bool {
+	return sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStatePassed && Retried(sr)
+}
+
+// FirstFailure is the failure of sr's first attempt, which Ginkgo keeps
+// among sr's additional failures when it retried sr; nil when it kept none.
+func FirstFailure(sr types.SpecReport) *Failure {
+	for _, af := range sr.AdditionalFailures {
+		rest, ok := strings.CutPrefix(af.Failure.Message, retryPrefix)
+		if !ok {
+			continue
+		}
+		_, msg, _ := strings.Cut(rest, ":\n")
+		f := &Failure{Message: msg}
+		if af.Failure.Location.FileName != "" {
+			f.Location = af.Failure.Location.String()
+		}
+		return f
+	}
+	return nil
 }
 
 // Shows returns the records by which the spec shows claim c: those at a
@@ -259,6 +327,9 @@ type Summary struct {
 	// Unrecorded lists passing specs that recorded no evidence: they show
 	// nothing, and the suite fails for them.
 	Unrecorded []string `json:"unrecordedEvidence,omitempty"`
+	// Flaky lists the specs that passed only on a retry (--flake-attempts):
+	// passed, and counted apart (Specs has each one's first failure).
+	Flaky []string `json:"flaky,omitempty"`
 	// Rerun names the report this run reran the failures of.
 	Rerun string `json:"rerunOf,omitempty"`
 	// Properties are the run's JUnit properties (--junit-property).
@@ -362,6 +433,9 @@ func Summarize(r types.Report) Summary {
 		case SpecPassed:
 			if len(spec.Evidence) == 0 {
 				s.Unrecorded = append(s.Unrecorded, spec.Name)
+			}
+			if spec.Flaky() {
+				s.Flaky = append(s.Flaky, spec.Name)
 			}
 		}
 		s.Specs = append(s.Specs, spec)
@@ -485,6 +559,9 @@ func readSpec(sr types.SpecReport, interrupted bool, setupFailed string, selecte
 		if sr.Failure.Location.FileName != "" {
 			spec.Location = sr.Failure.Location.String()
 		}
+	}
+	if Retried(sr) {
+		spec.Attempts, spec.FirstFailure = sr.NumAttempts, FirstFailure(sr)
 	}
 	switch {
 	case sr.State == types.SpecStatePending:
@@ -770,6 +847,9 @@ func (s Summary) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# winconform run: %s\n\n", s.Status)
 	fmt.Fprintf(&b, "**%s**\n\n", s.Headline)
+	if line := s.specCounts(); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 	fmt.Fprintf(&b, "Run `%s`, by winconform %s.\n\n", orUnknown(s.RunID), s.Harness)
 	if c := s.Cluster; c.Known && c.Cgroup != "" {
 		fmt.Fprintf(&b, "Cluster: Kubernetes %s; Linux kubelets on %s.\n\n", c.ServerVersion, c.Cgroup)
@@ -797,6 +877,15 @@ func (s Summary) Markdown() string {
 		b.WriteString("## Passing specs that recorded no evidence (they show nothing; the run fails for them)\n\n")
 		for _, n := range s.Unrecorded {
 			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		b.WriteString("\n")
+	}
+	if len(s.Flaky) > 0 {
+		b.WriteString("## Flaky specs (passed only on a retry, --flake-attempts; the gate's flakes.tolerated decides)\n\n")
+		for _, sp := range s.Specs {
+			if sp.Flaky() {
+				fmt.Fprintf(&b, "- **%s**: %s\n", sp.Name, sp.FlakeNote())
+			}
 		}
 		b.WriteString("\n")
 	}
@@ -839,6 +928,9 @@ func (s Summary) Markdown() string {
 		b.WriteString("\n## Failed, blocked and interrupted specs\n\n")
 		for _, sp := range failed {
 			fmt.Fprintf(&b, "- **%s** (%s, %s): %s", sp.Name, sp.Result, sp.Location, text.FirstLine(sp.Message))
+			if sp.Attempts > 1 {
+				fmt.Fprintf(&b, " (each of its %d attempts failed)", sp.Attempts)
+			}
 			if sp.Artifacts != "" {
 				fmt.Fprintf(&b, " (artifacts: `%s`)", sp.Artifacts)
 			}
@@ -849,6 +941,30 @@ func (s Summary) Markdown() string {
 }
 
 func cell(s string) string { return Cell(s, 300) }
+
+// specCounts says how many specs had each result, a flaky pass counted
+// apart within the passes: "Specs: 12 passed (of which flaky: 1), 2 failed."
+func (s Summary) specCounts() string {
+	n := map[string]int{}
+	for _, sp := range s.Specs {
+		n[sp.Result]++
+	}
+	var parts []string
+	for _, r := range []string{SpecPassed, SpecFailed, SpecBlocked, SpecInterrupted, SpecNeverRan, SpecSkipped, SpecInconclusive} {
+		if n[r] == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%d %s", n[r], r)
+		if r == SpecPassed && len(s.Flaky) > 0 {
+			part += fmt.Sprintf(" (of which flaky: %d)", len(s.Flaky))
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Specs: " + strings.Join(parts, ", ") + "."
+}
 
 func orUnknown(s string) string {
 	if s == "" {

@@ -68,6 +68,8 @@ type runFlags struct {
 	quiet, noColor bool
 	// timeout is the suite's time limit (0: suiteTimeout decides).
 	timeout time.Duration
+	// flakeAttempts is Ginkgo's --flake-attempts (0, 1: no retry).
+	flakeAttempts int
 	// specs is how many specs the run selects (the dry run's count);
 	// selected is the dry run's report, the selection's specs not skipped.
 	specs    int
@@ -158,6 +160,7 @@ func (r *runFlags) registerRun(cmd *cobra.Command) {
 	f.Var(flagvalue.OutFile(&r.junitFile, "", false), "junit-file", "also write the run's JUnit file here (it is always in the report directory)")
 	f.StringArrayVar(&r.junitProperties, "junit-property", nil, "a name=value property of the run's JUnit test suite (repeatable), e.g. build=20348.2340")
 	f.Var(flagvalue.Duration(&r.timeout, 0, 0, "", "2h"), "timeout", "the suite's time limit (default: 24h on an existing cluster or with --inventory, where machines reboot; Ginkgo's 1h on the local cluster)")
+	f.Var(flagvalue.Int(&r.flakeAttempts, 0, 0, 5, "the attempts of a failing spec (0 or 1: no retry)"), "flake-attempts", "run a failing spec up to N times (Ginkgo's --flake-attempts; upstream's Windows jobs use 2): one that passes on a retry is flaky, listed apart with its first failure, and the gate's flakes.tolerated decides")
 }
 
 // suiteTimeout is the time limit of a run: --timeout, else 24 hours for a
@@ -550,7 +553,7 @@ func runSuite(ctx context.Context, rf runFlags, kubeconfig string, extra []strin
 	rec := startRun(ctx, cs, &rf, hb, errOut)
 	runErr := suiterun.Run(ctx, suiterun.Options{Binary: abs(rf.binary), Ginkgo: rf.ginkgo, Procs: procs,
 		Args: append(rf.args(kubeconfig), extra...), Stdout: os.Stdout, Stderr: os.Stderr,
-		Timeout: timeout, Verbose: !rf.quiet && !hasFlag(extra, "ginkgo.v", "ginkgo.vv", "ginkgo.succinct"),
+		Timeout: timeout, FlakeAttempts: rf.flakeAttempts, Verbose: !rf.quiet && !hasFlag(extra, "ginkgo.v", "ginkgo.vv", "ginkgo.succinct"),
 		Color: colorWanted(rf.noColor, os.Getenv, os.Stdout)})
 	// What the run left (an interrupt cut its cleanup short): removed, and said.
 	rec.StopHeartbeat()

@@ -63,7 +63,7 @@ var harnessOwned = map[string]harnessFlag{
 	"ginkgo.label-filter":     {"--labels", "the harness joins it with --suite and --claim; a second filter would be dropped"},
 	"suite":                   {"--suite", "the harness checks it and names the run by it"},
 	"claim":                   {"--claim", "the harness checks it against the claim catalogue"},
-	"ginkgo.flake-attempts":   {"--rerun-failed", "a spec retried until it passes would hide the flake: rerun the failed specs as a run of their own, recorded as a rerun"},
+	"ginkgo.flake-attempts":   {"--flake-attempts", "the harness passes Ginkgo's retries on and reports a spec that passed on a retry as flaky, with its first failure"},
 	"ginkgo.parallel.process": {"--procs", "the harness runs the parallel processes"},
 	"ginkgo.parallel.total":   {"--procs", "the harness runs the parallel processes"},
 	"ginkgo.parallel.host":    {"--procs", "the harness runs the parallel processes"},

@@ -50,10 +50,10 @@ func TestPassThroughContract(t *testing.T) {
 		{"ginkgo.label-filter", "os:windows", "--labels"},
 		{"ginkgo.focus-file", "@F", "--suite or --labels"},
 		{"ginkgo.skip-file", "@F", "--suite or --labels"},
-		{"ginkgo.flake-attempts", "3", "--rerun-failed"},
+		{"ginkgo.flake-attempts", "3", "--flake-attempts"},
 		{"ginkgo.gojson-report", "@F", "--report-dir"},
-		{"ginkgo.reportFile", "@F", "--junit-file"},     // Ginkgo's old name of junit-report
-		{"ginkgo.flakeAttempts", "3", "--rerun-failed"}, // Ginkgo's deprecated name: an alias
+		{"ginkgo.reportFile", "@F", "--junit-file"},       // Ginkgo's old name of junit-report
+		{"ginkgo.flakeAttempts", "3", "--flake-attempts"}, // Ginkgo's deprecated name: an alias
 		{"suite", "networking", "--suite"},
 		{"claim", "NET-03", "--claim"},
 		{"kubeconfig", "@F", "--kubeconfig"},
@@ -198,7 +198,7 @@ func TestHarnessOwnedFlagsAreTheSuiteBinarysAndTheHarnesss(t *testing.T) {
 	}
 	rf := runFlags{reportDir: "r", probe: "p", inventory: "i", kwok: os.Args[0], runID: "wc-1", started: time.Now(),
 		junitProperties: []string{"a=b"}, rerun: "r", suite: "s", claim: "NET-01", labels: "l", focus: []string{"f"}, progressURL: "http://x"}
-	_, serial, _ := suiterun.Options{Binary: "b", Procs: 1, Timeout: time.Hour}.Command()
+	_, serial, _ := suiterun.Options{Binary: "b", Procs: 1, Timeout: time.Hour, FlakeAttempts: 2}.Command()
 	for _, a := range append(rf.args("k"), serial...) {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch name {

@@ -27,7 +27,8 @@ func resultsCmd() *cobra.Command {
 		Short: "Show a run's report directory in the terminal: its status, the claims and the specs that did not pass",
 		Long: `results reads a run's record (its report directory) and prints the run's
 status and headline, every claim with its outcome and why, and the specs that
-failed, were blocked, interrupted or never ran. --outcome keeps only the
+failed, were blocked, interrupted or never ran, or passed only on a retry
+(flaky, with their first failure). --outcome keeps only the
 claims with that outcome and the specs with that result (failed, blocked,
 interrupted, drift, shown, inconclusive, supported, skipped, not run, not
 covered; passed, never ran).`,
@@ -101,7 +102,7 @@ func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) 
 		switch {
 		case outcome != "" && sp.Result != outcome:
 			continue
-		case outcome == "" && !slices.Contains([]string{reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan}, sp.Result):
+		case outcome == "" && !sp.Flaky() && !slices.Contains([]string{reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan}, sp.Result):
 			continue
 		}
 		if specs == 0 {
@@ -115,7 +116,11 @@ func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) 
 		if sp.Artifacts != "" {
 			why += " (artifacts: " + sp.Artifacts + ")"
 		}
-		fmt.Fprintf(w, "%s\t%.1f\t%s\t%s\n", sp.Result, sp.Seconds, sp.Name, reports.Cell(why, 160))
+		result := sp.Result
+		if sp.Flaky() { // passed on a retry: named, with its first failure
+			result, why = "passed (flaky)", sp.FlakeNote()
+		}
+		fmt.Fprintf(w, "%s\t%.1f\t%s\t%s\n", result, sp.Seconds, sp.Name, reports.Cell(why, 160))
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -124,9 +124,11 @@ func TestVersionCommand(t *testing.T) {
 func TestResultsCommand(t *testing.T) {
 	run := reporttest.IdealHybrid()
 	run.Set("NET-01", reporttest.Spec{State: types.SpecStateFailed, Message: "no route to 10.244.1.5"})
+	run.One("NET-02").Attempts, run.One("NET-02").FirstFailure = 2, "i/o timeout"
 	dir := run.Write(t)
 	code, out, stderr := runCLI(t, "results", dir)
-	if code != 0 || !strings.Contains(out, "CLAIM") || !strings.Contains(out, "NET-02") || !strings.Contains(out, "no route to 10.244.1.5") {
+	if code != 0 || !strings.Contains(out, "CLAIM") || !strings.Contains(out, "NET-02") || !strings.Contains(out, "no route to 10.244.1.5") ||
+		!regexp.MustCompile(`passed \(flaky\)\s.*NET-02.*passed on attempt 2; attempt 1 failed at suites/networking/retry.go:42: i/o timeout`).MatchString(out) {
 		t.Errorf("exit %d:\n%s%s", code, out, stderr)
 	}
 	code, out, _ = runCLI(t, "results", dir, "--outcome", "failed")

@@ -41,6 +41,11 @@ type Options struct {
 	// Timeout is the whole suite's time limit (Ginkgo's --timeout; 0:
 	// Ginkgo's default, one hour).
 	Timeout time.Duration
+	// FlakeAttempts is how many times a failing spec runs before it
+	// fails (Ginkgo's --flake-attempts; 0 or 1: once). A spec that passes
+	// on a later attempt is flaky, and Ginkgo's report keeps the failures
+	// of its attempts before (SpecReport.AdditionalFailures).
+	FlakeAttempts int
 	// Verbose has Ginkgo say every spec and its output as it runs (-v);
 	// otherwise it says only failures and the summary.
 	Verbose bool
@@ -73,13 +78,13 @@ func (o Options) Command() (string, []string, error) {
 }
 
 // ginkgoFlags is Ginkgo's own rendering of the options (its timeout,
-// verbosity and colour) as flags: the suite binary's, prefix "ginkgo", or
+// flake attempts, verbosity and colour) as flags: the suite binary's, prefix "ginkgo", or
 // the CLI's, no prefix. Only the settings' own flags are rendered (not the
 // deprecated ones, bound to a configuration of Ginkgo's own); Ginkgo exports
 // the random seed always, and a run that gives none lets the suite pick
 // one, so it is left out.
 func (o Options) ginkgoFlags(prefix string) ([]string, error) {
-	suite := types.SuiteConfig{Timeout: o.Timeout}
+	suite := types.SuiteConfig{Timeout: o.Timeout, FlakeAttempts: o.FlakeAttempts}
 	reporter := types.ReporterConfig{Verbose: o.Verbose, NoColor: !o.Color}
 	var flags types.GinkgoFlags
 	for _, f := range types.SuiteConfigFlags.CopyAppend(types.ReporterConfigFlags...) {

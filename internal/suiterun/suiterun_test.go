@@ -29,7 +29,7 @@ import (
 // and a --ginkgo.v after -- would not reach its reporter.
 func TestCommand(t *testing.T) {
 	type read struct {
-		procs          int
+		procs, flakes  int
 		timeout        time.Duration
 		verbose, color bool
 		rest           string
@@ -77,7 +77,7 @@ func TestCommand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Ginkgo refuses %q: %v", args, err)
 		}
-		return read{cli.Procs, suite.Timeout, reporter.Verbose, !reporter.NoColor, strings.Join(append(rest, own...), " ")}
+		return read{cli.Procs, suite.FlakeAttempts, suite.Timeout, reporter.Verbose, !reporter.NoColor, strings.Join(append(rest, own...), " ")}
 	}
 	for _, tc := range []struct {
 		o        Options
@@ -85,13 +85,18 @@ func TestCommand(t *testing.T) {
 		want     read
 	}{
 		{Options{Procs: 1, Args: []string{"--kubeconfig=k", "--suite=networking"}}, "/b/e2e.test",
-			read{1, time.Hour, false, false, "--kubeconfig=k --suite=networking"}},
+			read{1, 0, time.Hour, false, false, "--kubeconfig=k --suite=networking"}},
 		{Options{Procs: 4, Args: []string{"--kubeconfig=k", "--suite=networking"}}, "/b/ginkgo",
-			read{4, time.Hour, false, false, "/b/e2e.test -- --kubeconfig=k --suite=networking"}},
+			read{4, 0, time.Hour, false, false, "/b/e2e.test -- --kubeconfig=k --suite=networking"}},
 		{Options{Procs: 1, Args: []string{"--suite=node"}, Timeout: 24 * time.Hour, Verbose: true, Color: true}, "/b/e2e.test",
-			read{1, 24 * time.Hour, true, true, "--suite=node"}},
+			read{1, 0, 24 * time.Hour, true, true, "--suite=node"}},
 		{Options{Procs: 2, Args: []string{"--suite=node"}, Timeout: 24 * time.Hour, Verbose: true}, "/b/ginkgo",
-			read{2, 24 * time.Hour, true, false, "/b/e2e.test -- --suite=node"}},
+			read{2, 0, 24 * time.Hour, true, false, "/b/e2e.test -- --suite=node"}},
+		// --flake-attempts: Ginkgo's own setting, alone and under its CLI.
+		{Options{Procs: 1, Args: []string{"--suite=node"}, FlakeAttempts: 2}, "/b/e2e.test",
+			read{1, 2, time.Hour, false, false, "--suite=node"}},
+		{Options{Procs: 3, Args: []string{"--suite=node"}, FlakeAttempts: 2}, "/b/ginkgo",
+			read{3, 2, time.Hour, false, false, "/b/e2e.test -- --suite=node"}},
 	} {
 		tc.o.Binary, tc.o.Ginkgo = "/b/e2e.test", "/b/ginkgo"
 		name, args, err := tc.o.Command()

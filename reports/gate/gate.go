@@ -657,6 +657,9 @@ func (g *gater) claims() {
 				if len(builds) > 0 && onWindows(cat, req) {
 					it.Reason += " on build " + strings.Join(builds, ", ")
 				}
+				if n := g.flakyOf(c.ID); n > 0 {
+					it.Reason += fmt.Sprintf("; %d of its specs passed only on a retry: flakes.tolerated decides (its flake item)", n)
+				}
 			}
 		case reports.Failed:
 			it.Decision, it.Reason = Block, c.ID+" failed: "+g.failure(c)
@@ -854,9 +857,9 @@ func (g *gater) flakeItems() {
 	}
 	tol := g.in.Policy.Flakes.Tolerated
 	verdict := fmt.Sprintf("%d flaky (spec passed on a retry, cell whose probes disagreed); the policy tolerates %d", g.flakes, tol)
-	for _, name := range g.in.Run.Retried {
-		g.add(Item{Kind: KindFlake, Spec: name, Got: "passed on a retry", Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict,
-			specs: []string{name}, owners: g.claimsOf(name), waivable: true})
+	for _, f := range g.in.Run.Retried {
+		g.add(Item{Kind: KindFlake, Spec: f.Spec, Got: f.Note(), Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict,
+			specs: []string{f.Spec}, owners: g.claimsOf(f.Spec), waivable: true})
 	}
 	for _, c := range g.cellsByClaim[""] {
 		if c.Verdict == netmatrix.Flaky {
@@ -1048,6 +1051,17 @@ func notShownWord(it Item) string {
 }
 
 // claimsOf lists the claims of the run's spec name.
+// flakyOf counts the flaky specs (passed on a retry) of claim id.
+func (g *gater) flakyOf(id string) int {
+	n := 0
+	for _, f := range g.in.Run.Retried {
+		if slices.Contains(g.claimsOf(f.Spec), id) {
+			n++
+		}
+	}
+	return n
+}
+
 func (g *gater) claimsOf(name string) []string {
 	for _, sp := range g.in.Run.Summary.Specs {
 		if sp.Name == name {

@@ -116,8 +116,10 @@ type view struct {
 	Areas    []area
 	Outcomes []count
 	Failures []failure
-	Matrix   *grid
-	Gated    []gate.Item // the gate's items, blocking first
+	// Flaky are the specs that passed only on a retry, with their first failure.
+	Flaky  []reports.Spec
+	Matrix *grid
+	Gated  []gate.Item // the gate's items, blocking first
 	// NodeLogs links the cluster's node logs, kept once per run on a failure.
 	NodeLogs string
 }
@@ -175,6 +177,9 @@ func (v *view) build() {
 	}
 	v.Outcomes = ordered(v.S.Outcomes)
 	for _, sp := range v.S.Specs {
+		if sp.Flaky() {
+			v.Flaky = append(v.Flaky, sp)
+		}
 		if sp.Result != reports.SpecFailed && sp.Result != reports.SpecBlocked && sp.Result != reports.SpecInterrupted {
 			continue
 		}

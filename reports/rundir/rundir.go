@@ -63,8 +63,9 @@ type Run struct {
 	// Ledger is derived from the record (reports.Ledger).
 	Ledger []reports.LedgerEntry
 	// Retried lists the specs that passed only on a retry (Ginkgo's
-	// --flake-attempts): flaky specs.
-	Retried []string
+	// --flake-attempts): flaky specs, by name, with their attempts and
+	// first failure.
+	Retried []Flake
 	// Specs are the run's It specs with their run times, slowest first.
 	Specs []SpecTime
 	// Report is the record as checked: Ginkgo's report without the
@@ -98,6 +99,17 @@ func (r *Run) Incomplete() []string {
 	}
 	return out
 }
+
+// Flake is a spec that passed only on a retry: how many attempts it took,
+// and how its first attempt failed (nil: Ginkgo's report kept no failure).
+type Flake struct {
+	Spec         string
+	Attempts     int
+	FirstFailure *reports.Failure
+}
+
+// Note says how the flake passed and first failed.
+func (f Flake) Note() string { return reports.FlakeNote(f.Attempts, f.FirstFailure) }
 
 // SpecTime is one spec's run time, as Ginkgo's report has it: its set-up
 // (BeforeEach, JustBeforeEach) and clean-up (AfterEach, DeferCleanup)
@@ -234,15 +246,17 @@ func readStrict(dir, name string, v any) ([]byte, bool, error) {
 	return data, true, nil
 }
 
-// retried lists the It specs that passed after more than one attempt.
-func retried(r types.Report) []string {
-	var out []string
+// retried lists the It specs that passed after a failed attempt, each
+// with its attempts and its first attempt's failure (Ginkgo keeps it
+// among the spec's additional failures), by name.
+func retried(r types.Report) []Flake {
+	var out []Flake
 	for _, sr := range r.SpecReports {
-		if sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStatePassed && sr.NumAttempts > 1 {
-			out = append(out, sr.FullText())
+		if reports.FlakyReport(sr) {
+			out = append(out, Flake{Spec: sr.FullText(), Attempts: sr.NumAttempts, FirstFailure: reports.FirstFailure(sr)})
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Spec < out[j].Spec })
 	return out
 }
 

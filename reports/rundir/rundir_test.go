@@ -39,7 +39,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Matrix == nil || len(run.Matrix.Cells) != 1 || len(run.Ledger) == 0 || len(run.Retried) != 1 || run.Retried[0] != "[synthetic] "+reporttest.SpecName("NET-07") {
+	if run.Matrix == nil || len(run.Matrix.Cells) != 1 || len(run.Ledger) == 0 || len(run.Retried) != 1 || run.Retried[0].Spec != "[synthetic] "+reporttest.SpecName("NET-07") {
 		t.Errorf("read %+v", run)
 	}
 	if !run.Recorded || run.Record.RunID != r.ID || run.Summary.RunID != r.ID || run.Cluster == nil || len(run.Cluster.Nodes) != 2 || run.State == nil {

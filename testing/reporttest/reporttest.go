@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,10 +93,34 @@ type Spec struct {
 	SkipReason string // a skips.Reason key (skipped, inconclusive)
 	Evidence   []Ev
 	// Ledger entries are decided (ledger.Entry.Decide) as ledger.Record does.
-	Ledger   []ledger.Entry
-	Attempts int // more than 1: passed on a retry
+	Ledger []ledger.Entry
+	// Attempts more than 1: Ginkgo retried the spec (--flake-attempts):
+	// a passed spec passed on its last attempt, and each attempt before
+	// failed with FirstFailure (a default when empty), kept as Ginkgo
+	// keeps it (AdditionalFailures).
+	Attempts     int
+	FirstFailure string
 	// Artifacts names the directory of the spec's artifacts.
 	Artifacts string
+}
+
+// RetryLocation is where the failed attempts of a retried spec failed.
+var RetryLocation = types.CodeLocation{FileName: "suites/networking/retry.go", LineNumber: 42}
+
+// retries are the failures of the spec's attempts before its last, as
+// Ginkgo v2.32.0 keeps them (internal/group.go): each attempt's failure,
+// its message headed "Failure recorded during attempt N:\n".
+func (s Spec) retries() []types.AdditionalFailure {
+	var out []types.AdditionalFailure
+	for n := 1; n < s.Attempts; n++ {
+		msg := s.FirstFailure
+		if msg == "" || n > 1 {
+			msg = fmt.Sprintf("failed on attempt %d", n)
+		}
+		out = append(out, types.AdditionalFailure{State: types.SpecStateFailed, Failure: types.Failure{
+			Message: fmt.Sprintf("Failure recorded during attempt %d:\n%s", n, msg), Location: RetryLocation, FailureNodeType: types.NodeTypeIt}})
+	}
+	return out
 }
 
 // Run is a synthetic run.
@@ -369,6 +394,10 @@ func (r *Run) Ginkgo() types.Report {
 		}
 		if sr.State == 0 {
 			sr.State = types.SpecStatePassed
+		}
+		sr.AdditionalFailures = s.retries()
+		if s.Attempts > 1 {
+			sr.MaxFlakeAttempts = s.Attempts
 		}
 		if sr.State != types.SpecStatePassed {
 			sr.Failure = types.Failure{Message: s.Message, FailureNodeType: s.FailedIn}
