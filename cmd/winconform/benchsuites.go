@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winconform/winconform/internal/atomicfile"
 	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/runid"
 	"github.com/winconform/winconform/internal/suiterun"
@@ -71,7 +72,7 @@ said so. The figures go to bench-suites.json in the report directory too.`,
 					return cmd.Context().Err()
 				}
 			}
-			if err := writeJSON(filepath.Join(base, "bench-suites.json"), ts); err != nil {
+			if err := atomicfile.WriteJSON(filepath.Join(base, "bench-suites.json"), ts); err != nil {
 				return err
 			}
 			return printSuitesBench(cmd.OutOrStdout(), ts, was)

@@ -15,6 +15,7 @@ import (
 	"github.com/winconform/winconform/framework/underlaypods"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/underlay"
+	"github.com/winconform/winconform/internal/atomicfile"
 	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/internal/kubefile"
 )
@@ -133,7 +134,7 @@ it; the rungs above it are not tried. Needs root.`,
 				return nil
 			}
 			if out != "" && rep != nil {
-				if werr := writeJSON(out, rep); werr != nil {
+				if werr := atomicfile.WriteJSON(out, rep); werr != nil {
 					return errors.Join(err, werr)
 				}
 			}
@@ -186,15 +187,4 @@ func underlayPlanCmd() *cobra.Command {
 	registerClusterLookup(cmd, &cf)
 	cmd.Flags().StringVar(&w.inventory, "inventory", "", "inventory of Windows machines (YAML) joined through the underlay")
 	return cmd
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -9,6 +9,7 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,6 +21,20 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	return Produce(path, perm, func(tmp string) error {
 		return os.WriteFile(tmp, data, perm)
 	})
+}
+
+// WriteJSON writes v as indented JSON with a final newline to path, whole
+// or not at all, making path's directory; the harness's JSON reports are
+// written so.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return Write(path, append(data, '\n'), 0o644)
 }
 
 // Produce calls write with the path of a temporary file beside path, to

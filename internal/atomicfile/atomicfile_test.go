@@ -70,3 +70,20 @@ func assertOnly(t *testing.T, dir, name string) {
 		}
 	}
 }
+
+func TestWriteJSONMakesTheDirectoryAndEndsWithANewline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "report.json")
+	if err := WriteJSON(path, map[string]int{"specs": 2}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != "{\n  \"specs\": 2\n}\n" {
+		t.Errorf("%q, %v", data, err)
+	}
+	if err := WriteJSON(path, func() {}); err == nil {
+		t.Error("a value JSON cannot hold was written")
+	}
+	if data2, _ := os.ReadFile(path); string(data2) != string(data) {
+		t.Errorf("a failed write changed the file: %q", data2)
+	}
+}

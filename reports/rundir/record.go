@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/winconform/winconform/internal/atomicfile"
 	"github.com/winconform/winconform/internal/runmark"
 	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/internal/version"
@@ -76,7 +76,7 @@ func Start(ctx context.Context, cs kubernetes.Interface, dir string, run runmark
 		version.Stamp
 		suiterun.SweepReport
 	}{version.For(run.ID), rep}
-	if err := writeJSON(filepath.Join(dir, SweptFile), stamped); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, SweptFile), stamped); err != nil {
 		fmt.Fprintf(log, "winconform: writing %s: %v\n", SweptFile, err)
 	}
 	return rec
@@ -126,18 +126,6 @@ func appendSweptLine(path string, rep suiterun.SweepReport) error {
 	}
 	_, err = fmt.Fprintf(f, "\nBefore its specs, this run removed what %d dead run(s) left (%s): %s.\n", len(rep.Dead), SweptFile, strings.Join(runs, "; "))
 	return err
-}
-
-// writeJSON writes v, indented, to path, making its directory.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // prefixed writes each line with a prefix.

@@ -83,6 +83,29 @@ func mergePatch(base, patch map[string]any) map[string]any {
 // loader (its defaults), its featureGates applied to the kubelet's feature
 // gates emulating l's version, then ValidateKubeletConfiguration.
 func CheckClusterKubelet(config []byte, l kubelines.Line) (*kubeletinternal.KubeletConfiguration, error) {
+	kc, err := loadKubelet(config)
+	if err != nil {
+		return nil, err
+	}
+	gate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	if err := gate.SetEmulationVersion(version.MajorMinor(1, uint(l.Minor))); err != nil {
+		return nil, fmt.Errorf("the kubelet's feature gates at %s: %w", l.Name(), err)
+	}
+	if err := gate.SetFromMap(kc.FeatureGates); err != nil {
+		return nil, fmt.Errorf("the kubelet's configuration: featureGates: %w", err)
+	}
+	if err := kubeletvalidation.ValidateKubeletConfiguration(kc, gate); err != nil {
+		return nil, fmt.Errorf("the kubelet's configuration: %w", err)
+	}
+	return kc, nil
+}
+
+// loadKubelet reads a kubelet's configuration file as the kubelet does:
+// strictly (the kubelet falls back to lenient decoding of a v1beta1 file
+// and only logs the keys it ignores, pkg/kubelet/kubeletconfig/util/codec:
+// a key it ignores is a mistake of the harness's), then through its loader
+// (configfiles), which applies its defaults.
+func loadKubelet(config []byte) (*kubeletinternal.KubeletConfiguration, error) {
 	_, strict, err := kubeletscheme.NewSchemeAndCodecs(serializer.EnableStrict)
 	if err != nil {
 		return nil, err
@@ -105,16 +128,6 @@ func CheckClusterKubelet(config []byte, l kubelines.Line) (*kubeletinternal.Kube
 	}
 	kc, err := loader.Load(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("the kubelet's configuration: %w", err)
-	}
-	gate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
-	if err := gate.SetEmulationVersion(version.MajorMinor(1, uint(l.Minor))); err != nil {
-		return nil, fmt.Errorf("the kubelet's feature gates at %s: %w", l.Name(), err)
-	}
-	if err := gate.SetFromMap(kc.FeatureGates); err != nil {
-		return nil, fmt.Errorf("the kubelet's configuration: featureGates: %w", err)
-	}
-	if err := kubeletvalidation.ValidateKubeletConfiguration(kc, gate); err != nil {
 		return nil, fmt.Errorf("the kubelet's configuration: %w", err)
 	}
 	return kc, nil

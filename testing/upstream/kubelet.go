@@ -1,23 +1,16 @@
 package upstream
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
-	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 	kubeletvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
-	"k8s.io/kubernetes/pkg/kubelet/kubeletconfig/configfiles"
-	utilfs "k8s.io/kubernetes/pkg/util/filesystem"
 )
 
 // KubeletResult is what the kubelet made of its flags and configuration.
@@ -72,32 +65,9 @@ func CheckKubelet(args []string, configYAML []byte) (KubeletResult, error) {
 	}
 	res.Flags = flags
 
-	dir, err := os.MkdirTemp("", "kubelet-config-")
+	kc, err := loadKubelet(configYAML)
 	if err != nil {
 		return res, err
-	}
-	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(file, configYAML, 0o600); err != nil {
-		return res, err
-	}
-	// The kubelet falls back to lenient decoding of a v1beta1 file, and
-	// only logs the keys it ignores (pkg/kubelet/kubeletconfig/util/codec):
-	// a key it ignores is a mistake of the harness's.
-	_, strict, err := kubeletscheme.NewSchemeAndCodecs(serializer.EnableStrict)
-	if err != nil {
-		return res, err
-	}
-	if _, _, err := strict.UniversalDecoder().Decode(configYAML, nil, nil); err != nil {
-		return res, fmt.Errorf("the kubelet's configuration: %w", err)
-	}
-	loader, err := configfiles.NewFsLoader(&utilfs.DefaultFs{}, file)
-	if err != nil {
-		return res, err
-	}
-	kc, err := loader.Load(context.Background())
-	if err != nil {
-		return res, fmt.Errorf("the kubelet's configuration: %w", err)
 	}
 	res.Config = kc
 	check := kc.DeepCopy()
