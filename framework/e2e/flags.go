@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/winconform/winconform/framework/record"
@@ -156,12 +158,32 @@ func LoadImageOverrides() error {
 	return err
 }
 
+// Inventory is --inventory, read once per process: every spec of the
+// process sees the same machines, and their secrets are read once. It is
+// an error to call it without --inventory.
+func Inventory() (*config.Inventory, error) {
+	inventory.once.Do(func() {
+		if Options.Inventory == "" {
+			inventory.err = errors.New("no --inventory")
+			return
+		}
+		inventory.inv, inventory.err = config.Load[config.Inventory](Options.Inventory, nil)
+	})
+	return inventory.inv, inventory.err
+}
+
+var inventory struct {
+	once sync.Once
+	inv  *config.Inventory
+	err  error
+}
+
 // Machines connects to the inventory's machines, by node name; none without an inventory.
 func Machines() (map[string]remote.Exec, error) {
 	if Options.Inventory == "" {
 		return nil, nil
 	}
-	inv, err := config.Load[config.Inventory](Options.Inventory, nil)
+	inv, err := Inventory()
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func machines(ctx context.Context) (*config.Inventory, map[string]*remote.WinRM,
 	if e2e.Options.Inventory == "" {
 		skips.Skip(skips.NoInventory)
 	}
-	inv, err := config.Load[config.Inventory](e2e.Options.Inventory, nil)
+	inv, err := e2e.Inventory()
 	framework.ExpectNoError(err)
 	conns, err := windows.Connect(inv)
 	framework.ExpectNoError(err)

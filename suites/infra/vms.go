@@ -60,7 +60,7 @@ var _ = ginkgo.Describe("provisioning VMs", labels.Suite("infra"), func() {
 			if st.Provider == static.Name {
 				skips.Skip(skips.NoVMs, "the run took the machines of an inventory (provider static): none was made")
 			}
-			inv, err := config.Load[config.Inventory](e2e.Options.Inventory, nil)
+			inv, err := e2e.Inventory()
 			framework.ExpectNoError(err)
 			if st.Phase != lifecycle.PhaseReady || len(st.Machines) != len(inv.Machines) {
 				framework.Failf("run %s is %s with %d machine(s), the inventory lists %d: not the inventory of a run that is up", st.RunID, st.Phase, len(st.Machines), len(inv.Machines))
