@@ -449,7 +449,8 @@ func TestKindConfig(t *testing.T) {
 			t.Errorf("node %d = %s %s, want %s img:1", i, node.Role, node.Image, wantRole)
 		}
 	}
-	if len(kc.KubeadmConfigPatches) != 0 {
+	// Without certSANs, the kubelet's patch alone.
+	if len(kc.KubeadmConfigPatches) != 1 || kc.KubeadmConfigPatches[0] != kubeletconfig.ClusterPatch(c.Line(), false) {
 		t.Errorf("patches without certSANs: %q", kc.KubeadmConfigPatches)
 	}
 
@@ -459,11 +460,12 @@ func TestKindConfig(t *testing.T) {
 	}
 }
 
-// certSANsOf decodes the kubeadm patch of kc.
+// certSANsOf decodes the ClusterConfiguration patch of kc, the first of
+// its two (the kubelet's is the second).
 func certSANsOf(t *testing.T, kc *v1alpha4.Cluster) []string {
 	t.Helper()
-	if len(kc.KubeadmConfigPatches) != 1 {
-		t.Fatalf("patches = %q, want one", kc.KubeadmConfigPatches)
+	if len(kc.KubeadmConfigPatches) != 2 {
+		t.Fatalf("patches = %q, want two", kc.KubeadmConfigPatches)
 	}
 	var p struct {
 		Kind      string `json:"kind"`
