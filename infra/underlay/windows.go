@@ -20,26 +20,26 @@ import (
 // machines behind the WS-Management stand-in: windows.Identify) has no
 // network of its own to check, and is left out, said in log.
 func WindowsMachines(ctx context.Context, source string, ms []config.Machine, log io.Writer) ([]Machine, map[string]Side, error) {
+	seen, err := Inventory(ctx, source, ms)
+	errs := []error{err}
+	byName := map[string]config.Machine{}
+	for _, m := range ms {
+		byName[m.Name] = m
+	}
 	sides := map[string]Side{}
 	var out []Machine
-	var errs []error
-	for _, m := range ms {
-		um, err := FromInventory(ctx, m)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: machine %s: %w", source, m.Name, err))
-			continue
-		}
-		conn, err := remote.NewWinRM(windows.RemoteConfig(m))
+	for _, um := range seen {
+		conn, err := remote.NewWinRM(windows.RemoteConfig(byName[um.Name]))
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if _, err := windows.Identify(ctx, conn); err != nil && !remote.Unreached(err) {
-			fmt.Fprintf(log, "underlay: machine %s left out: it does not answer as Windows (%v)\n", m.Name, err)
+			fmt.Fprintf(log, "underlay: machine %s left out: it does not answer as Windows (%v)\n", um.Name, err)
 			continue
 		}
 		out = append(out, um)
-		sides[m.Name] = WindowsSide{Exec: conn}
+		sides[um.Name] = WindowsSide{Exec: conn}
 	}
 	return out, sides, errors.Join(errs...)
 }
