@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/version"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -44,38 +45,27 @@ func KindKubelet(l kubelines.Line) []byte {
 	return MergeKubeletPatch([]byte(kindKubeletTemplate), kubeletconfig.ClusterPatch(l, true))
 }
 
-// MergeKubeletPatch merges a merge patch into a KubeletConfiguration, maps
-// key by key (JSON merge patch, RFC 7386). Bad YAML in either is a
-// programming error of the caller's and panics.
+// MergeKubeletPatch merges a merge patch into a KubeletConfiguration as
+// kind merges one (RFC 7386, evanphx/json-patch's MergePatch). Bad YAML in
+// either is a programming error of the caller's and panics.
 func MergeKubeletPatch(base []byte, patch string) []byte {
-	var b, p map[string]any
-	if err := yaml.Unmarshal(base, &b); err != nil {
+	b, err := yaml.YAMLToJSON(base)
+	if err != nil {
 		panic(err)
 	}
-	if err := yaml.Unmarshal([]byte(patch), &p); err != nil {
+	p, err := yaml.YAMLToJSON([]byte(patch))
+	if err != nil {
 		panic(err)
 	}
-	out, err := yaml.Marshal(mergePatch(b, p))
+	merged, err := jsonpatch.MergePatch(b, p)
+	if err != nil {
+		panic(err)
+	}
+	out, err := yaml.JSONToYAML(merged)
 	if err != nil {
 		panic(err)
 	}
 	return out
-}
-
-func mergePatch(base, patch map[string]any) map[string]any {
-	for k, v := range patch {
-		pm, isMap := v.(map[string]any)
-		bm, baseMap := base[k].(map[string]any)
-		switch {
-		case v == nil:
-			delete(base, k)
-		case isMap && baseMap:
-			base[k] = mergePatch(bm, pm)
-		default:
-			base[k] = v
-		}
-	}
-	return base
 }
 
 // CheckClusterKubelet judges a cluster's KubeletConfiguration as a Linux
