@@ -6,15 +6,17 @@ import (
 	"testing"
 )
 
+// machine is an inventory's line for a machine of the tests below.
+func machine(name, addr string) string {
+	return "  - {name: " + name + ", address: " + addr + ", user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}, underlay: {shape: none}}\n"
+}
+
 // A command reads its inventory once: the file changed between two of its
 // steps (the machines it joins, the underlay's view of the whole
 // inventory) does not give the second step other machines.
 func TestACommandReadsItsInventoryOnce(t *testing.T) {
 	t.Setenv("WINCONFORM_TEST_PASSWORD", "pw")
 	inv := filepath.Join(t.TempDir(), "inventory.yaml")
-	machine := func(name, addr string) string {
-		return "  - {name: " + name + ", address: " + addr + ", user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}, underlay: {shape: none}}\n"
-	}
 	write(t, inv, "machines:\n"+machine("w1", "192.0.2.5"))
 	w := windowsFlags{inventory: inv}
 	first, err := w.machines()
@@ -37,9 +39,6 @@ func TestACommandReadsItsInventoryOnce(t *testing.T) {
 func TestE2EReadsItsInventoryOnce(t *testing.T) {
 	t.Setenv("WINCONFORM_TEST_PASSWORD", "pw")
 	inv := filepath.Join(t.TempDir(), "inventory.yaml")
-	machine := func(name, addr string) string {
-		return "  - {name: " + name + ", address: " + addr + ", user: Administrator, passwordFrom: {env: WINCONFORM_TEST_PASSWORD}, underlay: {shape: none}}\n"
-	}
 	write(t, inv, "machines:\n"+machine("w1", "192.0.2.5"))
 	bin, _ := fakeSuiteBinary(t, 2)
 	rf := runFlags{binary: bin, procs: "1", inventory: inv}

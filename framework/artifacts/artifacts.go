@@ -83,6 +83,15 @@ func NewRedactor(values ...string) *Redactor {
 	return &Redactor{set: redact.NewMasking(Redacted, vs...)}
 }
 
+// WriteFile writes content to path without its secrets, making path's
+// directory: every file of a bundle is written so.
+func (r *Redactor) WriteFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(r.Redact(content)), 0o644)
+}
+
 // Redact returns s without its secrets.
 func (r *Redactor) Redact(s string) string {
 	return bootstrapToken.ReplaceAllString(r.set.String(s), Redacted)
@@ -126,11 +135,7 @@ func collectNamespace(ctx context.Context, cs kubernetes.Interface, ns, dir stri
 	var written []string
 	write := func(name, content string) {
 		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			errs = append(errs, err)
-			return
-		}
-		if err := os.WriteFile(path, []byte(red.Redact(content)), 0o644); err != nil {
+		if err := red.WriteFile(path, content); err != nil {
 			errs = append(errs, err)
 			return
 		}

@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,7 +99,7 @@ func CollectNodes(ctx context.Context, cs kubernetes.Interface, n Nodes, dir str
 	if len(missing) > 0 {
 		slices.Sort(missing)
 		path := filepath.Join(dir, NotCollectedFile)
-		if err := os.MkdirAll(dir, 0o755); err == nil && os.WriteFile(path, []byte(red.Redact(strings.Join(missing, "\n")+"\n")), 0o644) == nil {
+		if red.WriteFile(path, strings.Join(missing, "\n")+"\n") == nil {
 			written = append(written, path)
 		}
 	}
@@ -112,11 +111,7 @@ func CollectNodes(ctx context.Context, cs kubernetes.Interface, n Nodes, dir str
 func collectNode(ctx context.Context, cs kubernetes.Interface, n Nodes, name, dir string, red *Redactor) (written, missing []string, unserved *nodelogs.Unserved) {
 	write := func(file string, data []byte) {
 		path := filepath.Join(dir, file)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			missing = append(missing, fmt.Sprintf("%s: %s: %v", name, file, err))
-			return
-		}
-		if err := os.WriteFile(path, []byte(red.Redact(string(data))), 0o644); err != nil {
+		if err := red.WriteFile(path, string(data)); err != nil {
 			missing = append(missing, fmt.Sprintf("%s: %s: %v", name, file, err))
 			return
 		}
