@@ -271,9 +271,9 @@ report: build
 ## bench: benchmarks that print ratios
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./images/... ./infra/...
-	$(WINCONFORM) bench up --runs 3
-	$(WINCONFORM) bench matrix
-	$(WINCONFORM) bench suites --procs 2
+	$(GO) run ./tools/bench --winconform $(WINCONFORM) up --runs 3
+	$(GO) run ./tools/bench --winconform $(WINCONFORM) matrix
+	$(GO) run ./tools/bench --winconform $(WINCONFORM) suites --procs 2
 	$(GO) run ./tools/benchvms
 
 ## docs: write the command reference (docs/commands) anew from the CLI
@@ -297,7 +297,7 @@ vet:
 lint: actionlint pscheck vet-windows
 
 vet-windows:
-	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... $(filter-out %/libvirtguest %/benchvms,$(shell $(GO) list ./tools/... ./testing/...))
+	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... $(filter-out %/libvirtguest %/benchvms %/bench,$(shell $(GO) list ./tools/... ./testing/...))
 
 actionlint:
 	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \

@@ -87,20 +87,6 @@ func TestEveryCommandRefusesBadInputWithExitTwo(t *testing.T) {
 			{badFlag, []string{"--kubernetes-version", "1.34"}, []string{"--kubernetes-version", "the supported lines are"}},
 			{badArg, []string{"1.34"}, []string{`unknown command "1.34"`}},
 		},
-		"bench": {{badArg, []string{"bogus"}, []string{`unknown command "bogus"`, "its commands"}}},
-		"bench up": {
-			{badFlag, []string{"--runs", "0"}, []string{`"--runs"`, "a whole number from 1"}},
-			{badFile, []string{"--config", cluster}, typo},
-		},
-		"bench matrix": {
-			{badFlag, []string{"--samples", "-1"}, []string{`"--samples"`, "a whole number from 1"}},
-			{badFile, []string{"--config", cluster}, typo},
-		},
-		"bench suites": {
-			{badFlag, []string{"--procs", "1"}, []string{`"--procs"`, "a whole number from 2"}},
-			{badFlag, []string{"--was-serial", "0"}, []string{`"--was-serial"`, "want a positive duration"}},
-			{badFile, []string{"--suite-binary", missing}, []string{"suite binary " + missing, "make build"}},
-		},
 		"images": {{badArg, []string{"bogus"}, []string{`unknown command "bogus"`}}},
 		"images list": {
 			{badFile, []string{"--overrides", overrides}, []string{"--overrides", `did you mean "images"`}},

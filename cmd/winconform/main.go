@@ -1,5 +1,5 @@
 // Command winconform provisions the clusters the conformance suites run
-// against and runs the suites: up, down, node-image, e2e, list, bench, and
+// against and runs the suites: up, down, node-image, e2e, list, and
 // sonobuoy (the suites inside a cluster, as a Sonobuoy plugin).
 package main
 
@@ -124,7 +124,7 @@ func rootCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), benchCmd(), imagesCmd())
+	root.AddCommand(upCmd(), downCmd(), e2eCmd(), listCmd(), nodeImageCmd(), imagesCmd())
 	root.AddCommand(joinCmd(), resetCmd(), sonobuoyCmd(), vmsCmd(), underlayCmd(), sweepCmd())
 	root.AddCommand(gateCmd(), diffCmd(), reportCmd())
 	root.AddCommand(versionCmd(), resultsCmd())
@@ -236,7 +236,7 @@ func helpCmd() *cobra.Command {
 }
 
 // groupNeedsACommand is the run of a command that only groups others (vms,
-// images, bench...): without one of them, or with an unknown one, it is a
+// images, sonobuoy...): without one of them, or with an unknown one, it is a
 // usage error naming them.
 func groupNeedsACommand(cmd *cobra.Command, args []string) error {
 	var names []string

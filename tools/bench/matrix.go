@@ -18,12 +18,10 @@ import (
 	"github.com/winconform/winconform/internal/kubefile"
 )
 
-func benchMatrixCmd() *cobra.Command {
+func matrixCmd(w *winconform) *cobra.Command {
 	var (
-		cf       clusterFlags
-		existing string
-		runs     int
-		samples  int
+		existing, name, probe string
+		runs, samples         int
 	)
 	cmd := &cobra.Command{
 		Use:   "matrix",
@@ -33,20 +31,29 @@ func benchMatrixCmd() *cobra.Command {
   - probes --samples reachable targets one at a time from one pod, alternately through the
     harness (client-go exec, parsing, expectations) and through a bare "kubectl exec" of the
     same probe command, and prints the mean of each and their ratio (target: at most 2x);
-  - prints the cost per probe of the batched way the matrix really probes, for comparison.`,
+  - prints the cost per probe of the batched way the matrix really probes, for comparison.
+The cluster is --existing, or the local cluster (winconform up --name, made or reused).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			log := cmd.ErrOrStderr()
 			kubeconfig := existing
 			if kubeconfig == "" {
-				res, err := up(cmd, &cf)
+				dir, err := os.MkdirTemp("", "winconform-bench-")
 				if err != nil {
 					return err
 				}
-				kubeconfig = res.Kubeconfig
+				defer os.RemoveAll(dir)
+				kubeconfig = filepath.Join(dir, "kubeconfig")
+				args := []string{"up", "--probe", probe, "--kubeconfig-out", kubeconfig}
+				if name != "" {
+					args = append(args, "--name", name)
+				}
+				if err := w.must(ctx, log, args...); err != nil {
+					return err
+				}
 			}
-			cfg, cs, err := kubefile.Clients("--kubeconfig", kubeconfig, 0)
+			cfg, cs, err := kubefile.Clients("--existing", kubeconfig, 0)
 			if err != nil {
 				return err
 			}
@@ -54,7 +61,7 @@ func benchMatrixCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			probeBin, _ := filepath.Abs(cf.probe)
+			probeBin, _ := filepath.Abs(probe)
 			var dep *netmatrix.Deployment
 			deploy, err := timeIt(func() (err error) {
 				dep, err = netmatrix.Deploy(ctx, netmatrix.Env{Config: cfg, Clientset: cs, Facts: fs, Kubeconfig: kubeconfig,
@@ -75,7 +82,7 @@ func benchMatrixCmd() *cobra.Command {
 			}
 			m := dep.Matrix
 			var walls []time.Duration
-			for i := 0; i < runs; i++ {
+			for i := range runs {
 				d, _ := timeIt(func() error { m.Run(ctx, nil); return nil })
 				walls = append(walls, d)
 				fmt.Fprintf(log, "bench: matrix run %d: %s\n", i+1, d.Round(10*time.Millisecond))
@@ -95,9 +102,10 @@ func benchMatrixCmd() *cobra.Command {
 			return benchOverhead(ctx, cmd, m, kubectl, samples)
 		},
 	}
-	cf.register(cmd)
 	cmd.Flags().StringVar(&existing, "existing", "", "kubeconfig of an existing cluster (default: the local cluster, made or reused)")
-	cmd.Flags().Var(flagvalue.Int(&runs, 3, 1, maxBenchRuns, "how many whole-matrix runs"), "runs", "whole-matrix runs")
+	cmd.Flags().StringVar(&name, "name", "", "the local cluster to make or reuse without --existing (default: the embedded default's)")
+	cmd.Flags().Var(flagvalue.Name(&probe, filepath.Join("_output", "bin", "probe-linux-amd64"), "the Linux probe binary's path"), "probe", "the Linux probe binary (make build writes it)")
+	cmd.Flags().Var(flagvalue.Int(&runs, 3, 1, maxRuns, "how many whole-matrix runs"), "runs", "whole-matrix runs")
 	cmd.Flags().Var(flagvalue.Int(&samples, 10, 1, 1000, "how many single probes on each side"), "samples", "single probes on each side")
 	return cmd
 }
@@ -161,11 +169,4 @@ func benchOverhead(ctx context.Context, cmd *cobra.Command, m *netmatrix.Matrix,
 		h.Round(time.Millisecond), b.Round(time.Millisecond), ratio, within(ratio <= 2), perBatched.Round(time.Millisecond),
 		len(targets), batch.Round(time.Millisecond), perBatched.Seconds()/b.Seconds())
 	return nil
-}
-
-func within(ok bool) string {
-	if ok {
-		return "within"
-	}
-	return "OVER"
 }

@@ -7,62 +7,56 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/winconform/winconform/config"
 	"github.com/winconform/winconform/infra/docker"
 	"github.com/winconform/winconform/infra/kind"
 	"github.com/winconform/winconform/infra/nodeimage"
 	"github.com/winconform/winconform/internal/flagvalue"
 )
 
-// maxBenchRuns bounds a benchmark's --runs.
-const maxBenchRuns = 100
-
-func benchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks that print ratios (run by make bench)"}
-	cmd.AddCommand(benchUpCmd(), benchMatrixCmd(), benchSuitesCmd())
-	return cmd
-}
-
-func benchUpCmd() *cobra.Command {
+func upCmd(w *winconform) *cobra.Command {
 	var (
-		cf   clusterFlags
-		runs int
+		name, version string
+		runs          int
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Compare `winconform up` (warm) with plain kind making the same cluster from the same image",
 		Long: `Both sides start from nothing but a cached node image and end at the same state:
-every node Ready, flannel and the system pods Ready. "winconform up" is the
-harness (image lookup, host-quirk detection, kind through its Go API, flannel,
-the probe image loaded, readiness). The baseline is what a person would type:
-the kind CLI (built from the same module graph) with the same kind config,
-kubectl apply of the same flannel manifest, and kubectl rollout status. Runs
-alternate between the two; the medians and their ratio are printed.`,
+every node Ready, flannel and the system pods Ready. The harness's side is
+the command "winconform up" (image lookup, host-quirk detection, kind through
+its Go API, flannel, the probe image loaded, readiness). The baseline is what
+a person would type: the kind CLI (built from the same module graph) with the
+same kind config, kubectl apply of the same flannel manifest, and kubectl
+rollout status. Both make the cluster of one cluster file (the embedded
+default, named --name, with no load balancer: the baseline makes none).
+Runs alternate between the two; the medians and their ratio are printed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cf.name == "" {
-				cf.name = "winconform-bench"
-			}
-			cfg, err := cf.load()
+			ctx, log := cmd.Context(), cmd.ErrOrStderr()
+			dir, err := os.MkdirTemp("", "winconform-bench-")
 			if err != nil {
 				return err
 			}
-			// The baseline makes no load balancer: neither does the harness here,
-			// so that both sides end at the same state.
-			off := false
-			cfg.LoadBalancer = config.LoadBalancer{Enabled: &off}
-			opts, err := cf.options()
-			if err != nil {
+			defer os.RemoveAll(dir)
+			file := filepath.Join(dir, "cluster.yaml")
+			spec := fmt.Sprintf("name: %s\nloadBalancer:\n  enabled: false\n", name)
+			if version != "" {
+				spec += fmt.Sprintf("kubernetesVersion: %q\n", version)
+			}
+			if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			log := cmd.ErrOrStderr()
+			cfg, err := kind.LoadConfig(file)
+			if err != nil {
+				return fmt.Errorf("--name, --kubernetes-version: %w", err)
+			}
+			opts := kind.Options{Kubeconfig: filepath.Join(dir, "warm-up.kubeconfig"), CacheDir: nodeimage.DefaultCacheDir(),
+				ShimDir: filepath.Join(dir, "shim"), Log: log}
 			c, err := kind.New(ctx, cfg, opts)
 			if err != nil {
 				return err
@@ -70,7 +64,9 @@ alternate between the two; the medians and their ratio are printed.`,
 			if exists, _ := c.Exists(); exists {
 				return fmt.Errorf("a cluster named %q exists: delete it (winconform down --name %s) before benchmarking", cfg.Name, cfg.Name)
 			}
-			// Warm-up: the node image and the host tools are built outside the timings.
+			// Warm-up: the node image and the host tools are built outside
+			// the timings, and the cluster's Result gives the baseline its
+			// image and kind config.
 			fmt.Fprintln(log, "bench: warming up (node image, kind and kubectl binaries)")
 			res, err := c.Up(ctx)
 			if err != nil {
@@ -83,22 +79,20 @@ alternate between the two; the medians and their ratio are printed.`,
 			if err != nil {
 				return err
 			}
-			base, err := newBaseline(cmd, cfg, res, kindBin, kubectl)
+			base, err := newBaseline(dir, cfg, res, kindBin, kubectl, log)
 			if err != nil {
 				return err
 			}
-			defer base.cleanup()
+			defer base.restore()
 
+			harnessUp := []string{"up", "--config", file, "--kubeconfig-out", filepath.Join(dir, "harness.kubeconfig")}
 			var harness, plain []time.Duration
-			for i := 0; i < runs; i++ {
-				d, err := timeIt(func() error {
-					_, err := c.Up(ctx)
-					return err
-				})
+			for i := range runs {
+				d, err := timeIt(func() error { return w.must(ctx, log, harnessUp...) })
 				if err != nil {
-					return fmt.Errorf("winconform up: %w", err)
+					return err
 				}
-				if _, err := c.Down(); err != nil {
+				if err := w.must(ctx, log, "down", "--config", file); err != nil {
 					return err
 				}
 				harness = append(harness, d)
@@ -112,34 +106,26 @@ alternate between the two; the medians and their ratio are printed.`,
 			}
 			h, p := median(harness), median(plain)
 			ratio := h.Seconds() / p.Seconds()
-			verdict := "within"
-			if ratio > 1.2 {
-				verdict = "OVER"
-			}
 			fmt.Fprintf(cmd.OutOrStdout(), "BenchmarkUp: winconform up (warm) %s, plain kind %s, ratio %.2f (%s the 1.2 target), median of %d runs, node image %s\n",
-				h.Round(100*time.Millisecond), p.Round(100*time.Millisecond), ratio, verdict, runs, res.NodeImage)
+				h.Round(100*time.Millisecond), p.Round(100*time.Millisecond), ratio, within(ratio <= 1.2), runs, res.NodeImage)
 			return nil
 		},
 	}
-	cf.register(cmd)
-	cmd.Flags().Var(flagvalue.Int(&runs, 3, 1, maxBenchRuns, "how many runs of each side"), "runs", "runs of each side")
+	cmd.Flags().Var(flagvalue.Name(&name, "winconform-bench", "the benchmark cluster's name"), "name", "the name of the cluster both sides make")
+	cmd.Flags().StringVar(&version, "kubernetes-version", "", "the Kubernetes release or line of both sides' cluster (default: the default line)")
+	cmd.Flags().Var(flagvalue.Int(&runs, 3, 1, maxRuns, "how many runs of each side"), "runs", "runs of each side")
 	return cmd
 }
 
 // baseline makes the same cluster with the kind and kubectl CLIs.
 type baseline struct {
-	cfg                          kind.Config
-	dir, kindBin, kubectl, kconf string
-	out                          io.Writer
-	restore                      func()
+	name, dir, kindBin, kubectl, kconf string
+	out                                io.Writer
+	restore                            func()
 }
 
-func newBaseline(cmd *cobra.Command, cfg kind.Config, res *kind.Result, kindBin, kubectl string) (*baseline, error) {
-	dir, err := os.MkdirTemp("", "winconform-bench-")
-	if err != nil {
-		return nil, err
-	}
-	b := &baseline{cfg: cfg, dir: dir, kindBin: kindBin, kubectl: kubectl, kconf: filepath.Join(dir, "kubeconfig"), out: cmd.ErrOrStderr()}
+func newBaseline(dir string, cfg kind.Config, res *kind.Result, kindBin, kubectl string, log io.Writer) (*baseline, error) {
+	b := &baseline{name: cfg.Name, dir: dir, kindBin: kindBin, kubectl: kubectl, kconf: filepath.Join(dir, "kubeconfig"), out: log, restore: func() {}}
 	kc, err := yaml.Marshal(cfg.KindConfig(res.NodeImage, res.CgroupV1))
 	if err != nil {
 		return nil, err
@@ -154,7 +140,8 @@ func newBaseline(cmd *cobra.Command, cfg kind.Config, res *kind.Result, kindBin,
 	if err := os.WriteFile(filepath.Join(dir, "flannel.yaml"), manifest, 0o644); err != nil {
 		return nil, err
 	}
-	// kind's CLI needs the same docker shim on this host as the harness does.
+	// kind's CLI needs the same docker shim on this host as the harness
+	// does: this program, under the name docker (see main).
 	d, err := docker.New()
 	if err != nil {
 		return nil, err
@@ -163,13 +150,13 @@ func newBaseline(cmd *cobra.Command, cfg kind.Config, res *kind.Result, kindBin,
 	if err != nil {
 		return nil, err
 	}
-	b.restore, err = d.Activate(res.Quirks, filepath.Join(nodeimage.DefaultCacheDir(), "shim"), self)
+	b.restore, err = d.Activate(res.Quirks, filepath.Join(dir, "shim"), self)
 	return b, err
 }
 
 func (b *baseline) run(ctx context.Context) error {
 	steps := [][]string{
-		{b.kindBin, "create", "cluster", "--name", b.cfg.Name, "--config", filepath.Join(b.dir, "kind.yaml"), "--kubeconfig", b.kconf},
+		{b.kindBin, "create", "cluster", "--name", b.name, "--config", filepath.Join(b.dir, "kind.yaml"), "--kubeconfig", b.kconf},
 		{b.kubectl, "--kubeconfig", b.kconf, "apply", "-f", filepath.Join(b.dir, "flannel.yaml")},
 		{b.kubectl, "--kubeconfig", b.kconf, "wait", "--for=condition=Ready", "nodes", "--all", "--timeout=5m"},
 		{b.kubectl, "--kubeconfig", b.kconf, "-n", "kube-flannel", "rollout", "status", "daemonset/kube-flannel-ds", "--timeout=5m"},
@@ -187,22 +174,5 @@ func (b *baseline) run(ctx context.Context) error {
 }
 
 func (b *baseline) delete(ctx context.Context) error {
-	return exec.CommandContext(ctx, b.kindBin, "delete", "cluster", "--name", b.cfg.Name).Run()
-}
-
-func (b *baseline) cleanup() {
-	b.restore()
-	os.RemoveAll(b.dir)
-}
-
-func timeIt(f func() error) (time.Duration, error) {
-	start := time.Now()
-	err := f()
-	return time.Since(start), err
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
+	return exec.CommandContext(ctx, b.kindBin, "delete", "cluster", "--name", b.name).Run()
 }

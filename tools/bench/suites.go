@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,77 +13,82 @@ import (
 
 	"github.com/winconform/winconform/internal/atomicfile"
 	"github.com/winconform/winconform/internal/flagvalue"
-	"github.com/winconform/winconform/internal/runid"
-	"github.com/winconform/winconform/internal/suiterun"
 	"github.com/winconform/winconform/reports/rundir"
 )
 
-func benchSuitesCmd() *cobra.Command {
+// maxProcs bounds --procs, as winconform e2e bounds its own.
+const maxProcs = 32
+
+func suitesCmd(w *winconform) *cobra.Command {
 	var (
-		cf    clusterFlags
-		rf    runFlags
-		procs int
-		was   wasFigures
+		name, reportDir string
+		procs           int
+		was             wasFigures
 	)
 	cmd := &cobra.Command{
-		Use:   "suites",
+		Use:   "suites [-- winconform e2e flags]",
 		Short: "Time the whole suite on a ready local cluster, serially and in parallel processes, and print the ratio",
-		Long: `Brings the local cluster up (or reuses it), runs every selected spec once
-serially and once in --procs parallel processes (Ginkgo's CLI), both on the
-ready cluster, and prints the wall times, their ratio, each as a ratio to the
-figures it replaces (--was-serial, --was-parallel) and against the targets
-(150 s serially, 90 s in 2 processes, on 2 cores), and the ten slowest specs
-of the serial run with their share of its summed spec time (from each run's
-Ginkgo report). Failures do not stop the benchmark: their runs are timed and
-said so. The figures go to bench-suites.json in the report directory too.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := checkSelection(cmd.Context(), rf.binary, rf.selection())
-			if err != nil {
-				return usage(err)
+		Long: `Brings the local cluster up (winconform up --name, made or reused), then runs
+"winconform e2e --kubeconfig" on it twice, serially and in --procs parallel
+processes, with the e2e flags given after -- (a selection: --suite,
+--label-filter, --claim...), and prints the wall times, their ratio, each as
+a ratio to the figures it replaces (--was-serial, --was-parallel) and
+against the targets (150 s serially, 90 s in 2 processes, on 2 cores), and
+the ten slowest specs of the serial run with their share of its summed spec
+time (from each run's record). Failures do not stop the benchmark: their
+runs are timed and said so. The figures go to bench-suites.json in
+--report-dir too, each run's reports to procs-N beside it.`,
+		RunE: func(cmd *cobra.Command, extra []string) error {
+			ctx, log := cmd.Context(), cmd.ErrOrStderr()
+			// The selection and the suite flags are checked before any
+			// cluster work, by the command that takes them.
+			if err := w.must(ctx, log, append([]string{"e2e", "--check"}, extra...)...); err != nil {
+				return err
 			}
-			rf.specs = n
-			res, err := up(cmd, &cf)
+			if err := os.MkdirAll(reportDir, 0o755); err != nil {
+				return err
+			}
+			kubeconfig, err := filepath.Abs(filepath.Join(reportDir, "kubeconfig"))
 			if err != nil {
 				return err
 			}
-			rf.probe = abs(cf.probe)
-			rf.kwok = abs(rf.kwok)
-			base := rf.reportDir
+			up := []string{"up", "--kubeconfig-out", kubeconfig}
+			if name != "" {
+				up = append(up, "--name", name)
+			}
+			if err := w.must(ctx, log, up...); err != nil {
+				return err
+			}
 			var ts []suiteTiming
 			for _, n := range []int{1, procs} {
-				// Each timing is a run of its own.
-				r := rf
-				if r.runID, err = runid.Begin(rf.runID); err != nil {
-					return usage(fmt.Errorf("--run-id: %w", err))
+				dir := filepath.Join(reportDir, fmt.Sprintf("procs-%d", n))
+				os.RemoveAll(dir)
+				args := append([]string{"e2e", "--kubeconfig", kubeconfig, "--procs", strconv.Itoa(n), "--report-dir", dir}, extra...)
+				var code int
+				took, err := timeIt(func() (err error) { code, err = w.run(ctx, log, args...); return err })
+				if err != nil {
+					return err
 				}
-				r.procs = strconv.Itoa(n)
-				r.reportDir = filepath.Join(base, fmt.Sprintf("procs-%d", n))
-				os.RemoveAll(r.reportDir)
-				start := time.Now()
-				err := runSuite(cmd.Context(), r, res.Kubeconfig, nil, nil)
-				t := suiteTiming{Procs: n, Took: time.Since(start), Result: runResult(err)}
-				if run, lerr := rundir.Load(r.reportDir); lerr == nil {
+				t := suiteTiming{Procs: n, Took: took, Result: runResult(code)}
+				if run, lerr := rundir.Load(dir); lerr == nil {
 					t.Specs = run.Specs
 				}
 				ts = append(ts, t)
-				if cmd.Context().Err() != nil {
-					return cmd.Context().Err()
+				if ctx.Err() != nil {
+					return ctx.Err()
 				}
 			}
-			if err := atomicfile.WriteJSON(filepath.Join(base, "bench-suites.json"), ts); err != nil {
+			if err := atomicfile.WriteJSON(filepath.Join(reportDir, "bench-suites.json"), ts); err != nil {
 				return err
 			}
 			return printSuitesBench(cmd.OutOrStdout(), ts, was)
 		},
 	}
-	cf.register(cmd)
-	rf.register(cmd)
+	cmd.Flags().StringVar(&name, "name", "", "the local cluster to make or reuse (default: the embedded default's)")
+	cmd.Flags().Var(flagvalue.Dir(&reportDir, filepath.Join("_output", "bench-suites"), "the bench's report directory"), "report-dir", "where bench-suites.json and each run's reports go")
 	cmd.Flags().Var(flagvalue.Int(&procs, 2, 2, maxProcs, "the parallel side's processes"), "procs", "parallel processes of the parallel side (the targets are for 2)")
 	cmd.Flags().Var(flagvalue.Duration(&was.serial, 289*time.Second, 0, "", "289s"), "was-serial", "the serial time to compare with: the serial time measured before the waits were cut")
 	cmd.Flags().Var(flagvalue.Duration(&was.parallel, 179*time.Second, 0, "", "179s"), "was-parallel", "the parallel time to compare with: the time for 2 processes measured before the waits were cut")
-	cmd.Flags().Lookup("report-dir").DefValue = outPath("bench-suites")
-	rf.reportDir = outPath("bench-suites")
 	return cmd
 }
 
@@ -108,16 +112,17 @@ type suiteTiming struct {
 	Specs  []rundir.SpecTime `json:"specs,omitempty"`
 }
 
-func runResult(err error) string {
-	var exit exitCode
-	var rexit suiterun.ExitError
-	switch {
-	case err == nil:
+// runResult says what winconform e2e's exit status means for the timing:
+// 1 is a run whose specs failed (see winconform's exit statuses), still a
+// run; any other status is no run.
+func runResult(code int) string {
+	switch code {
+	case 0:
 		return "passed"
-	case errors.As(err, &exit), errors.As(err, &rexit):
+	case 1:
 		return "failed (timed anyway)"
 	default:
-		return "error: " + err.Error()
+		return fmt.Sprintf("error: winconform e2e exit status %d", code)
 	}
 }
 

@@ -2,7 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +60,34 @@ func TestPrintSuitesBenchWithoutSpecTimes(t *testing.T) {
 	if !strings.Contains(out.String(), "no spec times") || !strings.Contains(out.String(), "150 (not judged: the run did not pass)") ||
 		!strings.Contains(out.String(), "4          60.0     passed             60.0  1.00x    -") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// TestRunReportsExitStatus: a winconform that ends with a status is a run
+// with that status (1, a failed run, is still timed), and a binary that
+// cannot be started is an error, never a status.
+func TestRunReportsExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "winconform")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\"\nexit \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := &winconform{bin: bin}
+	for code, want := range map[int]string{0: "passed", 1: "failed (timed anyway)", 2: "error: winconform e2e exit status 2", 130: "error: winconform e2e exit status 130"} {
+		var out bytes.Buffer
+		got, err := w.run(context.Background(), &out, strconv.Itoa(code), "x")
+		if err != nil || got != code || runResult(got) != want {
+			t.Errorf("exit %d: got %d (%s), %v", code, got, runResult(got), err)
+		}
+		if out.String() != strconv.Itoa(code)+" x\n" {
+			t.Errorf("exit %d: output %q", code, out.String())
+		}
+		if err := w.must(context.Background(), &out, strconv.Itoa(code)); (err == nil) != (code == 0) {
+			t.Errorf("must, exit %d: %v", code, err)
+		}
+	}
+	missing := &winconform{bin: filepath.Join(dir, "absent")}
+	if code, err := missing.run(context.Background(), io.Discard, "up"); err == nil || code != -1 {
+		t.Errorf("a missing binary: %d, %v", code, err)
 	}
 }
