@@ -274,7 +274,7 @@ bench: build
 	$(GO) run ./tools/bench --winconform $(WINCONFORM) up --runs 3
 	$(GO) run ./tools/bench --winconform $(WINCONFORM) matrix
 	$(GO) run ./tools/bench --winconform $(WINCONFORM) suites --procs 2
-	$(GO) run ./tools/benchvms
+	$(GO) run ./tools/bench vms
 
 ## docs: write the command reference (docs/commands) anew from the CLI
 docs:
@@ -297,7 +297,7 @@ vet:
 lint: actionlint pscheck vet-windows
 
 vet-windows:
-	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... $(filter-out %/libvirtguest %/benchvms %/bench,$(shell $(GO) list ./tools/... ./testing/...))
+	GOOS=windows $(GO) vet ./infra/windows/... ./images/probe/... $(filter-out %/libvirtguest %/bench,$(shell $(GO) list ./tools/... ./testing/...))
 
 actionlint:
 	@test "$$($(BIN)/actionlint -version 2>/dev/null | head -1)" = "$(ACTIONLINT_VERSION)" || { \

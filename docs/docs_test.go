@@ -362,7 +362,7 @@ func exists(dir, rel string) bool {
 
 // rowBase is the path a table row is about, the code span of its first
 // cell: a path in the row's other cells may be relative to it
-// (`testing` | ... `cmd/benchvms`).
+// (`tools` | ... `bench`).
 func rowBase(cells []string) string {
 	if len(cells) == 0 {
 		return "-"

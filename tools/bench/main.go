@@ -1,9 +1,12 @@
 // Command bench times the harness's whole commands against what a person
 // would do without it, and prints ratios rather than asserting times (make
 // bench runs it): up against plain kind, the network matrix against bare
-// kubectl exec probes, and the suites serially against in parallel. It
+// kubectl exec probes, the suites serially against in parallel, and
+// stand-in VMs under libvirt against bare QEMU boots of the same image. It
 // drives the winconform binary as a user does; it is a developer program,
-// and nothing in the product calls it.
+// and nothing in the product calls it (the VM benchmark links the libvirt
+// stand-in guest and the WS-Management stand-in, which the product
+// binaries never do).
 package main
 
 import (
@@ -50,7 +53,7 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: false,
 	}
 	cmd.PersistentFlags().Var(flagvalue.Name(&w.bin, filepath.Join("_output", "bin", "winconform"), "the winconform binary's path"), "winconform", "the winconform binary to time (make build writes it)")
-	cmd.AddCommand(upCmd(&w), matrixCmd(&w), suitesCmd(&w))
+	cmd.AddCommand(upCmd(&w), matrixCmd(&w), suitesCmd(&w), vmsCmd())
 	return cmd
 }
 

@@ -1,7 +1,3 @@
-// Command benchvms times stand-in VMs under libvirt against a bare QEMU
-// boot of the same image (make bench runs it). It is a developer tool: it
-// links the libvirt stand-in guest and the WS-Management stand-in, which
-// the product binaries never do.
 package main
 
 import (
@@ -12,13 +8,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,22 +22,12 @@ import (
 	"github.com/winconform/winconform/infra/vms/libvirt"
 	"github.com/winconform/winconform/infra/vms/lifecycle"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/flagvalue"
 	"github.com/winconform/winconform/testing/libvirtguest"
 	wsman "github.com/winconform/winconform/testing/standin"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := benchVMsCmd().ExecuteContext(ctx); err != nil {
-		os.Exit(1)
-	}
-}
-
-// median is the middle of ds.
-func median(ds []time.Duration) time.Duration { return slices.Sorted(slices.Values(ds))[len(ds)/2] }
-
-func benchVMsCmd() *cobra.Command {
+func vmsCmd() *cobra.Command {
 	var (
 		runs          int
 		counts        []int
@@ -55,7 +38,7 @@ func benchVMsCmd() *cobra.Command {
 		memory        int
 	)
 	cmd := &cobra.Command{
-		Use:   "benchvms",
+		Use:   "vms",
 		Short: "Time to ready of 1, 2 and 3 stand-in VMs under libvirt, against a bare QEMU boot of the same image",
 		Long: `Both sides boot the libvirt provider's stand-in guest (a Debian kernel and a
 busybox initramfs running the WS-Management stand-in; built once into the cache)
@@ -75,9 +58,6 @@ work: --settle sets it, 1s by default here, since the provider gives the
 address itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runs < 1 {
-				return errors.New("--runs must be at least 1")
-			}
 			for _, n := range counts {
 				if n < 1 || n > 8 {
 					return fmt.Errorf("--counts: %d is not 1 to 8", n)
@@ -107,17 +87,13 @@ address itself.`,
 				}
 				h, q := median(harness), median(bare)
 				ratio := h.Seconds() / q.Seconds()
-				verdict := "within"
-				if ratio > 1.2 {
-					verdict = "over"
-				}
 				fmt.Fprintf(cmd.OutOrStdout(), "BenchmarkVMs/%d: time to ready %s (harness: libvirt, lifecycle up, settle %v), bare qemu %s, ratio %.2f (%s the 1.2 target), median of %d runs\n",
-					n, h.Round(100*time.Millisecond), settle, q.Round(100*time.Millisecond), ratio, verdict, runs)
+					n, h.Round(100*time.Millisecond), settle, q.Round(100*time.Millisecond), ratio, within(ratio <= 1.2), runs)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&runs, "runs", 3, "runs of each side per machine count")
+	cmd.Flags().Var(flagvalue.Int(&runs, 3, 1, maxRuns, "how many runs of each side per machine count"), "runs", "runs of each side per machine count")
 	cmd.Flags().IntSliceVar(&counts, "counts", []int{1, 2, 3}, "machine counts to time")
 	cmd.Flags().StringVar(&endpoint, "endpoint", libvirt.DefaultEndpoint, "the libvirt URI (a local host: the baseline runs QEMU here)")
 	cmd.Flags().StringVar(&dockerNetwork, "docker-network", "winconform-vmbench", "the Docker network whose bridge the VMs attach to (made with an ip-range when absent, removed after)")
