@@ -30,7 +30,7 @@ func TestARealRetryIsAFlake(t *testing.T) {
 		t.Fatalf("flaky %+v, want the spec that failed once", run.Summary.Flaky)
 	}
 	fl := run.Summary.Flaky[0]
-	if fl.Spec != flakerun.Flaky || fl.Attempts != 2 || fl.FirstFailure == nil ||
+	if fl.Spec != flakerun.Flaky || fl.Attempts != 2 || fl.FirstFailure == nil || fl.Artifacts != flakerun.Artifacts(flakerun.Flaky) ||
 		fl.FirstFailure.Message != flakerun.FirstFailed || !strings.Contains(fl.FirstFailure.Location, "flakerun.go:") {
 		t.Errorf("the flake: %+v, first failure %+v", fl, fl.FirstFailure)
 	}
@@ -82,7 +82,7 @@ func TestSummaryMarkdownShowsAFlakesFirstFailure(t *testing.T) {
 			claimRow = l
 		}
 	}
-	if !firstFailureAt.MatchString(flakeLine) {
+	if !firstFailureAt.MatchString(flakeLine) || !strings.HasSuffix(flakeLine, " (artifacts: `"+flakerun.Artifacts(flakerun.Flaky)+"`)") {
 		t.Errorf("the flaky list's line %q lacks the first failure", flakeLine)
 	}
 	if !strings.Contains(claimRow, "| shown |") || !strings.Contains(claimRow, "passed only on a retry: "+flakerun.Flaky) ||

@@ -111,6 +111,9 @@ type Flake struct {
 	Spec         string   `json:"spec"`
 	Attempts     int      `json:"attempts"`
 	FirstFailure *Failure `json:"firstFailure,omitempty"`
+	// Artifacts is the bundle its failed attempt left (Ginkgo keeps the
+	// attempt's report entries), relative to the report; "" when none.
+	Artifacts string `json:"artifacts,omitempty"`
 }
 
 // Note says how the flake passed and how it first failed.
@@ -436,6 +439,7 @@ func Summarize(r types.Report) Summary {
 		}
 		// A flake passed (a spec the summary fails, mislabelled, is none).
 		if f, ok := flake(sr); ok && spec.Result == SpecPassed {
+			f.Artifacts = spec.Artifacts
 			s.Flaky, flakes[f.Spec] = append(s.Flaky, f), f
 		}
 		for _, id := range labels.Claims(spec.Labels) {
@@ -914,7 +918,11 @@ func (s Summary) Markdown() string {
 	if len(s.Flaky) > 0 {
 		b.WriteString("## Flaky specs (passed only on a retry, --flake-attempts; the gate's flakes.tolerated decides)\n\n")
 		for _, f := range s.Flaky {
-			fmt.Fprintf(&b, "- **%s**: %s\n", f.Spec, f.Note())
+			fmt.Fprintf(&b, "- **%s**: %s", f.Spec, f.Note())
+			if f.Artifacts != "" {
+				fmt.Fprintf(&b, " (artifacts: `%s`)", f.Artifacts)
+			}
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}

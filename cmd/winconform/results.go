@@ -118,8 +118,11 @@ func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) 
 			why += " (artifacts: " + sp.Artifacts + ")"
 		}
 		result := sp.Result
-		if flaky { // passed on a retry: named, with its first failure
+		if flaky { // passed on a retry: named, with its first failure and its bundle
 			result, why = "passed (flaky)", flake.Note()
+			if flake.Artifacts != "" {
+				why += " (artifacts: " + flake.Artifacts + ")"
+			}
 		}
 		fmt.Fprintf(w, "%s\t%.1f\t%s\t%s\n", result, sp.Seconds, sp.Name, reports.Cell(why, 160))
 	}

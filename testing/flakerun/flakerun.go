@@ -23,6 +23,7 @@ import (
 	"github.com/onsi/gomega"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/winconform/winconform/framework/artifacts"
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/framework/e2e"
 	"github.com/winconform/winconform/framework/evidence"
@@ -41,6 +42,10 @@ const (
 	// RunID is the run's ID.
 	RunID = "wc-20260301t120000-0a1b2c3d"
 )
+
+// Artifacts is the bundle a failed attempt of spec names, as
+// e2e.KeepArtifacts names it.
+func Artifacts(spec string) string { return filepath.Join(artifacts.Dir, artifacts.Slug(spec)) }
 
 // env names the report directory in the child's environment.
 const env = "WINCONFORM_TEST_FLAKE_DIR"
@@ -63,6 +68,13 @@ func Child(t *testing.T) {
 	})
 	attempts := 0
 	ginkgo.Describe("networking", func() {
+		// A failed attempt names its bundle, as e2e.KeepArtifacts does
+		// after a failure (no bundle is written here).
+		ginkgo.AfterEach(func() {
+			if r := ginkgo.CurrentSpecReport(); r.Failed() {
+				ginkgo.AddReportEntry(e2e.ArtifactsEntry, Artifacts(r.FullText()), ginkgo.ReportEntryVisibilityNever)
+			}
+		})
 		ginkgo.It("NET-07 fails once", ginkgo.Label("claim:NET-07", "os:linux", "suite:networking"), func() {
 			if attempts++; attempts == 1 {
 				ginkgo.Fail(FirstFailed)
