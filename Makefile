@@ -12,7 +12,7 @@
 #   make e2e TIMEOUT=6h       the suite's time limit (default: 24h on EXISTING or with INVENTORY, 1h locally)
 #   make e2e FLAKE_ATTEMPTS=2 a failing spec runs up to twice; one that passes on the retry is reported flaky
 #   make e2e RERUN=_output/report           only the specs that failed, were blocked or interrupted there
-#   make sonobuoy             the suites inside the local cluster (or EXISTING), as a Sonobuoy plugin
+#   make sonobuoy             the suites inside the local cluster (or EXISTING), as a Sonobuoy plugin (FLAKE_ATTEMPTS too)
 #   make up / make down / make list / make bench
 #   make up KUBERNETES_VERSION=v1.36.3   the local cluster on another supported line (or 1.36)
 #   make join INVENTORY=machines.yaml / make reset INVENTORY=machines.yaml
@@ -180,11 +180,11 @@ else
 	if [ $$status -ne 0 ]; then exit $$status; fi; if [ $$gated -ne 0 ]; then exit $$gated; fi; exit $$reset
 endif
 
-## sonobuoy: the suites (SUITE, CLAIM, LABELS) inside the local cluster (or EXISTING, which
+## sonobuoy: the suites (SUITE, CLAIM, LABELS, FLAKE_ATTEMPTS) inside the local cluster (or EXISTING, which
 ## must pull the suite and aggregator images) as a Sonobuoy plugin: sonobuoy run, retrieve,
 ## results (in _output/sonobuoy)
 sonobuoy: build $(BIN)/sonobuoy
-	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(if $(EXISTING),--kubeconfig '$(EXISTING)') --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
+	$(WINCONFORM) sonobuoy run $(CONFIG_FLAG) $(VERSION_FLAG) $(SELECT) $(if $(EXISTING),--kubeconfig '$(EXISTING)') $(if $(FLAKE_ATTEMPTS),--flake-attempts '$(FLAKE_ATTEMPTS)') --sonobuoy-binary $(BIN)/sonobuoy --timeout $(SONOBUOY_TIMEOUT)
 
 ## join: join the Windows machines of INVENTORY to the local cluster (reports in _output/windows)
 join: build

@@ -50,6 +50,7 @@ const (
 	PropVersion        = "version"    // the harness's module version
 	PropCommit         = "commit"     // the commit it was built from, "+modified" with uncommitted changes
 	PropViolations     = "violations" // invariants of the record's contract it breaks (docs/record.md): not 0, no verdict
+	PropFlaky          = "flaky"      // specs that passed only on a retry, counted apart from the passes
 )
 
 // JUnitFile is the run's one JUnit file in the report directory (the name
@@ -109,10 +110,10 @@ func WriteJUnit(path string, r types.Report, s Summary) error {
 			sr.State, sr.Failure = types.SpecStateFailed, types.Failure{Message: sp.Message, Location: sr.LeafNodeLocation, FailureNodeType: types.NodeTypeIt}
 			r.SpecReports[i] = sr
 			continue
-		} else if ok && sp.Flaky() {
+		} else if f, flaky := s.Flake(sr.FullText()); ok && flaky {
 			// Passed on a retry: passed, and its system-out says how it
 			// first failed, where a dashboard shows a passed case's output.
-			sr.CapturedStdOutErr = "winconform: flaky: " + sp.FlakeNote() + firstFailureText(sp.FirstFailure) + "\n" + sr.CapturedStdOutErr
+			sr.CapturedStdOutErr = "winconform: flaky: " + f.Note() + firstFailureText(f.FirstFailure) + "\n" + sr.CapturedStdOutErr
 			r.SpecReports[i] = sr
 		}
 		ids := labels.Claims(sr.Labels())
@@ -203,6 +204,9 @@ func caseProperties(r types.Report, s Summary) map[string][][2]string {
 			continue
 		}
 		p := specProperties(sp)
+		if f, ok := s.Flake(sp.Name); ok {
+			p = append(p, flakeProperties(f)...)
+		}
 		name := "[It] " + sr.FullText()
 		props[name] = p
 		if l := sr.Labels(); len(l) > 0 {
@@ -221,7 +225,7 @@ func runProperties(s Summary) [][2]string {
 	props := [][2]string{
 		{PropShown, strconv.Itoa(s.Shown)}, {PropShownOnWindows, strconv.Itoa(s.ShownOnWindows)}, {PropClaims, strconv.Itoa(s.Total)},
 		{PropWindowsNodes, windows}, {PropStatus, s.Status}, {PropRunID, s.RunID}, {PropVersion, s.Harness.Version}, {PropCommit, s.Harness.CommitLabel()},
-		{PropViolations, strconv.Itoa(len(s.Violations))},
+		{PropViolations, strconv.Itoa(len(s.Violations))}, {PropFlaky, strconv.Itoa(len(s.Flaky))},
 	}
 	// The run's own properties come after, and never in place of, the
 	// harness's (a dashboard reading shown keeps reading the harness's).
@@ -327,16 +331,19 @@ func specProperties(sp Spec) [][2]string {
 	if result == SpecPassed && len(ids) > 0 && len(shows) == 0 {
 		result = SupportedOnly
 	}
-	p = append(p, [2]string{PropEvidence, ev}, [2]string{PropShows, strings.Join(shows, ",")}, [2]string{PropResult, result})
-	if sp.Flaky() {
-		p = append(p, [2]string{PropAttempts, strconv.Itoa(sp.Attempts)})
-		if f := sp.FirstFailure; f != nil {
-			first := text.FirstLine(f.Message)
-			if f.Location != "" {
-				first += " (" + f.Location + ")"
-			}
-			p = append(p, [2]string{PropFirstFailure, first})
+	return append(p, [2]string{PropEvidence, ev}, [2]string{PropShows, strings.Join(shows, ",")}, [2]string{PropResult, result})
+}
+
+// flakeProperties are the test case properties of a spec that passed on
+// a retry: its attempts and its first failure ("message (location)").
+func flakeProperties(f Flake) [][2]string {
+	p := [][2]string{{PropAttempts, strconv.Itoa(f.Attempts)}}
+	if ff := f.FirstFailure; ff != nil {
+		first := text.FirstLine(ff.Message)
+		if ff.Location != "" {
+			first += " (" + ff.Location + ")"
 		}
+		p = append(p, [2]string{PropFirstFailure, first})
 	}
 	return p
 }

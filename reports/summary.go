@@ -32,7 +32,7 @@ import (
 
 // Format names the layout of summary.json, which the suite writes for
 // people and other tools (the harness reads the run's record instead).
-const Format = "winconform.summary/v4"
+const Format = "winconform.summary/v5"
 
 // Outcomes of a claim in a run, strongest first: a claim takes the first
 // that applies.
@@ -61,6 +61,10 @@ const (
 	SpecNeverRan     = "never ran" // selected, but the run was cut short before it
 	SpecSkipped      = "skipped"
 	SpecInconclusive = "inconclusive"
+	// SpecFlaky counts, apart from SpecPassed, the specs that passed only
+	// on a retry (a claim's Specs, the summary's count of specs); their
+	// result is SpecPassed.
+	SpecFlaky = "flaky"
 )
 
 // Spec is one spec of the run, as the reports use it.
@@ -88,10 +92,9 @@ type Spec struct {
 	Artifacts string  `json:"artifacts,omitempty"`
 	Seconds   float64 `json:"seconds"`
 	// Attempts is how many times the spec ran when Ginkgo retried it
-	// (--flake-attempts), and FirstFailure its first attempt's failure.
-	// A spec that passed after a failed attempt is flaky (Flaky).
-	Attempts     int      `json:"attempts,omitempty"`
-	FirstFailure *Failure `json:"firstFailure,omitempty"`
+	// (--flake-attempts); a spec that passed on a retry is also in the
+	// summary's Flaky, with its first failure.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Failure is how and where an attempt of a spec failed.
@@ -100,26 +103,36 @@ type Failure struct {
 	Location string `json:"location,omitempty"`
 }
 
-// Flaky says whether the spec passed only on a retry.
-func (s Spec) Flaky() bool { return s.Result == SpecPassed && s.Attempts > 1 }
-
-// FlakeNote says how a flaky spec passed and how it first failed ("" for
-// a spec that is not flaky).
-func (s Spec) FlakeNote() string {
-	if !s.Flaky() {
-		return ""
-	}
-	return FlakeNote(s.Attempts, s.FirstFailure)
+// Flake is a spec that passed only on a retry (--flake-attempts): the
+// attempt it passed on, and how its first attempt failed (nil when
+// Ginkgo's report kept no failure of it). The summary's Flaky is the one
+// list of a run's flakes that every view reads.
+type Flake struct {
+	Spec         string   `json:"spec"`
+	Attempts     int      `json:"attempts"`
+	FirstFailure *Failure `json:"firstFailure,omitempty"`
+	// Artifacts is the bundle its failed attempt left (Ginkgo keeps the
+	// attempt's report entries), relative to the report; "" when none.
+	Artifacts string `json:"artifacts,omitempty"`
 }
 
-// FlakeNote says how a spec that passed on attempt attempts first failed
-// (first: nil when Ginkgo's report kept no failure of it).
-func FlakeNote(attempts int, first *Failure) string {
-	note := fmt.Sprintf("passed on attempt %d", attempts)
-	if first == nil {
+// Note says how the flake passed and how it first failed.
+func (f Flake) Note() string {
+	note := fmt.Sprintf("passed on attempt %d", f.Attempts)
+	if f.FirstFailure == nil {
 		return note + "; its first failure was not recorded"
 	}
-	return note + "; attempt 1 failed" + orEmpty(" at ", first.Location) + ": " + text.FirstLine(first.Message)
+	return note + "; attempt 1 failed" + orEmpty(" at ", f.FirstFailure.Location) + ": " + text.FirstLine(f.FirstFailure.Message)
+}
+
+// Flake returns the flake of the spec named name: ok is false when it
+// did not pass on a retry.
+func (s Summary) Flake(name string) (Flake, bool) {
+	i := slices.IndexFunc(s.Flaky, func(f Flake) bool { return f.Spec == name })
+	if i < 0 {
+		return Flake{}, false
+	}
+	return s.Flaky[i], true
 }
 
 // retryPrefix heads the failure of an attempt Ginkgo retried, as it keeps
@@ -127,21 +140,25 @@ func FlakeNote(attempts int, first *Failure) string {
 // "Failure recorded during attempt N:\n" and the failure's message.
 const retryPrefix = "Failure recorded during attempt "
 
-// Retried says whether Ginkgo ran sr more than once because it failed
+// wasRetried says whether Ginkgo ran sr more than once because it failed
 // (--flake-attempts, the FlakeAttempts decorator), not because it must
 // pass repeatedly (MustPassRepeatedly).
-func Retried(sr types.SpecReport) bool {
+func wasRetried(sr types.SpecReport) bool {
 	return sr.NumAttempts > 1 && sr.MaxMustPassRepeatedly == 0
 }
 
-// FlakyReport says whether the It spec sr passed only on a retry.
-func FlakyReport(sr types.SpecReport) bool {
-	return sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStatePassed && Retried(sr)
+// flake reads the It spec sr as a flake: ok is false unless it passed
+// only on a retry.
+func flake(sr types.SpecReport) (Flake, bool) {
+	if sr.LeafNodeType != types.NodeTypeIt || sr.State != types.SpecStatePassed || !wasRetried(sr) {
+		return Flake{}, false
+	}
+	return Flake{Spec: sr.FullText(), Attempts: sr.NumAttempts, FirstFailure: firstFailure(sr)}, true
 }
 
-// FirstFailure is the failure of sr's first attempt, which Ginkgo keeps
+// firstFailure is the failure of sr's first attempt, which Ginkgo keeps
 // among sr's additional failures when it retried sr; nil when it kept none.
-func FirstFailure(sr types.SpecReport) *Failure {
+func firstFailure(sr types.SpecReport) *Failure {
 	for _, af := range sr.AdditionalFailures {
 		rest, ok := strings.CutPrefix(af.Failure.Message, retryPrefix)
 		if !ok {
@@ -327,9 +344,10 @@ type Summary struct {
 	// Unrecorded lists passing specs that recorded no evidence: they show
 	// nothing, and the suite fails for them.
 	Unrecorded []string `json:"unrecordedEvidence,omitempty"`
-	// Flaky lists the specs that passed only on a retry (--flake-attempts):
-	// passed, and counted apart (Specs has each one's first failure).
-	Flaky []string `json:"flaky,omitempty"`
+	// Flaky lists the specs that passed only on a retry (--flake-attempts),
+	// each with its first failure: passed, and counted apart (a claim's
+	// Specs counts them as SpecFlaky). Every view of a flake reads it here.
+	Flaky []Flake `json:"flaky,omitempty"`
 	// Rerun names the report this run reran the failures of.
 	Rerun string `json:"rerunOf,omitempty"`
 	// Properties are the run's JUnit properties (--junit-property).
@@ -394,6 +412,7 @@ func Summarize(r types.Report) Summary {
 		}
 	}
 	byClaim := map[string][]Spec{}
+	flakes := map[string]Flake{}
 	hasSpecs := map[string]bool{}
 	unknown := map[string][]string{}
 	for _, sr := range r.SpecReports {
@@ -418,6 +437,11 @@ func Summarize(r types.Report) Summary {
 				unknown[id] = append(unknown[id], spec.Name)
 			}
 		}
+		// A flake passed (a spec the summary fails, mislabelled, is none).
+		if f, ok := flake(sr); ok && spec.Result == SpecPassed {
+			f.Artifacts = spec.Artifacts
+			s.Flaky, flakes[f.Spec] = append(s.Flaky, f), f
+		}
 		for _, id := range labels.Claims(spec.Labels) {
 			byClaim[id] = append(byClaim[id], spec)
 		}
@@ -434,14 +458,11 @@ func Summarize(r types.Report) Summary {
 			if len(spec.Evidence) == 0 {
 				s.Unrecorded = append(s.Unrecorded, spec.Name)
 			}
-			if spec.Flaky() {
-				s.Flaky = append(s.Flaky, spec.Name)
-			}
 		}
 		s.Specs = append(s.Specs, spec)
 	}
 	for _, c := range claims.All() {
-		cr := decide(c, byClaim[c.ID], hasSpecs[c.ID])
+		cr := decide(c, byClaim[c.ID], hasSpecs[c.ID], flakes)
 		s.Claims = append(s.Claims, cr)
 		s.Outcomes[cr.Outcome]++
 		if cr.Outcome == Shown {
@@ -560,8 +581,8 @@ func readSpec(sr types.SpecReport, interrupted bool, setupFailed string, selecte
 			spec.Location = sr.Failure.Location.String()
 		}
 	}
-	if Retried(sr) {
-		spec.Attempts, spec.FirstFailure = sr.NumAttempts, FirstFailure(sr)
+	if wasRetried(sr) {
+		spec.Attempts = sr.NumAttempts
 	}
 	switch {
 	case sr.State == types.SpecStatePending:
@@ -645,14 +666,21 @@ func Selector(r types.Report) func(types.SpecReport) bool {
 	}
 }
 
-// decide finds claim c's outcome from its selected specs.
-func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
+// decide finds claim c's outcome from its selected specs; flakes are the
+// run's specs that passed only on a retry, counted apart and named in Why
+// with their first failure.
+func decide(c claims.Claim, specs []Spec, hasSpecs bool, flakes map[string]Flake) Claim {
 	out := Claim{ID: c.ID, Kind: string(c.Kind), Level: c.Level, Title: c.Title, Evidence: map[claims.Level]int{}, Specs: map[string]int{}}
-	var failed, blocked, interrupted, drift, lifted, inconclusive []string
+	var failed, blocked, interrupted, drift, lifted, inconclusive, flaky []string
 	shown := false
 	showing := map[Showing]int{}
 	for _, sp := range specs {
-		out.Specs[sp.Result]++
+		if f, ok := flakes[sp.Name]; ok {
+			out.Specs[SpecFlaky]++
+			flaky = append(flaky, sp.Name+" ("+f.Note()+")")
+		} else {
+			out.Specs[sp.Result]++
+		}
 		switch sp.Result {
 		case SpecFailed:
 			failed = append(failed, sp.Name+": "+text.FirstLine(sp.Message))
@@ -757,6 +785,13 @@ func decide(c claims.Claim, specs []Spec, hasSpecs bool) Claim {
 		out.Outcome = NotRun
 	default:
 		out.Outcome = NotCovered
+	}
+	if len(flaky) > 0 {
+		note := "passed only on a retry: " + strings.Join(flaky, "; ")
+		if out.Why != "" {
+			note = out.Why + "; " + note
+		}
+		out.Why = note
 	}
 	return out
 }
@@ -882,10 +917,12 @@ func (s Summary) Markdown() string {
 	}
 	if len(s.Flaky) > 0 {
 		b.WriteString("## Flaky specs (passed only on a retry, --flake-attempts; the gate's flakes.tolerated decides)\n\n")
-		for _, sp := range s.Specs {
-			if sp.Flaky() {
-				fmt.Fprintf(&b, "- **%s**: %s\n", sp.Name, sp.FlakeNote())
+		for _, f := range s.Flaky {
+			fmt.Fprintf(&b, "- **%s**: %s", f.Spec, f.Note())
+			if f.Artifacts != "" {
+				fmt.Fprintf(&b, " (artifacts: `%s`)", f.Artifacts)
 			}
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}
@@ -942,21 +979,24 @@ func (s Summary) Markdown() string {
 
 func cell(s string) string { return Cell(s, 300) }
 
-// specCounts says how many specs had each result, a flaky pass counted
-// apart within the passes: "Specs: 12 passed (of which flaky: 1), 2 failed."
+// specCounts says how many specs had each result, a pass on a retry
+// counted apart from the passes: "Specs: 11 passed, 1 flaky (passed on a
+// retry), 2 failed."
 func (s Summary) specCounts() string {
 	n := map[string]int{}
 	for _, sp := range s.Specs {
 		n[sp.Result]++
 	}
+	n[SpecPassed] -= len(s.Flaky)
+	n[SpecFlaky] = len(s.Flaky)
 	var parts []string
-	for _, r := range []string{SpecPassed, SpecFailed, SpecBlocked, SpecInterrupted, SpecNeverRan, SpecSkipped, SpecInconclusive} {
+	for _, r := range []string{SpecPassed, SpecFlaky, SpecFailed, SpecBlocked, SpecInterrupted, SpecNeverRan, SpecSkipped, SpecInconclusive} {
 		if n[r] == 0 {
 			continue
 		}
 		part := fmt.Sprintf("%d %s", n[r], r)
-		if r == SpecPassed && len(s.Flaky) > 0 {
-			part += fmt.Sprintf(" (of which flaky: %d)", len(s.Flaky))
+		if r == SpecFlaky {
+			part += " (passed on a retry)"
 		}
 		parts = append(parts, part)
 	}

@@ -160,7 +160,13 @@ func (r *runFlags) registerRun(cmd *cobra.Command) {
 	f.Var(flagvalue.OutFile(&r.junitFile, "", false), "junit-file", "also write the run's JUnit file here (it is always in the report directory)")
 	f.StringArrayVar(&r.junitProperties, "junit-property", nil, "a name=value property of the run's JUnit test suite (repeatable), e.g. build=20348.2340")
 	f.Var(flagvalue.Duration(&r.timeout, 0, 0, "", "2h"), "timeout", "the suite's time limit (default: 24h on an existing cluster or with --inventory, where machines reboot; Ginkgo's 1h on the local cluster)")
-	f.Var(flagvalue.Int(&r.flakeAttempts, 0, 0, 5, "the attempts of a failing spec (0 or 1: no retry)"), "flake-attempts", "run a failing spec up to N times (Ginkgo's --flake-attempts; upstream's Windows jobs use 2): one that passes on a retry is flaky, listed apart with its first failure, and the gate's flakes.tolerated decides")
+	r.registerFlakeAttempts(cmd)
+}
+
+// registerFlakeAttempts adds --flake-attempts, Ginkgo's retries, to a
+// command that runs the suites (e2e, sonobuoy plugin and run).
+func (r *runFlags) registerFlakeAttempts(cmd *cobra.Command) {
+	cmd.Flags().Var(flagvalue.Int(&r.flakeAttempts, 0, 0, 5, "the attempts of a failing spec (0 or 1: no retry)"), "flake-attempts", "run a failing spec up to N times (Ginkgo's --flake-attempts; upstream's Windows jobs use 2): one that passes on a retry is flaky, listed apart with its first failure, and the gate's flakes.tolerated decides")
 }
 
 // suiteTimeout is the time limit of a run: --timeout, else 24 hours for a

@@ -150,6 +150,9 @@ func printGate(w io.Writer, r gate.Result) {
 			fmt.Fprintf(w, "  - %s\n", g.Line())
 		}
 	}
+	if fl := r.Flakes(); len(fl) > 0 {
+		fmt.Fprintf(w, "flaky (%d), each with its first failure:\n  - %s\n", len(fl), strings.Join(fl, "\n  - "))
+	}
 	for _, d := range []gate.Decision{gate.Waived, gate.Report} {
 		var lines []string
 		for _, it := range r.Items {

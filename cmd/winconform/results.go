@@ -99,10 +99,11 @@ func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) 
 	}
 	specs := 0
 	for _, sp := range s.Specs {
+		flake, flaky := s.Flake(sp.Name)
 		switch {
 		case outcome != "" && sp.Result != outcome:
 			continue
-		case outcome == "" && !sp.Flaky() && !slices.Contains([]string{reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan}, sp.Result):
+		case outcome == "" && !flaky && !slices.Contains([]string{reports.SpecFailed, reports.SpecBlocked, reports.SpecInterrupted, reports.SpecNeverRan}, sp.Result):
 			continue
 		}
 		if specs == 0 {
@@ -117,8 +118,11 @@ func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) 
 			why += " (artifacts: " + sp.Artifacts + ")"
 		}
 		result := sp.Result
-		if sp.Flaky() { // passed on a retry: named, with its first failure
-			result, why = "passed (flaky)", sp.FlakeNote()
+		if flaky { // passed on a retry: named, with its first failure and its bundle
+			result, why = "passed (flaky)", flake.Note()
+			if flake.Artifacts != "" {
+				why += " (artifacts: " + flake.Artifacts + ")"
+			}
 		}
 		fmt.Fprintf(w, "%s\t%.1f\t%s\t%s\n", result, sp.Seconds, sp.Name, reports.Cell(why, 160))
 	}

@@ -53,6 +53,7 @@ func (p *pluginFlags) register(cmd *cobra.Command) {
 	f.Var(flagvalue.Name(&p.image, suiteimage.Suite, "the suite image's reference"), "image", "the suite image the plugin runs (winconform sonobuoy images makes it)")
 	f.StringVar(&p.pullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "the plugin's image pull policy: Always, IfNotPresent or Never")
 	f.StringVar(&p.overrides, "image-overrides", "", "image override file, given to the suites through the plugin's config-map (default: $"+images.OverridesEnv+")")
+	p.rf.registerFlakeAttempts(cmd)
 }
 
 // plugin checks the selection and the suite flags in extra, and makes the
@@ -83,7 +84,8 @@ func (p *pluginFlags) plugin(ctx context.Context, extra []string) (*sonobuoy.Plu
 		}
 		overrideData = data
 	}
-	plugin, err := sonobuoy.New(sonobuoy.Options{Image: p.image, PullPolicy: corev1.PullPolicy(p.pullPolicy), Args: args, ImageOverrides: overrideData})
+	plugin, err := sonobuoy.New(sonobuoy.Options{Image: p.image, PullPolicy: corev1.PullPolicy(p.pullPolicy), Args: args, ImageOverrides: overrideData,
+		FlakeAttempts: p.rf.flakeAttempts})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
 	"github.com/winconform/winconform/images"
@@ -240,5 +241,51 @@ func TestJUnitFailures(t *testing.T) {
 	}
 	if _, err := junitFailures([]byte("nope")); err == nil {
 		t.Error("no error for a report that is not XML")
+	}
+}
+
+// --flake-attempts is one flag, e2e's, on the Sonobuoy commands too: the
+// plugin passes it on as Ginkgo's own setting, its range is e2e's, and
+// Ginkgo's flag after -- is refused with the harness's flag to use.
+func TestSonobuoyTakesFlakeAttemptsAsE2EDoes(t *testing.T) {
+	e2e := e2eCmd().Flags().Lookup("flake-attempts")
+	for _, cmd := range []*cobra.Command{sonobuoyPluginCmd(), sonobuoyRunCmd()} {
+		f := cmd.Flags().Lookup("flake-attempts")
+		if f == nil || e2e == nil || f.Usage != e2e.Usage || f.DefValue != e2e.DefValue || f.Value.Type() != e2e.Value.Type() {
+			t.Errorf("%s --flake-attempts: %+v, want e2e's %+v", cmd.Name(), f, e2e)
+		}
+	}
+	bin, calls := fakeSuiteBinary(t, 4)
+	out := filepath.Join(t.TempDir(), "winconform.yaml")
+	run := func(args ...string) error {
+		cmd := sonobuoyPluginCmd()
+		cmd.SetArgs(append([]string{"--suite-binary", bin, "-o", out}, args...))
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		return cmd.ExecuteContext(context.Background())
+	}
+	if err := run("--suite", "limitations", "--flake-attempts", "2"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Spec struct {
+			Args []string `json:"args"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil || !slices.Equal(doc.Spec.Args, []string{"--suite=limitations", "--ginkgo.flake-attempts=2"}) {
+		t.Errorf("written plugin args %q (%v)", doc.Spec.Args, err)
+	}
+	if calls() == nil {
+		t.Error("the selection was not checked")
+	}
+	if err := run("--flake-attempts", "9"); err == nil {
+		t.Error("--flake-attempts 9 was accepted (e2e takes 0 to 5)")
+	}
+	if err := run("--", "--ginkgo.flake-attempts=2"); err == nil || !strings.Contains(err.Error(), "use plugin --flake-attempts instead") {
+		t.Errorf("Ginkgo's flag after --: %v", err)
 	}
 }

@@ -161,8 +161,15 @@ func collectNode(ctx context.Context, cs kubernetes.Interface, n Nodes, name, di
 		data, err := hnsState(ctx, cs, n, node)
 		if err != nil {
 			missing = append(missing, fmt.Sprintf("%s: HNS state: %v", name, err))
+		} else if state, err := ParseHNS(data); err != nil {
+			// Kept as printed (cut short at the size cap, say), and said.
+			write("hns.txt", data)
+			missing = append(missing, fmt.Sprintf("%s: HNS state: %v (what the pod printed is hns.txt)", name, err))
 		} else {
 			write("hns.json", data)
+			for _, u := range state.Unread() {
+				missing = append(missing, name+": "+u)
+			}
 		}
 	}
 	return written, missing, unserved

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/winconform/winconform/images/suiteimage"
+	"github.com/winconform/winconform/internal/suiterun"
 )
 
 // Plugin facts Sonobuoy and the suite image agree on.
@@ -71,16 +72,21 @@ type Options struct {
 	// ImageOverrides is the content of an image override file, given to
 	// the suite through the plugin's config-map; none when empty.
 	ImageOverrides []byte
+	// FlakeAttempts is how many times a failing spec runs (Ginkgo's
+	// --flake-attempts, as Ginkgo renders it for the suite binary; 0 or
+	// 1: once): a spec that passes on a retry is reported flaky.
+	FlakeAttempts int
 }
 
 // reserved are the suite flags the runner sets: the plugin may not.
 var reserved = map[string]string{
-	"kubeconfig":   "the runner makes one from the pod's service account",
-	"report-dir":   "the reports go to Sonobuoy's results directory",
-	"kwok-binary":  "kwok is in the suite image",
-	"probe-binary": "a pod is not outside the cluster: the specs that need a client outside it skip",
-	"inventory":    "the Windows machines' passwords do not go into a plugin",
-	"rerun-of":     "it names a report directory on this machine, which the pod does not have: select the specs with --claim or --labels",
+	"kubeconfig":            "the runner makes one from the pod's service account",
+	"report-dir":            "the reports go to Sonobuoy's results directory",
+	"kwok-binary":           "kwok is in the suite image",
+	"probe-binary":          "a pod is not outside the cluster: the specs that need a client outside it skip",
+	"inventory":             "the Windows machines' passwords do not go into a plugin",
+	"rerun-of":              "it names a report directory on this machine, which the pod does not have: select the specs with --claim or --labels",
+	"ginkgo.flake-attempts": "the plugin's retries are Options.FlakeAttempts (winconform sonobuoy --flake-attempts)",
 }
 
 // New makes the plugin definition for o.
@@ -110,6 +116,13 @@ func New(o Options) (*Plugin, error) {
 			ResultFiles:  []string{JUnitFile},
 			Description:  "winconform: conformance of Kubernetes clusters with Windows nodes, per documented claim",
 		},
+	}
+	if o.FlakeAttempts > 1 {
+		flake, err := suiterun.Options{FlakeAttempts: o.FlakeAttempts}.SuiteFlags()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, flake...)
 	}
 	if len(o.ImageOverrides) > 0 {
 		p.ConfigMap = map[string]string{OverridesFile: string(o.ImageOverrides)}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onsi/ginkgo/v2/types"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -130,5 +131,50 @@ func TestPluginRefusesWhatTheRunnerDecides(t *testing.T) {
 	}
 	if _, err := New(Options{Args: []string{"--strict-drift", "--ginkgo.label-filter=os:linux"}}); err != nil {
 		t.Errorf("other suite flags pass: %v", err)
+	}
+}
+
+// FlakeAttempts reaches the suite binary as Ginkgo's own setting: the
+// plugin's arguments, read by Ginkgo's flag set for the suite binary,
+// set its SuiteConfig.FlakeAttempts; none without it; and the plugin's
+// arguments may not set it beside the option.
+func TestPluginFlakeAttemptsAreGinkgos(t *testing.T) {
+	read := func(args []string) int {
+		t.Helper()
+		var suite types.SuiteConfig
+		var reporter types.ReporterConfig
+		var flags types.GinkgoFlags
+		for _, f := range types.SuiteConfigFlags.CopyAppend(types.ReporterConfigFlags...) {
+			if strings.HasPrefix(f.KeyPath, "S.") || strings.HasPrefix(f.KeyPath, "R.") {
+				flags = append(flags, f)
+			}
+		}
+		fs, err := types.NewGinkgoFlagSet(flags.WithPrefix("ginkgo"), map[string]any{"S": &suite, "R": &reporter}, types.FlagSections)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ginkgo []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--ginkgo.") {
+				ginkgo = append(ginkgo, a)
+			}
+		}
+		if _, err := fs.Parse(ginkgo); err != nil {
+			t.Fatalf("Ginkgo refuses %q: %v", ginkgo, err)
+		}
+		return suite.FlakeAttempts
+	}
+	sel := []string{"--suite=limitations"}
+	for attempts, want := range map[int]int{0: 0, 1: 0, 2: 2, 5: 5} {
+		p, err := New(Options{Args: sel, FlakeAttempts: attempts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := read(p.Spec.Args); got != want || p.Spec.Args[0] != sel[0] {
+			t.Errorf("FlakeAttempts %d: args %q give Ginkgo %d attempts, want %d", attempts, p.Spec.Args, got, want)
+		}
+	}
+	if _, err := New(Options{Args: []string{"--ginkgo.flake-attempts=3"}}); err == nil || !strings.Contains(err.Error(), "FlakeAttempts") {
+		t.Errorf("the plugin's arguments set Ginkgo's retries: %v", err)
 	}
 }

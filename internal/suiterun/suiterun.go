@@ -59,7 +59,7 @@ type Options struct {
 // the CLI's own flags. Ginkgo renders both (ginkgoFlags).
 func (o Options) Command() (string, []string, error) {
 	if o.Procs <= 1 {
-		args, err := o.ginkgoFlags("ginkgo")
+		args, err := o.ginkgoFlags("ginkgo", true)
 		if err != nil {
 			return "", nil, err
 		}
@@ -68,7 +68,7 @@ func (o Options) Command() (string, []string, error) {
 	if o.Ginkgo == "" {
 		return "", nil, errors.New("parallel processes need Ginkgo's CLI (make build puts it in _output/bin/ginkgo)")
 	}
-	own, err := o.ginkgoFlags("")
+	own, err := o.ginkgoFlags("", true)
 	if err != nil {
 		return "", nil, err
 	}
@@ -77,25 +77,31 @@ func (o Options) Command() (string, []string, error) {
 	return o.Ginkgo, append(args, o.Args...), nil
 }
 
+// SuiteFlags are the suite's own settings of o (its time limit and flake
+// attempts) as the suite binary takes them (--ginkgo.*), rendered by
+// Ginkgo, for a runner that runs the binary itself and decides its output
+// (Sonobuoy's plugin, images/suiterunner).
+func (o Options) SuiteFlags() ([]string, error) { return o.ginkgoFlags("ginkgo", false) }
+
 // ginkgoFlags is Ginkgo's own rendering of the options (its timeout,
-// flake attempts, verbosity and colour) as flags: the suite binary's, prefix "ginkgo", or
-// the CLI's, no prefix. Only the settings' own flags are rendered (not the
-// deprecated ones, bound to a configuration of Ginkgo's own); Ginkgo exports
-// the random seed always, and a run that gives none lets the suite pick
-// one, so it is left out.
-func (o Options) ginkgoFlags(prefix string) ([]string, error) {
+// flake attempts, and with reporter its verbosity and colour) as flags: the
+// suite binary's, prefix "ginkgo", or the CLI's, no prefix. Only the
+// settings' own flags are rendered (not the deprecated ones, bound to a
+// configuration of Ginkgo's own); Ginkgo exports the random seed always,
+// and a run that gives none lets the suite pick one, so it is left out.
+func (o Options) ginkgoFlags(prefix string, reporter bool) ([]string, error) {
 	suite := types.SuiteConfig{Timeout: o.Timeout, FlakeAttempts: o.FlakeAttempts}
-	reporter := types.ReporterConfig{Verbose: o.Verbose, NoColor: !o.Color}
+	rc := types.ReporterConfig{Verbose: o.Verbose, NoColor: !o.Color}
 	var flags types.GinkgoFlags
 	for _, f := range types.SuiteConfigFlags.CopyAppend(types.ReporterConfigFlags...) {
-		if f.KeyPath != "S.RandomSeed" && (strings.HasPrefix(f.KeyPath, "S.") || strings.HasPrefix(f.KeyPath, "R.")) {
+		if f.KeyPath != "S.RandomSeed" && (strings.HasPrefix(f.KeyPath, "S.") || reporter && strings.HasPrefix(f.KeyPath, "R.")) {
 			flags = append(flags, f)
 		}
 	}
 	if prefix != "" {
 		flags = flags.WithPrefix(prefix)
 	}
-	return types.GenerateFlagArgs(flags, map[string]any{"S": &suite, "R": &reporter})
+	return types.GenerateFlagArgs(flags, map[string]any{"S": &suite, "R": &rc})
 }
 
 // ExitError is the suite's exit status when it ran and failed.

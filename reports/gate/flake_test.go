@@ -26,7 +26,7 @@ func TestFlakyRequiredClaim(t *testing.T) {
 	if want := "passed on attempt 2; attempt 1 failed at suites/networking/retry.go:42: dial tcp 10.0.0.8:80: connect: connection refused"; fl.Got != want {
 		t.Errorf("the flake item got %q, want %q", fl.Got, want)
 	}
-	if req := item(t, res, KindRequired, "NET-08"); req.Decision != Pass || !strings.Contains(req.Reason, "1 of its specs passed only on a retry: flakes.tolerated decides") {
+	if req := item(t, res, KindRequired, "NET-08"); req.Decision != Pass || !strings.Contains(req.Reason, "1 of its specs passed only on a retry ([synthetic] flaky pod to pod: passed on attempt 2; attempt 1 failed at suites/networking/retry.go:42: dial tcp 10.0.0.8:80: connect: connection refused): flakes.tolerated decides") {
 		t.Errorf("the required claim's item: %+v", req)
 	}
 	res = decide(t, loadPolicy(t, requires("NET-08")+"flakes:\n  tolerated: 1\n"), run, nil)

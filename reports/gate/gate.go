@@ -260,7 +260,7 @@ func Decide(in Input) (Result, error) {
 		res.Inputs.Baseline, res.Inputs.BaselineRecord = in.Baseline.Dir, in.Baseline.Digest
 	}
 	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
-	g.flakes = len(in.Run.Retried)
+	g.flakes = len(in.Run.Summary.Flaky)
 	for _, c := range g.cellsByClaim[""] {
 		if c.Verdict == netmatrix.Flaky {
 			g.flakes++
@@ -657,8 +657,8 @@ func (g *gater) claims() {
 				if len(builds) > 0 && onWindows(cat, req) {
 					it.Reason += " on build " + strings.Join(builds, ", ")
 				}
-				if n := g.flakyOf(c.ID); n > 0 {
-					it.Reason += fmt.Sprintf("; %d of its specs passed only on a retry: flakes.tolerated decides (its flake item)", n)
+				if fl := g.flakyOf(c.ID); len(fl) > 0 {
+					it.Reason += fmt.Sprintf("; %d of its specs passed only on a retry (%s): flakes.tolerated decides (its flake item)", len(fl), strings.Join(fl, "; "))
 				}
 			}
 		case reports.Failed:
@@ -857,7 +857,7 @@ func (g *gater) flakeItems() {
 	}
 	tol := g.in.Policy.Flakes.Tolerated
 	verdict := fmt.Sprintf("%d flaky (spec passed on a retry, cell whose probes disagreed); the policy tolerates %d", g.flakes, tol)
-	for _, f := range g.in.Run.Retried {
+	for _, f := range g.in.Run.Summary.Flaky {
 		g.add(Item{Kind: KindFlake, Spec: f.Spec, Got: f.Note(), Decision: g.flakeDecision(), Reason: verdict, Cause: "flaky: " + verdict,
 			specs: []string{f.Spec}, owners: g.claimsOf(f.Spec), waivable: true})
 	}
@@ -1051,15 +1051,16 @@ func notShownWord(it Item) string {
 }
 
 // claimsOf lists the claims of the run's spec name.
-// flakyOf counts the flaky specs (passed on a retry) of claim id.
-func (g *gater) flakyOf(id string) int {
-	n := 0
-	for _, f := range g.in.Run.Retried {
+// flakyOf lists the flaky specs (passed on a retry) of claim id, each
+// with how it passed and first failed.
+func (g *gater) flakyOf(id string) []string {
+	var out []string
+	for _, f := range g.in.Run.Summary.Flaky {
 		if slices.Contains(g.claimsOf(f.Spec), id) {
-			n++
+			out = append(out, f.Spec+": "+f.Note())
 		}
 	}
-	return n
+	return out
 }
 
 func (g *gater) claimsOf(name string) []string {
@@ -1092,6 +1093,18 @@ func (g *gater) specsMatching(ki string) []string {
 	for _, sp := range g.in.Run.Summary.Specs {
 		if specMatches(ki, sp.Name) && !slices.Contains(out, sp.Name) {
 			out = append(out, sp.Name)
+		}
+	}
+	return out
+}
+
+// Flakes lists the flaky specs and cells, each with what the run got of
+// it (a spec's first failure): every flake, blocking or not.
+func (r Result) Flakes() []string {
+	var out []string
+	for _, it := range r.Items {
+		if it.Kind == KindFlake {
+			out = append(out, it.Subject()+": "+it.Got)
 		}
 	}
 	return out

@@ -116,8 +116,9 @@ type view struct {
 	Areas    []area
 	Outcomes []count
 	Failures []failure
-	// Flaky are the specs that passed only on a retry, with their first failure.
-	Flaky  []reports.Spec
+	// Flaky are the specs that passed only on a retry, with their first
+	// failure (the summary's Flaky).
+	Flaky  []reports.Flake
 	Matrix *grid
 	Gated  []gate.Item // the gate's items, blocking first
 	// NodeLogs links the cluster's node logs, kept once per run on a failure.
@@ -176,10 +177,8 @@ func (v *view) build() {
 		v.Areas = append(v.Areas, *a)
 	}
 	v.Outcomes = ordered(v.S.Outcomes)
+	v.Flaky = v.S.Flaky
 	for _, sp := range v.S.Specs {
-		if sp.Flaky() {
-			v.Flaky = append(v.Flaky, sp)
-		}
 		if sp.Result != reports.SpecFailed && sp.Result != reports.SpecBlocked && sp.Result != reports.SpecInterrupted {
 			continue
 		}

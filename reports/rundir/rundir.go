@@ -54,7 +54,10 @@ type Run struct {
 	// State is run.json (rundir.RunFile), nil where the suite ran without
 	// the CLI (the suite binary alone, Sonobuoy's plugin).
 	State *RunState
-	// Summary is derived from the record (reports.Summarize).
+	// Summary is derived from the record (reports.Summarize). Its Flaky
+	// is the run's one list of the specs that passed only on a retry
+	// (Ginkgo's --flake-attempts), each with its first failure, which
+	// every view of a flake reads.
 	Summary reports.Summary
 	// Cluster is nil when the run never reached the cluster.
 	Cluster *facts.Facts
@@ -62,10 +65,6 @@ type Run struct {
 	Matrix *netmatrix.Report
 	// Ledger is derived from the record (reports.Ledger).
 	Ledger []reports.LedgerEntry
-	// Retried lists the specs that passed only on a retry (Ginkgo's
-	// --flake-attempts): flaky specs, by name, with their attempts and
-	// first failure.
-	Retried []Flake
 	// Specs are the run's It specs with their run times, slowest first.
 	Specs []SpecTime
 	// Report is the record as checked: Ginkgo's report without the
@@ -99,17 +98,6 @@ func (r *Run) Incomplete() []string {
 	}
 	return out
 }
-
-// Flake is a spec that passed only on a retry: how many attempts it took,
-// and how its first attempt failed (nil: Ginkgo's report kept no failure).
-type Flake struct {
-	Spec         string
-	Attempts     int
-	FirstFailure *reports.Failure
-}
-
-// Note says how the flake passed and first failed.
-func (f Flake) Note() string { return reports.FlakeNote(f.Attempts, f.FirstFailure) }
 
 // SpecTime is one spec's run time, as Ginkgo's report has it: its set-up
 // (BeforeEach, JustBeforeEach) and clean-up (AfterEach, DeferCleanup)
@@ -244,20 +232,6 @@ func readStrict(dir, name string, v any) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("%s: not the layout this winconform writes (%v): a record is read as written, nothing added or changed; rerun the suites with this version", path, err)
 	}
 	return data, true, nil
-}
-
-// retried lists the It specs that passed after a failed attempt, each
-// with its attempts and its first attempt's failure (Ginkgo keeps it
-// among the spec's additional failures), by name.
-func retried(r types.Report) []Flake {
-	var out []Flake
-	for _, sr := range r.SpecReports {
-		if reports.FlakyReport(sr) {
-			out = append(out, Flake{Spec: sr.FullText(), Attempts: sr.NumAttempts, FirstFailure: reports.FirstFailure(sr)})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Spec < out[j].Spec })
-	return out
 }
 
 // specTimes lists the It specs, slowest first.

@@ -39,7 +39,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Matrix == nil || len(run.Matrix.Cells) != 1 || len(run.Ledger) == 0 || len(run.Retried) != 1 || run.Retried[0].Spec != "[synthetic] "+reporttest.SpecName("NET-07") {
+	if run.Matrix == nil || len(run.Matrix.Cells) != 1 || len(run.Ledger) == 0 || len(run.Summary.Flaky) != 1 || run.Summary.Flaky[0].Spec != "[synthetic] "+reporttest.SpecName("NET-07") {
 		t.Errorf("read %+v", run)
 	}
 	if !run.Recorded || run.Record.RunID != r.ID || run.Summary.RunID != r.ID || run.Cluster == nil || len(run.Cluster.Nodes) != 2 || run.State == nil {
@@ -107,7 +107,7 @@ func TestOptionalFilesAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Matrix != nil || run.State != nil || run.Retried != nil {
+	if run.Matrix != nil || run.State != nil || run.Summary.Flaky != nil {
 		t.Errorf("absent files read as present: %+v", run)
 	}
 }
@@ -130,7 +130,7 @@ func TestBadDirectories(t *testing.T) {
 	})
 	t.Run("only a summary", func(t *testing.T) {
 		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, reports.SummaryFile), []byte(`{"format":"winconform.summary/v4","claims":[]}`), 0o644)
+		os.WriteFile(filepath.Join(dir, reports.SummaryFile), []byte(`{"format":"winconform.summary/v5","claims":[]}`), 0o644)
 		_, err := rundir.Load(dir)
 		wantErr(t, err, "no "+reports.GinkgoFile)
 	})

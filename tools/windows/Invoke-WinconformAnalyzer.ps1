@@ -5,8 +5,9 @@ Runs PSScriptAnalyzer over every PowerShell script the harness embeds.
 .DESCRIPTION
 The step scripts (infra/windows/scripts), the HostProcess start scripts
 (infra/windows/manifests), the stdin bootstrap (infra/windows/remote), the
-Hyper-V provider's scripts (infra/vms/hyperv/scripts) and the web server
-(fixtures/manifests); not their tests. Installs
+Hyper-V provider's scripts (infra/vms/hyperv/scripts), the web server
+(fixtures/manifests) and the failure bundle's HNS dump
+(framework/artifacts); not their tests. Installs
 PSScriptAnalyzer at -Version for the current user when missing, prints
 every finding of severity Warning or Error, and exits with 1 when there is
 an Error. Run it from the repository's root.
@@ -24,7 +25,7 @@ if (-not (Get-Module -ListAvailable -Name PSScriptAnalyzer | Where-Object { $_.V
 }
 Import-Module -Name PSScriptAnalyzer -RequiredVersion $Version -Force
 
-$dirs = @('infra/windows/scripts', 'infra/windows/manifests', 'infra/windows/remote', 'infra/vms/hyperv/scripts', 'fixtures/manifests')
+$dirs = @('infra/windows/scripts', 'infra/windows/manifests', 'infra/windows/remote', 'infra/vms/hyperv/scripts', 'fixtures/manifests', 'framework/artifacts')
 $files = @(Get-ChildItem -Path $dirs -Filter '*.ps1' -File | Where-Object { $_.Name -notlike '*Test*.ps1' } | Sort-Object FullName)
 if ($files.Count -lt 20) { throw "found $($files.Count) scripts under $($dirs -join ', '): run this from the repository's root" }
 $errors = 0

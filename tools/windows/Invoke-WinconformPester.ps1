@@ -15,7 +15,7 @@ WINCONFORM_UPSTREAM_JUDGE names one.
 [CmdletBinding()]
 param(
     [Parameter(Mandatory = $true)][string] $ResultFile,
-    [string[]] $Path = @('infra/windows', 'infra/vms', 'fixtures/manifests'),
+    [string[]] $Path = @('infra/windows', 'infra/vms', 'fixtures/manifests', 'framework/artifacts'),
     [string] $PesterVersion = '5.7.1'
 )
 Set-StrictMode -Version Latest
