@@ -44,7 +44,7 @@ func parseGoMod(t *testing.T, content string) goModFile {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := goOut(context.Background(), os.Stderr, filepath.Dir(path), "mod", "edit", "-json", path)
+	out, err := goOut(context.Background(), os.Stderr, filepath.Dir(path), nil, "mod", "edit", "-json", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestKindVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := goOut(context.Background(), os.Stderr, ".", "mod", "edit", "-json", "../../go.mod")
+	out, err := goOut(context.Background(), os.Stderr, ".", nil, "mod", "edit", "-json", "../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
