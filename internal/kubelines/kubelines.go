@@ -197,6 +197,18 @@ func Resolve(version string) (Line, string, error) {
 	return Line{}, "", fmt.Errorf("%q is on Kubernetes 1.%d, %s: the supported lines are %s", version, minor, why, Supported())
 }
 
+// preReleasePattern is a Kubernetes version as an API server or a binary
+// reports a pre-release: v1.MINOR.PATCH-alpha.N, -beta.N or -rc.N, and
+// whatever a build adds after it.
+var preReleasePattern = regexp.MustCompile(`^v?1\.\d+\.\d+-(?:alpha|beta|rc)\.(?:0|[1-9]\d*)(?:$|[^0-9])`)
+
+// IsPreRelease says whether version, as an API server reports it
+// (v1.38.0-beta.0, v1.38.0-rc.1+0123abcd), is a pre-release of Kubernetes:
+// a run on it is marked so, and the gate blocks it unless its policy allows
+// pre-releases. Any pre-release counts, of a line in the table or not (a
+// cluster made elsewhere may run one the harness does not build).
+func IsPreRelease(version string) bool { return preReleasePattern.MatchString(version) }
+
 // CheckPatch says whether version, of a supported line, names a release
 // the harness knows: a patch no newer than the line's newest (Line.Version).
 // A newer one is no release yet (a typo, such as v1.36.99): downloading it

@@ -171,3 +171,20 @@ func TestCheckPatch(t *testing.T) {
 		}
 	}
 }
+
+// A pre-release as an API server or a binary reports it, whatever follows
+// it; a release, a release with what a build adds, and anything that is no
+// Kubernetes version are none.
+func TestIsPreRelease(t *testing.T) {
+	for v, want := range map[string]bool{
+		"v1.38.0-beta.0": true, "1.38.0-beta.0": true, "v1.38.0-rc.1": true, "v1.39.0-alpha.2": true,
+		"v1.38.0-beta.0+0123456789ab": true, "v1.38.0-rc.1.12+abcdef": true, "v1.37.2-rc.0": true,
+		"v1.37.2": false, "v1.37.2-dirty": false, "v1.37.2+k3s1": false, "v1.38": false, "": false,
+		"v1.38.0-beta": false, "v1.38.0-beta.x": false, "v1.38.0-pre.0": false, "latest": false, "v2.0.0-rc.0": false,
+		"v1.38.0-beta.01": false,
+	} {
+		if got := IsPreRelease(v); got != want {
+			t.Errorf("IsPreRelease(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
