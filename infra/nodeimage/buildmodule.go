@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/winconform/winconform/infra/gotool"
@@ -149,6 +151,22 @@ func goOut(ctx context.Context, log io.Writer, dir string, env []string, args ..
 	return out.Bytes(), nil
 }
 
+// refusedRE is a go command's report of a module version its proxy
+// refused: "reading https://HOST/k8s.io/ktesting/@v/v0.38.0-beta.0.zip:
+// 403 Forbidden" (404 and 410 are refusals too).
+var refusedRE = regexp.MustCompile(`reading https?://[^/\s]+/(\S+)/@v/(\S+)\.(?:zip|mod|info): (?:403|404|410) `)
+
+// refusedModules lists the module versions (path@version, each once,
+// sorted) a go command's output says its proxy refused.
+func refusedModules(output string) []string {
+	var out []string
+	for _, m := range refusedRE.FindAllStringSubmatch(output, -1) {
+		out = append(out, m[1]+"@"+m[2])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // kubeModule returns the directory of the build module of Kubernetes
 // version (v1.37.2) and of the k8s.io/kubernetes module's source, writing
 // the build module the first time: its go.mod from upstream's, its go.sum
@@ -185,7 +203,11 @@ func kubeModule(ctx context.Context, log io.Writer, cacheDir, version string) (m
 		if _, err := goOut(ctx, log, tmp, env, append([]string{"mod", "edit"}, edits...)...); err != nil {
 			return err
 		}
-		if err := gotool.Go(ctx, log, tmp, env, "mod", "tidy"); err != nil {
+		var out bytes.Buffer
+		if err := gotool.Go(ctx, io.MultiWriter(log, &out), tmp, env, "mod", "tidy"); err != nil {
+			if refused := refusedModules(out.String()); len(refused) > 0 {
+				return fmt.Errorf("the build module of Kubernetes %s: the Go module proxy refuses %s, which its graph needs: this line cannot be built from that proxy (%w)", version, strings.Join(refused, ", "), err)
+			}
 			return fmt.Errorf("the build module of Kubernetes %s: %w", version, err)
 		}
 		return nil
