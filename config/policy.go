@@ -48,6 +48,10 @@ type PolicyCluster struct {
 	WindowsNodes int `yaml:"windowsNodes" json:"windowsNodes,omitempty"`
 	// WindowsBuilds must each be the build of a real Windows node.
 	WindowsBuilds []string `yaml:"windowsBuilds" json:"windowsBuilds,omitempty"`
+	// AllowPreRelease lets a run on a pre-release of Kubernetes (such as
+	// v1.38.0-beta.0, the line the harness has before it ships) pass the
+	// gate; by default a pre-release blocks it, whatever the run shows.
+	AllowPreRelease bool `yaml:"allowPreRelease" json:"allowPreRelease,omitempty"`
 }
 
 // Requirement selects claims that must be shown: a claim is selected when

@@ -545,7 +545,7 @@ func suiteClaimIDs(t *testing.T, dir string) map[string][]string {
 	return out
 }
 
-var lineCellRE = regexp.MustCompile(`^\**1\.(\d+)\**(?: \((default|oldest)\))?$`)
+var lineCellRE = regexp.MustCompile(`^\**1\.(\d+)\**(?: \((default|oldest|pre-release)\))?$`)
 
 // linesProblems checks docs/cluster.md's table of Kubernetes lines (line,
 // release, end of life, containerd) against internal/kubelines.
@@ -568,10 +568,12 @@ func linesProblems(d doc, lines []kubelines.Line, def, oldest kubelines.Line) []
 		l := lines[i]
 		found[minor] = true
 		wantMark := ""
-		switch l.Minor {
-		case def.Minor:
+		switch {
+		case l.PreRelease():
+			wantMark = "pre-release"
+		case l.Minor == def.Minor:
 			wantMark = "default"
-		case oldest.Minor:
+		case l.Minor == oldest.Minor:
 			wantMark = "oldest"
 		}
 		for _, c := range []struct{ what, got, want string }{

@@ -26,6 +26,7 @@ import (
 	"github.com/winconform/winconform/framework/ledger"
 	"github.com/winconform/winconform/framework/record"
 	"github.com/winconform/winconform/framework/skips"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/version"
 )
@@ -300,9 +301,13 @@ func (c Claim) ShownOnBuilds(ok func(claims.Level) bool) []string {
 type ClusterView struct {
 	Known         bool   `json:"known"`
 	ServerVersion string `json:"serverVersion,omitempty"`
-	CNI           string `json:"cni,omitempty"`
-	LinuxNodes    int    `json:"linuxNodes"`
-	WindowsNodes  int    `json:"windowsNodes"` // real ones
+	// PreRelease says the server was a pre-release of Kubernetes
+	// (v1.38.0-beta.0): the summary says so, and the gate blocks the run
+	// unless its policy allows pre-releases.
+	PreRelease   bool   `json:"preRelease,omitempty"`
+	CNI          string `json:"cni,omitempty"`
+	LinuxNodes   int    `json:"linuxNodes"`
+	WindowsNodes int    `json:"windowsNodes"` // real ones
 	// SimulatedWindowsNodes counts kwok nodes the cluster had at the start.
 	SimulatedWindowsNodes int      `json:"simulatedWindowsNodes,omitempty"`
 	WindowsBuilds         []string `json:"windowsBuilds,omitempty"`
@@ -312,6 +317,15 @@ type ClusterView struct {
 	// Cgroup is what the Linux kubelets run on, as facts.Facts.Cgroup says:
 	// "cgroup v1, failCgroupV1 off", "cgroup v2"; empty when unknown.
 	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// Kubernetes is the cluster's Kubernetes as the reports name it:
+// "Kubernetes v1.37.2", "Kubernetes v1.38.0-beta.0 (a pre-release)".
+func (c ClusterView) Kubernetes() string {
+	if c.PreRelease {
+		return "Kubernetes " + c.ServerVersion + " (a pre-release)"
+	}
+	return "Kubernetes " + c.ServerVersion
 }
 
 // Summary is the harness's view of a run.
@@ -509,7 +523,10 @@ func orEmpty(prefix, s string) string {
 // Ready at the run's start (its facts) and at its end (the record's end
 // entry); the others are listed in Uncounted with why.
 func clusterView(f *facts.Facts, end *facts.Readiness) ClusterView {
-	v := ClusterView{Known: true, ServerVersion: f.ServerVersion, CNI: f.CNI, Cgroup: f.Cgroup()}
+	// A record made before the facts carried the mark is read by the
+	// version alone.
+	pre := f.PreRelease || kubelines.IsPreRelease(f.ServerVersion)
+	v := ClusterView{Known: true, ServerVersion: f.ServerVersion, PreRelease: pre, CNI: f.CNI, Cgroup: f.Cgroup()}
 	for _, n := range f.Nodes {
 		if !n.Simulated {
 			why := ""
@@ -886,8 +903,12 @@ func (s Summary) Markdown() string {
 		b.WriteString(line + "\n\n")
 	}
 	fmt.Fprintf(&b, "Run `%s`, by winconform %s.\n\n", orUnknown(s.RunID), s.Harness)
-	if c := s.Cluster; c.Known && c.Cgroup != "" {
-		fmt.Fprintf(&b, "Cluster: Kubernetes %s; Linux kubelets on %s.\n\n", c.ServerVersion, c.Cgroup)
+	if c := s.Cluster; c.Known && (c.Cgroup != "" || c.PreRelease) {
+		fmt.Fprintf(&b, "Cluster: %s", c.Kubernetes())
+		if c.Cgroup != "" {
+			fmt.Fprintf(&b, "; Linux kubelets on %s", c.Cgroup)
+		}
+		b.WriteString(".\n\n")
 	}
 	b.WriteString("A claim is *shown* only by a passing spec at its evidence level (the catalogue's `evidence`); " +
 		"a passing spec below it (a Linux twin, simulated nodes, the API alone) only *supports* it.\n\n")

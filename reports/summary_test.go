@@ -325,6 +325,39 @@ func TestClusterViewCgroup(t *testing.T) {
 	}
 }
 
+// A run on a pre-release of Kubernetes is marked as one: in the facts it
+// recorded, or read from the server's version in a record made before the
+// facts carried the mark; a release is not.
+func TestClusterViewPreRelease(t *testing.T) {
+	for _, tc := range []struct {
+		facts facts.Facts
+		want  bool
+	}{
+		{facts.Facts{ServerVersion: "v1.38.0-beta.0", PreRelease: true}, true},
+		{facts.Facts{ServerVersion: "v1.38.0-beta.0"}, true},
+		{facts.Facts{ServerVersion: "v1.37.2"}, false},
+	} {
+		r := sampleReport()
+		f := tc.facts
+		f.CNI = "flannel/vxlan"
+		f.Nodes = []facts.Node{{Name: "cp", OS: "linux", ControlPlane: true, Ready: true}}
+		data, _ := json.Marshal(f)
+		r.SpecReports[0].ReportEntries = types.ReportEntries{entry(record.ClusterEntry, string(data))}
+		s := Summarize(r)
+		if s.Cluster.PreRelease != tc.want {
+			t.Errorf("%s: preRelease %v, want %v", f.ServerVersion, s.Cluster.PreRelease, tc.want)
+		}
+		line := "Cluster: Kubernetes " + f.ServerVersion + " (a pre-release).\n"
+		if got := strings.Contains(s.Markdown(), line); got != tc.want {
+			t.Errorf("%s: summary.md says %q: %v, want %v\n%s", f.ServerVersion, line, got, tc.want, s.Markdown())
+		}
+		js, _ := json.Marshal(s)
+		if got := strings.Contains(string(js), `"preRelease":true`); got != tc.want {
+			t.Errorf("%s: summary.json marks a pre-release: %v, want %v", f.ServerVersion, got, tc.want)
+		}
+	}
+}
+
 func TestHeadline(t *testing.T) {
 	s := Summarize(sampleReport())
 	// Every claim the sample does not cover counts as not covered: 17 are.

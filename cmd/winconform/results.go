@@ -75,6 +75,9 @@ func writeResults(out io.Writer, dir string, s reports.Summary, outcome string) 
 			fmt.Fprintf(out, "  %s\n", v)
 		}
 	}
+	if s.Cluster.Known && s.Cluster.PreRelease {
+		fmt.Fprintf(out, "cluster: %s\n", s.Cluster.Kubernetes())
+	}
 	for _, u := range s.Cluster.Uncounted {
 		fmt.Fprintf(out, "not counted: %s\n", u)
 	}

@@ -265,7 +265,7 @@ var catalogue = []Claim{
 		Limitation: &Limitation{
 			Statement: "there is no way to run privileged containers on Windows",
 			Era:       eraBlog19,
-			Why:       "API validation forbids securityContext.privileged in pods with spec.os.name windows; HostProcess containers (stable since 1.26) are the supported alternative",
+			Why:       "API validation forbids securityContext.privileged in pods with spec.os.name windows; HostProcess containers (stable since 1.26) are the supported alternative (from 1.38 kubectl debug's sysadmin profile starts one, as NT AUTHORITY\\SYSTEM, on a Windows node: #138182)",
 		}},
 	{ID: "LIM-02", Kind: Limit, Level: API, OSes: win, Docs: []string{"003", "002"},
 		Title: "Linux-only security settings are not available to Windows pods.",

@@ -9,6 +9,35 @@ package claims
 // harness to a new line means reading them again.
 const ReadAt = "v1.37.2"
 
+// CheckedThrough is the newest Kubernetes whose changes to what the
+// catalogue's limitations rest on were checked: ReadAt, or a pre-release of
+// the line after it that the harness supports (internal/kubelines). The
+// ledger carries its expectations over, unchecked, only to servers newer
+// than it.
+//
+// v1.38.0-beta.0 was read from its module (go mod download
+// k8s.io/kubernetes@v1.38.0-beta.0) against v1.37.2, for the Windows
+// changes of CHANGELOG-1.38:
+//   - test/e2e/windows: security_context.go alone changed; its unknown
+//     user spec also accepts ltsc2025's "The specified domain either does
+//     not exist or could not be contacted." (ERROR_NO_SUCH_DOMAIN), which
+//     ID-01's verdict (framework/verdicts.UnknownUser) takes on every line;
+//     LIM-10, from the same file, is unchanged.
+//   - pkg/features/kube_features.go: WindowsHostNetwork (alpha, deprecated
+//     since 1.33) is removed (#142018): a Windows pod's hostNetwork stays
+//     HostProcess's alone; no limitation of the catalogue lifts.
+//     WindowsCPUAndMemoryAffinity is beta and on by default from 1.38
+//     (#142500): CPU and memory affinity on Windows nodes, which no claim
+//     states as a limitation (SCH-10 is about requests and limits).
+//   - kubectl debug's sysadmin profile starts a HostProcess container as
+//     NT AUTHORITY\SYSTEM on a Windows node (#138182): the supported way
+//     to run node-level work (LIM-09, HPC-01); privileged containers stay
+//     refused (LIM-01 holds).
+//
+// No documented limitation is expected to lift on 1.38: one found lifted
+// there is drift, which the ledger shows.
+const CheckedThrough = "v1.38.0-beta.0"
+
 // upstreamEra is the era of the upstream documents: the line of ReadAt.
 const upstreamEra = "Kubernetes 1.37"
 
@@ -30,7 +59,7 @@ var documents = []Document{
 	{"upstream:kubelet_stats.go", `upstream e2e test/e2e/windows/kubelet_stats.go (from 1.37: up to 10 pods, fewer where a per-pod memory overhead leaves no room, at least 3)`, upstreamEra},
 	{"upstream:volumes.go", `upstream e2e test/e2e/windows/volumes.go`, upstreamEra},
 	{"upstream:subpath_cleanup.go", `upstream e2e test/e2e/windows/subpath_cleanup.go (new in 1.37, with the kubelet fix it checks)`, upstreamEra},
-	{"upstream:security_context.go", `upstream e2e test/e2e/windows/security_context.go`, upstreamEra},
+	{"upstream:security_context.go", `upstream e2e test/e2e/windows/security_context.go (from 1.38: ltsc2025's "The specified domain either does not exist" for an unknown user too)`, upstreamEra},
 	{"upstream:hyperv.go", `upstream e2e test/e2e/windows/hyperv.go`, upstreamEra},
 	{"upstream:host_process.go", `upstream e2e test/e2e/windows/host_process.go`, upstreamEra},
 	{"upstream:node_shutdown.go", `upstream e2e test/e2e/windows/node_shutdown.go`, upstreamEra},

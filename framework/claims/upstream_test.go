@@ -78,12 +78,22 @@ func TestUpstreamDocumentsNameFilesThatExist(t *testing.T) {
 }
 
 // The catalogue's limitation data were checked for every line the harness
-// supports: a line newer than ReadAt's means reading them again.
+// supports: a line newer than CheckedThrough's means reading them again.
+// CheckedThrough is ReadAt or newer, and a newer one is the version a line
+// is pinned to.
 func TestLimitationsCheckedForEverySupportedLine(t *testing.T) {
-	read := version.MustParseGeneric(ReadAt)
+	read := version.MustParseGeneric(CheckedThrough)
 	for _, l := range kubelines.Lines() {
 		if v := version.MustParseGeneric(l.Version); v.Minor() > read.Minor() {
-			t.Errorf("line %s is supported, the catalogue was read at %s: check each limitation at %s", l, ReadAt, l.Version)
+			t.Errorf("line %s is supported, the catalogue was checked through %s: check each limitation at %s", l, CheckedThrough, l.Version)
+		}
+	}
+	if CheckedThrough != ReadAt {
+		if version.MustParseGeneric(CheckedThrough).LessThan(version.MustParseGeneric(ReadAt)) {
+			t.Errorf("CheckedThrough %s is older than ReadAt %s", CheckedThrough, ReadAt)
+		}
+		if l, err := kubelines.Find(CheckedThrough); err != nil || l.Version != CheckedThrough {
+			t.Errorf("CheckedThrough %s is no version a line of internal/kubelines is pinned to: %v", CheckedThrough, err)
 		}
 	}
 }

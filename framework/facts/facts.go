@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // Well-known node labels and annotations.
@@ -69,7 +71,11 @@ type Node struct {
 // Facts is the cluster as discovered at the start of a run.
 type Facts struct {
 	ServerVersion string `json:"serverVersion"`
-	Nodes         []Node `json:"nodes"`
+	// PreRelease says the server is a pre-release of Kubernetes
+	// (kubelines.IsPreRelease: v1.38.0-beta.0): the run is marked so in
+	// its summary, and the gate blocks it unless its policy allows it.
+	PreRelease bool   `json:"preRelease,omitempty"`
+	Nodes      []Node `json:"nodes"`
 	// CNI is "flannel/<backend>" when flannel runs, else "unknown".
 	CNI string `json:"cni"`
 }
@@ -106,7 +112,7 @@ func discover(ctx context.Context, cs kubernetes.Interface, kubelet kubeletReade
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	f := &Facts{ServerVersion: v.GitVersion, CNI: detectCNI(ctx, cs)}
+	f := &Facts{ServerVersion: v.GitVersion, PreRelease: kubelines.IsPreRelease(v.GitVersion), CNI: detectCNI(ctx, cs)}
 	for _, n := range list.Items {
 		node := FromNode(&n)
 		if node.OS == "linux" && !node.Simulated {
@@ -265,6 +271,9 @@ func (f *Facts) Summary() string {
 		parts = append(parts, fmt.Sprintf("%d %s", count[os], os))
 	}
 	s := fmt.Sprintf("Kubernetes %s, nodes: %s", f.ServerVersion, strings.Join(parts, ", "))
+	if f.PreRelease {
+		s = fmt.Sprintf("Kubernetes %s (a pre-release), nodes: %s", f.ServerVersion, strings.Join(parts, ", "))
+	}
 	if sim > 0 {
 		s += fmt.Sprintf(" (%d simulated)", sim)
 	}

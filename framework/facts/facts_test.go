@@ -386,6 +386,20 @@ func TestDiscoverCgroup(t *testing.T) {
 	if s := f.Summary(); s != "Kubernetes v1.37.2, nodes: 3 linux, 1 windows (1 simulated), CNI unknown, cgroup v1, failCgroupV1 off" {
 		t.Errorf("Summary() = %q", s)
 	}
+	if f.PreRelease || strings.Contains(string(must(json.Marshal(f))), "preRelease") {
+		t.Errorf("a release recorded as a pre-release: %+v", f)
+	}
+	// A pre-release server is recorded as one, and said so.
+	pre, err := discover(context.Background(), fakeClient("v1.38.0-beta.0", nodes[0]), answers.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pre.PreRelease || !strings.Contains(string(must(json.Marshal(pre))), `"serverVersion":"v1.38.0-beta.0","preRelease":true`) {
+		t.Errorf("a pre-release server's facts: %+v", pre)
+	}
+	if s := pre.Summary(); !strings.HasPrefix(s, "Kubernetes v1.38.0-beta.0 (a pre-release), nodes: 1 linux") {
+		t.Errorf("Summary() = %q", s)
+	}
 	// The facts travel as JSON (the report entry, cluster.json).
 	data, _ := json.Marshal(f)
 	if !strings.Contains(string(data), `"cgroupVersion":1,"failCgroupV1":false`) {
@@ -420,4 +434,11 @@ func TestDiscoverCgroup(t *testing.T) {
 	if err != nil || f.Cgroup() != "" || len(f.Nodes) != 4 {
 		t.Errorf("Discover without kubelets: %v, %q", err, f.Cgroup())
 	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -125,14 +125,14 @@ func Expect(id string, c Cluster) (Behaviour, string) {
 }
 
 // ExpectOf is Expect for limitation l. The catalogue's limitations were
-// checked at claims.ReadAt: on a server of a newer line the expectation is
-// carried over, and the reason says it is unchecked there.
+// checked through claims.CheckedThrough: on a server of a newer line the
+// expectation is carried over, and the reason says it is unchecked there.
 func ExpectOf(l claims.Limitation, c Cluster) (Behaviour, string) {
 	b, why := expectOf(l, c)
 	if v, err := version.ParseGeneric(c.Server); err == nil {
-		read := version.MustParseGeneric(claims.ReadAt)
+		read := version.MustParseGeneric(claims.CheckedThrough)
 		if v.Major() > read.Major() || v.Major() == read.Major() && v.Minor() > read.Minor() {
-			why += fmt.Sprintf(" (the catalogue's limitations were checked at %s; server %s is of a newer line: the expectation is carried over, unchecked)", claims.ReadAt, c.Server)
+			why += fmt.Sprintf(" (the catalogue's limitations were checked through %s; server %s is of a newer line: the expectation is carried over, unchecked)", claims.CheckedThrough, c.Server)
 		}
 	}
 	return b, why

@@ -50,7 +50,7 @@ func TestExpectationsOnEverySupportedLine(t *testing.T) {
 					t.Errorf("%s on %s with %s: expected %s (%s), want %s", id, l.Version, cni, got, why, want)
 				}
 				if strings.Contains(why, "unchecked") {
-					t.Errorf("%s on %s: %q, but the catalogue was checked through %s", id, l.Version, why, claims.ReadAt)
+					t.Errorf("%s on %s: %q, but the catalogue was checked through %s", id, l.Version, why, claims.CheckedThrough)
 				}
 			}
 		}
@@ -106,17 +106,22 @@ func TestALiftWithinTheSupportedLines(t *testing.T) {
 	}
 }
 
-// A server newer than the line the catalogue was checked at keeps the
-// expectation of the newest checked line, and says it is unchecked there.
+// A server newer than the line the catalogue was checked through keeps
+// the expectation of the newest checked line, and says it is unchecked
+// there; the 1.38 release, of the line whose pre-release was checked, is
+// checked.
 func TestANewerServerIsCarriedOverUnchecked(t *testing.T) {
 	for _, id := range []string{"NET-21", "CFG-03", "LIM-11", "NET-17"} {
-		checked, _ := Expect(id, Cluster{Server: claims.ReadAt, CNI: "flannel/vxlan"})
-		got, why := Expect(id, Cluster{Server: "v1.38.0", CNI: "flannel/vxlan"})
+		checked, _ := Expect(id, Cluster{Server: claims.CheckedThrough, CNI: "flannel/vxlan"})
+		got, why := Expect(id, Cluster{Server: "v1.39.0", CNI: "flannel/vxlan"})
 		if got != checked {
-			t.Errorf("%s on v1.38.0: %s, want %s as on %s", id, got, checked, claims.ReadAt)
+			t.Errorf("%s on v1.39.0: %s, want %s as on %s", id, got, checked, claims.CheckedThrough)
 		}
-		if !strings.Contains(why, "unchecked") || !strings.Contains(why, claims.ReadAt) || !strings.Contains(why, "v1.38.0") {
-			t.Errorf("%s on v1.38.0: why %q does not say the expectation is carried over from %s unchecked", id, why, claims.ReadAt)
+		if !strings.Contains(why, "unchecked") || !strings.Contains(why, claims.CheckedThrough) || !strings.Contains(why, "v1.39.0") {
+			t.Errorf("%s on v1.39.0: why %q does not say the expectation is carried over from %s unchecked", id, why, claims.CheckedThrough)
+		}
+		if _, why := Expect(id, Cluster{Server: "v1.38.0", CNI: "flannel/vxlan"}); strings.Contains(why, "unchecked") {
+			t.Errorf("%s on v1.38.0, the line checked through its pre-release: %q", id, why)
 		}
 	}
 	if _, why := Expect("NET-21", Cluster{Server: "v1.37.9"}); strings.Contains(why, "unchecked") {

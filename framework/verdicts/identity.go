@@ -7,15 +7,35 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// userRefused is Windows' message for ERROR_LOGON_FAILURE (1326), which
-// hcsshim passes on when a container's user does not exist.
-const userRefused = "The user name or password is incorrect."
+// userRefused are the messages hcsshim passes on when a container's user
+// does not exist, by the Windows base image's way of resolving the name:
+// ERROR_LOGON_FAILURE (1326) on ltsc2022; ERROR_NO_SUCH_DOMAIN (1355) on
+// ltsc2025, whose local lookup falls through to a domain that a container
+// without one cannot reach. Upstream's security_context.go accepts the
+// second from k8s.io/kubernetes v1.38.0-beta.0 (the only change in
+// test/e2e/windows from v1.37.2); the node, not the Kubernetes line,
+// decides which a run sees, so the harness accepts both on every line.
+var userRefused = []string{
+	"The user name or password is incorrect.",
+	"The specified domain either does not exist or could not be contacted.",
+}
+
+// refusesUser says whether msg carries one of userRefused.
+func refusesUser(msg string) bool {
+	for _, r := range userRefused {
+		if strings.Contains(msg, r) {
+			return true
+		}
+	}
+	return false
+}
 
 // UnknownUser decides, from a pod whose runAsUserName names no user of the
 // image (ID-01) and its events, whether the node refused to run it for its
 // user, as upstream's security_context.go checks: a FailedCreatePodSandBox
 // event (or a container state) with hcsshim's "The user name or password is
-// incorrect.", or the container terminated with StartError or
+// incorrect." or (ltsc2025) "The specified domain either does not exist or
+// could not be contacted.", or the container terminated with StartError or
 // ContainerCannotRun (now, or before a back-off). done when it did (why
 // says how); an error when the container runs; otherwise not done, why
 // saying where the pod is: an image pull error, a container still being
@@ -23,7 +43,7 @@ const userRefused = "The user name or password is incorrect."
 // user.
 func UnknownUser(p *corev1.Pod, events []corev1.Event) (done bool, why string, err error) {
 	for _, e := range events {
-		if strings.Contains(e.Message, userRefused) {
+		if refusesUser(e.Message) {
 			return true, e.Reason + ": " + e.Message, nil
 		}
 	}
@@ -35,10 +55,10 @@ func UnknownUser(p *corev1.Pod, events []corev1.Event) (done bool, why string, e
 		return false, "running", fmt.Errorf("the container runs as an unknown user")
 	}
 	for _, s := range []corev1.ContainerState{st.State, st.LastTerminationState} {
-		if w := s.Waiting; w != nil && strings.Contains(w.Message, userRefused) {
+		if w := s.Waiting; w != nil && refusesUser(w.Message) {
 			return true, w.Reason + ": " + w.Message, nil
 		}
-		if t := s.Terminated; t != nil && (t.Reason == "StartError" || t.Reason == "ContainerCannotRun" || strings.Contains(t.Message, userRefused)) {
+		if t := s.Terminated; t != nil && (t.Reason == "StartError" || t.Reason == "ContainerCannotRun" || refusesUser(t.Message)) {
 			return true, fmt.Sprintf("terminated %s (exit %d): %s", t.Reason, t.ExitCode, t.Message), nil
 		}
 	}

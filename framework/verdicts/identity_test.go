@@ -16,6 +16,11 @@ import (
 // StartError or ContainerCannotRun.
 const hcsshimUserError = "The user name or password is incorrect."
 
+// hcsshimDomainError is what an ltsc2025 node says of the same user
+// (ERROR_NO_SUCH_DOMAIN, 1355), which security_context.go accepts from
+// v1.38.0-beta.0.
+const hcsshimDomainError = "The specified domain either does not exist or could not be contacted."
+
 func event(reason, msg string) corev1.Event {
 	return corev1.Event{Reason: reason, Message: msg, Type: corev1.EventTypeWarning, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "unknown-user"}}
 }
@@ -41,6 +46,11 @@ func TestUnknownUserOnlyARefusalOfTheUser(t *testing.T) {
 			events: []corev1.Event{event("FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox: plugin type="flannel" failed (add): no such file or directory`)}},
 		"the sandbox refused the user": {pod: p(waiting("ContainerCreating", ""), none, 0), done: true,
 			events: []corev1.Event{event("FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: hcs::CreateComputeSystem 0123: `+hcsshimUserError+`: unknown`)}},
+		"the ltsc2025 sandbox refused the user": {pod: p(waiting("ContainerCreating", ""), none, 0), done: true,
+			events: []corev1.Event{event("FailedCreatePodSandBox", `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: hcs::CreateComputeSystem 0123: `+hcsshimDomainError+`: unknown`)}},
+		"an ltsc2025 container that could not start": {pod: p(waiting("CreateContainerError", "hcs::System::CreateProcess: "+hcsshimDomainError), none, 0), done: true},
+		"a domain error of something else": {pod: p(waiting("ContainerCreating", ""), none, 0),
+			events: []corev1.Event{event("FailedMount", `MountVolume.SetUp failed: the specified domain controller could not be reached`)}},
 		"the container could not start": {pod: p(corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128,
 			Message: "failed to create containerd task: failed to create shim task: hcs::System::CreateProcess: " + hcsshimUserError}}, none, 0), done: true},
 		"back-off after a StartError": {pod: p(waiting("CrashLoopBackOff", "back-off 10s restarting failed container"),

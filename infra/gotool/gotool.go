@@ -57,8 +57,10 @@ func Install(ctx context.Context, log io.Writer, dir, pkgAtVersion string) error
 // Download downloads module@version from the Go module proxy (checked
 // against the checksum database) into the module cache and returns its
 // directory and its go.mod. The go tool runs in dir, outside any module's
-// settings; its standard error goes to log.
-func Download(ctx context.Context, log io.Writer, dir, moduleAtVersion string) (moduleDir, goMod string, err error) {
+// settings, with env added to this process's environment (GOTOOLCHAIN for
+// a module that needs a newer Go than the one on PATH); its standard error
+// goes to log.
+func Download(ctx context.Context, log io.Writer, dir, moduleAtVersion string, env ...string) (moduleDir, goMod string, err error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -68,7 +70,7 @@ func Download(ctx context.Context, log io.Writer, dir, moduleAtVersion string) (
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", moduleAtVersion)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Env = append(append(os.Environ(), env...), "GOWORK=off", "GOFLAGS=")
 	cmd.Stdout, cmd.Stderr = &out, log
 	runErr := cmd.Run()
 	var info struct{ Dir, GoMod, Error string }

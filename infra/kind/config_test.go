@@ -172,9 +172,16 @@ func TestParseConfigValidation(t *testing.T) {
 		// A line the harness does not support, whatever the node image.
 		{"a line past its end of life", base + "kubernetesVersion: \"1.34\"\n", "kubernetesVersion: \"1.34\" is on Kubernetes 1.34, older than the oldest line the harness supports"},
 		{"old line, never built", base + "kubernetesVersion: v1.33.1\nnodeImageBuild: never\n", "kubernetesVersion: \"v1.33.1\" is on Kubernetes 1.33"},
-		{"a line newer than the harness knows", base + "kubernetesVersion: v1.38.0\n", "kubernetesVersion: \"v1.38.0\" is on Kubernetes 1.38, newer than any line the harness knows: the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)"},
+		{"a line newer than the harness knows", base + "kubernetesVersion: v1.39.0\n", "kubernetesVersion: \"v1.39.0\" is on Kubernetes 1.39, newer than any line the harness knows: the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3), 1.37 (v1.37.2) or 1.38 (v1.38.0-beta.0, a pre-release)"},
 		{"no Kubernetes version", base + "kubernetesVersion: latest\n", "kubernetesVersion: \"latest\" is not a Kubernetes version: want v1.MINOR.PATCH or 1.MINOR"},
-		{"a pre-release", base + "kubernetesVersion: v1.37.0-rc.1\n", "kubernetesVersion: \"v1.37.0-rc.1\" is not a Kubernetes version"},
+		{"a pre-release of a released line", base + "kubernetesVersion: v1.37.0-rc.1\n", "kubernetesVersion: \"v1.37.0-rc.1\" is a pre-release of Kubernetes 1.37, which is released"},
+		// The line in pre-release: its pinned version, asked for, or its
+		// name; nothing else of it.
+		{"the pinned pre-release", base + "kubernetesVersion: v1.38.0-beta.0\n", ""},
+		{"the pre-release line's name", base + "kubernetesVersion: \"1.38\"\n", ""},
+		{"the pre-release line's unreleased release", base + "kubernetesVersion: v1.38.0\n", "kubernetesVersion: \"v1.38.0\" is no version of Kubernetes 1.38 the harness knows: the line is in pre-release, pinned to v1.38.0-beta.0"},
+		{"another pre-release of the line", base + "kubernetesVersion: v1.38.0-rc.0\n", "kubernetesVersion: \"v1.38.0-rc.0\" is no version of Kubernetes 1.38 the harness knows"},
+		{"the pre-release with build metadata", base + "kubernetesVersion: v1.38.0-beta.0+meta\n", "kubernetesVersion: \"v1.38.0-beta.0+meta\" is not a Kubernetes version"},
 	} {
 		c, err := ParseConfig("c.yaml", []byte(tc.doc))
 		switch {
@@ -340,6 +347,17 @@ func TestWithKubernetesVersion(t *testing.T) {
 	if err != nil || c.KubernetesVersion != "v1.36.3" || c.NodeImage != "kindest/node:v1.36.3" {
 		t.Errorf("1.36: %q, %q, %v", c.KubernetesVersion, c.NodeImage, err)
 	}
+	// The line in pre-release only by asking for it: its pinned version.
+	c, err = DefaultConfig().WithKubernetesVersion("1.38")
+	if err != nil || c.KubernetesVersion != "v1.38.0-beta.0" || c.NodeImage != "kindest/node:v1.38.0-beta.0" || c.Line().Minor != 38 {
+		t.Errorf("1.38: %q, %q, %v", c.KubernetesVersion, c.NodeImage, err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("1.38 config invalid: %v", err)
+	}
+	if d := DefaultConfig(); d.KubernetesVersion != "v1.37.2" || d.Line().PreRelease() {
+		t.Errorf("the default config is on %s, want the newest released line", d.KubernetesVersion)
+	}
 	// A node image the file names stays.
 	own, err := ParseConfig("c", []byte(base+"nodeImage: registry.example/node:x\n"))
 	if err != nil {
@@ -349,7 +367,8 @@ func TestWithKubernetesVersion(t *testing.T) {
 		t.Errorf("own node image: %q, %v", c.NodeImage, err)
 	}
 	for in, want := range map[string]string{
-		"v1.34.4":   `"v1.34.4" is on Kubernetes 1.34, older than the oldest line the harness supports (past its end of life): the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)`,
+		"v1.34.4":   `"v1.34.4" is on Kubernetes 1.34, older than the oldest line the harness supports (past its end of life): the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3), 1.37 (v1.37.2) or 1.38 (v1.38.0-beta.0, a pre-release)`,
+		"v1.38.0":   `"v1.38.0" is no version of Kubernetes 1.38 the harness knows`,
 		"v1.99.0":   `"v1.99.0" is on Kubernetes 1.99, newer than any line the harness knows`,
 		"v1.36.3.1": `"v1.36.3.1" is not a Kubernetes version: want v1.MINOR.PATCH or 1.MINOR, such as v1.37.2 or 1.37`,
 		"":          `"" is not a Kubernetes version`,

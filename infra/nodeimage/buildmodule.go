@@ -11,9 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/winconform/winconform/infra/gotool"
+	"github.com/winconform/winconform/internal/kubelines"
 )
 
 // The Kubernetes binaries of a line are compiled from a build module of
@@ -55,13 +58,40 @@ type goModFile struct {
 }
 
 // stagingVersion is the version k8s.io's staging modules are published at
-// for Kubernetes version: v1.37.2 -> v0.37.2.
+// for Kubernetes version: v1.37.2 -> v0.37.2, and a pre-release's with
+// its suffix: v1.38.0-beta.0 -> v0.38.0-beta.0 (upstream tags both).
 func stagingVersion(version string) (string, error) {
 	rest, ok := strings.CutPrefix(version, "v1.")
-	if !ok || strings.Count(rest, ".") != 1 {
-		return "", fmt.Errorf("kubernetes version %q is not v1.MINOR.PATCH", version)
+	release, pre, _ := strings.Cut(rest, "-")
+	if !ok || strings.Count(release, ".") != 1 || strings.Contains(version, "+") {
+		return "", fmt.Errorf("kubernetes version %q is not v1.MINOR.PATCH or v1.MINOR.PATCH-PRERELEASE", version)
 	}
-	return "v0." + rest, nil
+	if pre != "" {
+		return "v0." + release + "-" + pre, nil
+	}
+	return "v0." + release, nil
+}
+
+// goToolchain is the Go toolchain Kubernetes version is built with where
+// its line names one (kubelines.Line.GoToolchain: go1.27.3 for 1.38, whose
+// go.mod declares go 1.27.0), else "": the go on PATH.
+func goToolchain(version string) string {
+	l, err := kubelines.Find(version)
+	if err != nil {
+		return ""
+	}
+	return l.GoToolchain
+}
+
+// toolchainEnv is the environment that makes the go command build
+// Kubernetes version with its line's toolchain (GOTOOLCHAIN, which the go
+// command fetches from the Go module proxy the first time): only the go
+// commands that build Kubernetes itself get it, never the harness's own.
+func toolchainEnv(version string) []string {
+	if tc := goToolchain(version); tc != "" {
+		return []string{"GOTOOLCHAIN=" + tc}
+	}
+	return nil
 }
 
 // buildModuleEdits are the `go mod edit` flags that turn an empty module
@@ -106,18 +136,35 @@ func buildModuleEdits(version string, upstream goModFile) ([]string, error) {
 	return edits, nil
 }
 
-// goOut runs the go tool outside any module's settings and returns its
-// standard output; its standard error goes to log.
-func goOut(ctx context.Context, log io.Writer, dir string, args ...string) ([]byte, error) {
+// goOut runs the go tool outside any module's settings, with env added to
+// this process's environment, and returns its standard output; its
+// standard error goes to log.
+func goOut(ctx context.Context, log io.Writer, dir string, env []string, args ...string) ([]byte, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Env = append(append(os.Environ(), env...), "GOWORK=off", "GOFLAGS=")
 	cmd.Stdout, cmd.Stderr = &out, log
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
 	}
 	return out.Bytes(), nil
+}
+
+// refusedRE is a go command's report of a module version its proxy
+// refused: "reading https://HOST/k8s.io/ktesting/@v/v0.38.0-beta.0.zip:
+// 403 Forbidden" (404 and 410 are refusals too).
+var refusedRE = regexp.MustCompile(`reading https?://[^/\s]+/(\S+)/@v/(\S+)\.(?:zip|mod|info): (?:403|404|410) `)
+
+// refusedModules lists the module versions (path@version, each once,
+// sorted) a go command's output says its proxy refused.
+func refusedModules(output string) []string {
+	var out []string
+	for _, m := range refusedRE.FindAllStringSubmatch(output, -1) {
+		out = append(out, m[1]+"@"+m[2])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // kubeModule returns the directory of the build module of Kubernetes
@@ -126,7 +173,8 @@ func goOut(ctx context.Context, log io.Writer, dir string, args ...string) ([]by
 // by `go mod tidy`, which asks the Go module proxy. The module is cached in
 // cacheDir/mod by version and by a digest of upstream's go.mod.
 func kubeModule(ctx context.Context, log io.Writer, cacheDir, version string) (mod, src string, err error) {
-	src, upstreamMod, err := gotool.Download(ctx, log, cacheDir, "k8s.io/kubernetes@"+version)
+	env := toolchainEnv(version)
+	src, upstreamMod, err := gotool.Download(ctx, log, cacheDir, "k8s.io/kubernetes@"+version, env...)
 	if err != nil {
 		return "", "", err
 	}
@@ -137,7 +185,7 @@ func kubeModule(ctx context.Context, log io.Writer, cacheDir, version string) (m
 	h := sha256.Sum256(append([]byte(buildModuleRecipe+"\n"), raw...))
 	mod = filepath.Join(cacheDir, "mod", "kubernetes-"+version+"-"+hex.EncodeToString(h[:])[:12])
 	err = gotool.Once(mod, func(tmp string) error {
-		js, err := goOut(ctx, log, tmp, "mod", "edit", "-json", upstreamMod)
+		js, err := goOut(ctx, log, tmp, env, "mod", "edit", "-json", upstreamMod)
 		if err != nil {
 			return err
 		}
@@ -152,10 +200,14 @@ func kubeModule(ctx context.Context, log io.Writer, cacheDir, version string) (m
 		if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+kubeModulePath+"\n"), 0o644); err != nil {
 			return err
 		}
-		if _, err := goOut(ctx, log, tmp, append([]string{"mod", "edit"}, edits...)...); err != nil {
+		if _, err := goOut(ctx, log, tmp, env, append([]string{"mod", "edit"}, edits...)...); err != nil {
 			return err
 		}
-		if err := gotool.Go(ctx, log, tmp, nil, "mod", "tidy"); err != nil {
+		var out bytes.Buffer
+		if err := gotool.Go(ctx, io.MultiWriter(log, &out), tmp, env, "mod", "tidy"); err != nil {
+			if refused := refusedModules(out.String()); len(refused) > 0 {
+				return fmt.Errorf("the build module of Kubernetes %s: the Go module proxy refuses %s, which its graph needs: this line cannot be built from that proxy (%w)", version, strings.Join(refused, ", "), err)
+			}
 			return fmt.Errorf("the build module of Kubernetes %s: %w", version, err)
 		}
 		return nil

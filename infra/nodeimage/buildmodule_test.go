@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,7 +45,7 @@ func parseGoMod(t *testing.T, content string) goModFile {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := goOut(context.Background(), os.Stderr, filepath.Dir(path), "mod", "edit", "-json", path)
+	out, err := goOut(context.Background(), os.Stderr, filepath.Dir(path), nil, "mod", "edit", "-json", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +92,32 @@ func TestBuildModuleEdits(t *testing.T) {
 }
 
 func TestStagingVersion(t *testing.T) {
-	for in, want := range map[string]string{"v1.37.2": "v0.37.2", "v1.35.4": "v0.35.4", "v1.36.10": "v0.36.10"} {
+	for in, want := range map[string]string{"v1.37.2": "v0.37.2", "v1.35.4": "v0.35.4", "v1.36.10": "v0.36.10",
+		"v1.38.0-beta.0": "v0.38.0-beta.0", "v1.38.0-rc.1": "v0.38.0-rc.1"} {
 		if got, err := stagingVersion(in); err != nil || got != want {
 			t.Errorf("stagingVersion(%q) = %q, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"1.37.2", "v1.37", "v2.0.1", ""} {
+	for _, in := range []string{"1.37.2", "v1.37", "v2.0.1", "", "v1.38-beta.0", "v1.38.0-beta.0+meta"} {
 		if got, err := stagingVersion(in); err == nil {
 			t.Errorf("stagingVersion(%q) = %q, want an error", in, got)
 		}
+	}
+}
+
+// Only a line that names a Go toolchain builds with one (1.38's go1.27.3);
+// the other lines, and a version of no line, build with the go on PATH, and
+// their image's inputs do not change.
+func TestToolchainOnlyWhereTheLineNamesOne(t *testing.T) {
+	for v, want := range map[string]string{"v1.38.0-beta.0": "go1.27.3", "v1.37.2": "", "v1.35.4": "", "v1.99.0": ""} {
+		env := toolchainEnv(v)
+		if got := strings.TrimPrefix(strings.Join(env, ""), "GOTOOLCHAIN="); got != want {
+			t.Errorf("toolchainEnv(%q) = %v, want GOTOOLCHAIN=%s", v, env, want)
+		}
+	}
+	a, b := Spec{KubernetesVersion: "v1.38.0-beta.0"}, Spec{KubernetesVersion: "v1.37.2"}
+	if a.inputs() == b.inputs() {
+		t.Error("two versions, one digest")
 	}
 }
 
@@ -285,7 +303,7 @@ func TestKindVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := goOut(context.Background(), os.Stderr, ".", "mod", "edit", "-json", "../../go.mod")
+	out, err := goOut(context.Background(), os.Stderr, ".", nil, "mod", "edit", "-json", "../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,4 +322,28 @@ func TestKindVersion(t *testing.T) {
 		}
 	}
 	t.Errorf("go.mod requires no sigs.k8s.io/kind:\n%s", data)
+}
+
+// A build module whose graph names modules the proxy refuses fails naming
+// each once: the go command's output of the 1.38 pre-release's tidy here.
+func TestRefusedModules(t *testing.T) {
+	out := `go: downloading go1.27.3 (linux/amd64)
+go: k8s.io/kubernetes/cmd/kube-apiserver imports
+	k8s.io/apiextensions-api/pkg/apis/apiextensions: k8s.io/apiextensions-api@v0.38.0-beta.0: reading https://modules.example/k8s.io/apiextensions-api/@v/v0.38.0-beta.0.zip: 403 Forbidden
+	server response: This module version is not available.
+go: k8s.io/kubernetes/cmd/kubectl imports
+	sigs.k8s.io/structured-merge-diff/v7/schema: sigs.k8s.io/structured-merge-diff/v7@v7.0.1: reading https://modules.example/sigs.k8s.io/structured-merge-diff/v7/@v/v7.0.1.zip: 403 Forbidden
+go: k8s.io/kubernetes/cmd/kube-controller-manager imports
+	k8s.io/apiextensions-api/pkg/client: k8s.io/apiextensions-api@v0.38.0-beta.0: reading https://modules.example/k8s.io/apiextensions-api/@v/v0.38.0-beta.0.zip: 403 Forbidden
+go: finding module for package k8s.io/ktesting/initoption: reading https://modules.example/k8s.io/ktesting/@v/v0.38.0-beta.0.mod: 404 Not Found
+go: k8s.io/api@v0.38.0-beta.0: reading https://modules.example/k8s.io/api/@v/v0.38.0-beta.0.zip: 500 Internal Server Error
+`
+	got := refusedModules(out)
+	want := []string{"k8s.io/apiextensions-api@v0.38.0-beta.0", "k8s.io/ktesting@v0.38.0-beta.0", "sigs.k8s.io/structured-merge-diff/v7@v7.0.1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("refusedModules = %v, want %v", got, want)
+	}
+	if got := refusedModules("go: some other failure\n"); len(got) != 0 {
+		t.Errorf("no refusal: %v", got)
+	}
 }

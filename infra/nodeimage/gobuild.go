@@ -125,7 +125,8 @@ func HostTools(ctx context.Context, cacheDir, kubernetesVersion string, log io.W
 	}
 	kubectlDir := filepath.Join(cacheDir, "bin", "kubectl-"+filepath.Base(mod))
 	err = gotool.Once(kubectlDir, func(tmp string) error {
-		return gotool.Go(ctx, log, mod, []string{"CGO_ENABLED=0"}, "build", "-ldflags", ldflags, "-o", tmp+"/", "k8s.io/kubernetes/cmd/kubectl")
+		env := append([]string{"CGO_ENABLED=0"}, toolchainEnv(release)...)
+		return gotool.Go(ctx, log, mod, env, "build", "-ldflags", ldflags, "-o", tmp+"/", "k8s.io/kubernetes/cmd/kubectl")
 	})
 	if err != nil {
 		return "", "", err
@@ -176,7 +177,8 @@ func (b *build) buildKubernetes(ctx context.Context) error {
 		// One go build for all of them shares the compilation of what they
 		// have in common (most of Kubernetes).
 		args := append([]string{"build", "-ldflags", ldflags, "-o", tmp + "/"}, pkgs...)
-		if err := b.goCmd(ctx, b.mod, []string{"CGO_ENABLED=0"}, args...); err != nil {
+		env := append([]string{"CGO_ENABLED=0"}, toolchainEnv(b.spec.KubernetesVersion)...)
+		if err := b.goCmd(ctx, b.mod, env, args...); err != nil {
 			return err
 		}
 		return os.Rename(filepath.Join(tmp, "server"), filepath.Join(tmp, "etcd"))

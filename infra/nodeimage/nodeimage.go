@@ -77,6 +77,11 @@ func (s Spec) inputs() string {
 	} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
+	// A line built with a Go toolchain of its own (1.38's go1.27.3) is
+	// built by it; the other lines' digests stay as they were.
+	if tc := goToolchain(s.KubernetesVersion); tc != "" {
+		fmt.Fprintf(h, "toolchain:%s;", tc)
+	}
 	// The Kubernetes binaries come from the line's build module, which the
 	// version and buildModuleRecipe decide (the module proxy never changes
 	// a published version); the others from their own modules' versions.

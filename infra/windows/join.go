@@ -20,6 +20,7 @@ import (
 	"github.com/winconform/winconform/infra/cni"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
 	"github.com/winconform/winconform/infra/windows/remote"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/internal/text"
 	"github.com/winconform/winconform/internal/winrelease"
 )
@@ -63,13 +64,20 @@ func DefaultSources(kubernetesVersion, containerdVersion string) map[string]stri
 
 // crictlSource is cri-tools' Windows archive of crictl for a Kubernetes
 // version: cri-tools releases a minor with each Kubernetes minor, v1.34.0
-// for v1.34.x, and crictl of the cluster's minor speaks its CRI.
+// for v1.34.x, and crictl of the cluster's minor speaks its CRI; a line in
+// pre-release has none yet and names the one it takes
+// (kubelines.Line.CrictlVersion: v1.37.0 for 1.38).
 func crictlSource(kubernetesVersion string) string {
-	parts := strings.SplitN(strings.TrimPrefix(kubernetesVersion, "v"), ".", 3)
-	if len(parts) < 2 {
-		return ""
+	var v string
+	if l, err := kubelines.Find(release(kubernetesVersion)); err == nil {
+		v = l.CrictlVersion()
+	} else {
+		parts := strings.SplitN(strings.TrimPrefix(kubernetesVersion, "v"), ".", 3)
+		if len(parts) < 2 {
+			return ""
+		}
+		v = "v" + parts[0] + "." + parts[1] + ".0"
 	}
-	v := "v" + parts[0] + "." + parts[1] + ".0"
 	return "https://github.com/kubernetes-sigs/cri-tools/releases/download/" + v + "/crictl-" + v + "-windows-amd64.tar.gz"
 }
 

@@ -103,14 +103,18 @@ func pick(field origin, sources []origin, def origin) (origin, error) {
 	return got, nil
 }
 
-// release is a Kubernetes version without its pre-release or build suffix
-// (a cluster's API server may report v1.37.2-dirty): v1.MINOR.PATCH.
+// release is a Kubernetes version as a line knows it: v1.MINOR.PATCH, or
+// a pre-release upstream tags (v1.38.0-beta.0), without what a build adds
+// (a cluster's API server may report v1.37.2-dirty or
+// v1.38.0-beta.0+abcdef): kubelines decides whether the line knows it.
 func release(v string) string {
-	if m := regexp.MustCompile(`^v?1\.\d+\.\d+`).FindString(v); m != "" {
+	if m := releaseHead.FindString(v); m != "" {
 		return "v" + strings.TrimPrefix(m, "v")
 	}
 	return v
 }
+
+var releaseHead = regexp.MustCompile(`^v?1\.\d+\.\d+(?:-(?:alpha|beta|rc)\.\d+)?`)
 
 // minorOf is the minor version of a Kubernetes version v1.MINOR.PATCH[...].
 func minorOf(v string) (int, bool) {

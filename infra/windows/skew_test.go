@@ -9,6 +9,7 @@ import (
 	"github.com/winconform/winconform/images"
 	"github.com/winconform/winconform/infra/windows"
 	"github.com/winconform/winconform/infra/windows/nodeconfig"
+	"github.com/winconform/winconform/internal/kubelines"
 	"github.com/winconform/winconform/testing/simmachine"
 )
 
@@ -54,8 +55,24 @@ func TestJoinRefusesVersionsBeforeTouchingTheMachine(t *testing.T) {
 		{name: "a version that is no Kubernetes version", cluster: "v1.37.2",
 			machine: func(m *config.Machine) { m.KubeletVersion = "1.37" },
 			want:    []string{`the kubelet's version 1.37 (kubeletVersion) is not a Kubernetes version such as v1.37.2`}},
-		{name: "a cluster of a line the harness does not know", cluster: "v1.38.0",
-			want: []string{`the cluster: "v1.38.0" is on Kubernetes 1.38, newer than any line the harness knows`, "the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3) or 1.37 (v1.37.2)", "make the cluster of a supported line"}},
+		{name: "a cluster of a line the harness does not know", cluster: "v1.39.0",
+			want: []string{`the cluster: "v1.39.0" is on Kubernetes 1.39, newer than any line the harness knows`, "the supported lines are 1.35 (v1.35.4), 1.36 (v1.36.3), 1.37 (v1.37.2) or 1.38 (v1.38.0-beta.0, a pre-release)", "make the cluster of a supported line"}},
+		// The line in pre-release: only its pinned version, on either side.
+		{name: "a cluster of the pre-release line's unreleased release", cluster: "v1.38.0",
+			want: []string{`the cluster: "v1.38.0" is no version of Kubernetes 1.38 the harness knows: the line is in pre-release, pinned to v1.38.0-beta.0`}},
+		{name: "a cluster of another pre-release of the line", cluster: "v1.38.0-rc.0",
+			want: []string{`the cluster: "v1.38.0-rc.0" is no version of Kubernetes 1.38 the harness knows`}},
+		{name: "a pre-release kubelet on a 1.37 cluster", cluster: "v1.37.2",
+			machine: func(m *config.Machine) { m.KubeletVersion = "v1.38.0-beta.0" },
+			want:    []string{"the kubelet v1.38.0-beta.0 (kubeletVersion) is newer than the API server, v1.37.2"}},
+		{name: "another pre-release's kubelet on the pre-release cluster", cluster: "v1.38.0-beta.0",
+			machine: func(m *config.Machine) {
+				m.Binaries["kubelet"] = "https://dl.k8s.io/v1.38.0-rc.1/bin/windows/amd64/kubelet.exe"
+			},
+			want: []string{`the kubelet v1.38.0-rc.1 (binaries.kubelet https://dl.k8s.io/v1.38.0-rc.1/bin/windows/amd64/kubelet.exe): "v1.38.0-rc.1" is no version of Kubernetes 1.38 the harness knows`}},
+		{name: "a 1.34 kubelet on the pre-release cluster", cluster: "v1.38.0-beta.0",
+			machine: func(m *config.Machine) { m.KubeletVersion = "v1.34.4" },
+			want:    []string{"the kubelet v1.34.4 (kubeletVersion) is 4 minors older than the API server, v1.38.0-beta.0", "install a kubelet of 1.35 or newer"}},
 		{name: "a kubelet of a line past its end of life", cluster: "v1.35.4",
 			machine: func(m *config.Machine) { m.KubeletVersion = "v1.34.4" },
 			want:    []string{`the kubelet v1.34.4 (kubeletVersion): "v1.34.4" is on Kubernetes 1.34, older than the oldest line the harness supports`}},
@@ -100,6 +117,39 @@ func TestJoinRefusesVersionsBeforeTouchingTheMachine(t *testing.T) {
 				t.Errorf("the machine got %d requests, ran %v: nothing was to reach it", len(reqs), r.sim.Steps())
 			}
 		})
+	}
+}
+
+// On a cluster of the line in pre-release (v1.38.0-beta.0, as its API
+// server reports it, or with what a build adds), kubelets of 1.35 to 1.37
+// and the pre-release's own are taken; the Windows binaries of the
+// pre-release are its own (dl.k8s.io lays pre-releases out as releases),
+// and its crictl is the line's (cri-tools has no v1.38 yet).
+func TestPreReleaseClusterTakesTheSkewedKubelets(t *testing.T) {
+	for _, tc := range []struct{ apiServer, kubelet, containerd, line string }{
+		{"v1.38.0-beta.0", "", "", "1.38"},
+		{"v1.38.0-beta.0+0123456789ab", "", "", "1.38"},
+		{"v1.38.0-beta.0", "v1.38.0-beta.0", "2.4.2", "1.38"},
+		{"v1.38.0-beta.0", "v1.37.2", "", "1.37"},
+		{"v1.38.0-beta.0", "v1.36.3", "2.2.9", "1.36"},
+		{"v1.38.0-beta.0", "v1.35.4", "1.7.28", "1.35"},
+	} {
+		m := config.Machine{Name: "win-a", KubeletVersion: tc.kubelet, ContainerdVersion: tc.containerd}
+		v, err := windows.ResolveVersions(m, tc.apiServer)
+		if err != nil {
+			t.Errorf("%s kubelet %q on %s: %v", tc.line, tc.kubelet, tc.apiServer, err)
+			continue
+		}
+		if v.Line.Name() != tc.line {
+			t.Errorf("kubelet %q on %s: line %s, want %s", tc.kubelet, tc.apiServer, v.Line.Name(), tc.line)
+		}
+	}
+	srcs := windows.DefaultSources("v1.38.0-beta.0", kubelines.DefaultContainerd)
+	if got, want := srcs["kubelet"], "https://dl.k8s.io/v1.38.0-beta.0/bin/windows/amd64/kubelet.exe"; got != want {
+		t.Errorf("kubelet source %q, want %q", got, want)
+	}
+	if got, want := srcs["crictl"], "https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.37.0/crictl-v1.37.0-windows-amd64.tar.gz"; got != want {
+		t.Errorf("crictl source %q, want %q", got, want)
 	}
 }
 

@@ -45,6 +45,10 @@ var containerdSupport = map[int][]string{
 	35: {"2.2.0", "2.1.5", "1.7.28"},
 	36: {"2.3.0", "2.2.0"},
 	37: {"2.4.0", "2.3.0"},
+	// containerd v2.4.2's matrix has no row for 1.38 yet (it lists the
+	// released lines): until one is published, 1.38 pre-releases are
+	// paired with 1.37's containerd lines, which serve the same CRI v1.
+	38: {"2.4.0", "2.3.0"},
 }
 
 var containerdPattern = regexp.MustCompile(`^v?(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})$`)

@@ -158,6 +158,9 @@ type Result struct {
 	Now      string `json:"now"`
 	Status   string `json:"status"`   // the run's status line
 	Headline string `json:"headline"` // the run's headline
+	// PreRelease is the cluster's Kubernetes when it was a pre-release
+	// (v1.38.0-beta.0), else empty.
+	PreRelease string `json:"preRelease,omitempty"`
 	// Reasons lists every blocking finding in one line each.
 	Reasons []string `json:"reasons"`
 	// Groups are the blocking findings by root cause, the causes in the
@@ -224,6 +227,7 @@ type Input struct {
 const (
 	CauseNoWindows      = "no Windows node: the cluster had no real Windows node, so nothing could be shown on Windows"
 	CauseUnknownCluster = "the cluster is unknown: the run did not reach it"
+	CausePreRelease     = "a pre-release of Kubernetes: the policy does not allow one (cluster.allowPreRelease)"
 )
 
 const causeDrift = "drift: a documented limitation no longer holds, and this server version does not explain it"
@@ -258,6 +262,9 @@ func Decide(in Input) (Result, error) {
 		Inputs: Inputs{Record: in.Run.Digest, Policy: *in.Policy, WindowsBuilds: in.WindowsBuilds}}
 	if in.Baseline != nil {
 		res.Inputs.Baseline, res.Inputs.BaselineRecord = in.Baseline.Dir, in.Baseline.Digest
+	}
+	if c := s.Cluster; c.Known && c.PreRelease {
+		res.PreRelease = c.ServerVersion
 	}
 	g := &gater{in: in, res: &res, cellsByClaim: cellsByClaim(in.Run.Matrix)}
 	g.flakes = len(in.Run.Summary.Flaky)
@@ -419,6 +426,15 @@ func (g *gater) cluster() {
 			Reason: "no Windows node: the cluster had no real Windows node, so no claim the policy requires on Windows could be shown"})
 	case p.Cluster.WindowsNodes > 0:
 		g.add(Item{Kind: KindCluster, Required: fmt.Sprintf("at least %d real Windows node(s)", p.Cluster.WindowsNodes), Got: got, Decision: Pass, Reason: "the cluster had them"})
+	}
+	if c.Known && c.PreRelease {
+		it := Item{Kind: KindCluster, Required: "a released Kubernetes (cluster.allowPreRelease: false)", Got: c.Kubernetes(), Decision: Block, Cause: CausePreRelease,
+			Reason: "the cluster ran " + c.Kubernetes() + ": a run on a pre-release gates no release unless the policy says cluster.allowPreRelease: true"}
+		if p.Cluster.AllowPreRelease {
+			it.Required, it.Decision, it.Cause = "any Kubernetes, a pre-release too (cluster.allowPreRelease: true)", Pass, ""
+			it.Reason = "the cluster ran " + c.Kubernetes() + ", which the policy allows"
+		}
+		g.add(it)
 	}
 	for _, b := range g.builds() {
 		it := Item{Kind: KindCluster, Required: "Windows build " + b, Got: got, Decision: Pass,
@@ -1125,6 +1141,9 @@ func (r Result) Markdown() string {
 	}
 	fmt.Fprintf(&b, "; known issues read as of %s.\n\n", r.Now)
 	fmt.Fprintf(&b, "Run `%s`: %s\n\n**%s**\n\n", orNone([]string{r.RunID}), r.Status, r.Headline)
+	if r.PreRelease != "" {
+		fmt.Fprintf(&b, "The cluster ran Kubernetes %s, a pre-release.\n\n", r.PreRelease)
+	}
 	fmt.Fprintf(&b, "Gated by winconform %s.\n\n", r.Harness)
 	fmt.Fprintf(&b, "Required claims met: %d of %d.\n\n", r.Met, r.Required)
 	if len(r.Reasons) > 0 {

@@ -292,6 +292,43 @@ func TestClusterRequirements(t *testing.T) {
 	}
 }
 
+// A run on a pre-release of Kubernetes gates no release unless the policy
+// allows pre-releases; the report says the cluster ran one either way.
+func TestPreReleaseBlocksUnlessAllowed(t *testing.T) {
+	pre := func() *rundir.Run {
+		r := reporttest.Linux()
+		r.Facts.ServerVersion = "v1.38.0-beta.0"
+		r.Facts.PreRelease = true
+		return load(t, r)
+	}
+	res := decide(t, examplePolicy(t, "linux-only.yaml"), pre(), nil)
+	if !res.Blocked() || !hasReason(res, "the cluster ran Kubernetes v1.38.0-beta.0 (a pre-release)") {
+		t.Errorf("a pre-release under a policy that does not allow it: %v", res.Reasons)
+	}
+	if len(res.Groups) != 1 || res.Groups[0].Cause != CausePreRelease {
+		t.Errorf("groups %+v, want the pre-release alone", res.Groups)
+	}
+	if res.PreRelease != "v1.38.0-beta.0" || !strings.Contains(res.Markdown(), "The cluster ran Kubernetes v1.38.0-beta.0, a pre-release.") {
+		t.Errorf("the gate's report does not say the cluster ran a pre-release: %q\n%s", res.PreRelease, res.Markdown())
+	}
+	p := examplePolicy(t, "linux-only.yaml")
+	p.Cluster.AllowPreRelease = true
+	res = decide(t, p, pre(), nil)
+	if res.Blocked() {
+		t.Errorf("a pre-release under a policy that allows it: %v", res.Reasons)
+	}
+	if it := item(t, res, KindCluster, "cluster"); it.Decision != Pass || !strings.Contains(it.Got, "(a pre-release)") {
+		t.Errorf("allowed pre-release: %+v", it)
+	}
+	if !strings.Contains(res.Markdown(), "a pre-release") {
+		t.Error("the gate's report does not say the cluster ran a pre-release when it is allowed")
+	}
+	// A release is no pre-release.
+	if res = decide(t, examplePolicy(t, "linux-only.yaml"), load(t, reporttest.Linux()), nil); res.Blocked() || res.PreRelease != "" {
+		t.Errorf("a release: %v %q", res.Reasons, res.PreRelease)
+	}
+}
+
 func TestBaseline(t *testing.T) {
 	b := reporttest.IdealHybrid().AsBaseline()
 	b.Fail("NET-07", "it failed")

@@ -69,6 +69,12 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s defaults to %q, want block", name, a)
 		}
 	}
+	if p.Cluster.AllowPreRelease {
+		t.Error("a policy allows pre-releases by default")
+	}
+	if p, _, err := parse(t, "name: x\nrequired:\n- areas: [NET]\ncluster:\n  allowPreRelease: true\n"); err != nil || !p.Cluster.AllowPreRelease {
+		t.Errorf("allowPreRelease: true: %v", err)
+	}
 	if p.Drift != config.Report || p.Baseline.LostShown != config.Report || p.Baseline.OtherShape != config.Report || p.Flakes.Tolerated != 0 {
 		t.Errorf("defaults: drift %q, lostShown %q, otherShape %q, flakes %d", p.Drift, p.Baseline.LostShown, p.Baseline.OtherShape, p.Flakes.Tolerated)
 	}
@@ -114,6 +120,9 @@ func TestBadPolicies(t *testing.T) {
 			[]string{"knownIssues[0].spec", "spaces"}},
 		{"negative flakes", "name: x\nflakes:\n  tolerated: -1\n", []string{"flakes.tolerated", "0 or more"}},
 		{"bad build", "name: x\ncluster:\n  windowsBuilds: [ltsc2022]\n", []string{"cluster.windowsBuilds[0]", "10.0.20348"}},
+		{"pre-release not a bool", "name: x\nrequired:\n- areas: [NET]\ncluster:\n  allowPreRelease: \"yes\"\n", []string{`.yaml:5: cluster.allowPreRelease: is the string "yes", not`}},
+		{"pre-release misspelt", "name: x\nrequired:\n- areas: [NET]\ncluster:\n  allowPrerelease: true\n", []string{`.yaml:5: cluster.allowPrerelease: is not a field`, `did you mean "allowPreRelease"?`}},
+		{"pre-release at the top", "name: x\nrequired:\n- areas: [NET]\nallowPreRelease: true\n", []string{`.yaml:4: allowPreRelease: is not a field of GatePolicy`}},
 		{"no name", "required:\n- areas: [NET]\n", []string{"name: is missing"}},
 		{"unknown field", "name: x\nrequire:\n- areas: [NET]\n", []string{`.yaml:2: require: is not a field of GatePolicy; did you mean "required"?`}},
 		{"unknown nested field", "name: x\nrequired:\n- area: [NET]\n", []string{`.yaml:3: required[0].area: is not a field of required; did you mean "areas"?`}},
