@@ -10,6 +10,7 @@ import (
 
 	"github.com/winconform/winconform/framework/claims"
 	"github.com/winconform/winconform/reports"
+	"github.com/winconform/winconform/reports/policy"
 	"github.com/winconform/winconform/reports/rundir"
 	"github.com/winconform/winconform/testing/reporttest"
 )
@@ -58,8 +59,10 @@ func TestTheGateWritesItsStatement(t *testing.T) {
 	if !p.DecidedAt.Equal(today.Add(3*time.Hour)) || p.KnownIssuesAsOf != res.Now {
 		t.Errorf("decided at %s, known issues as of %s", p.DecidedAt, p.KnownIssuesAsOf)
 	}
-	if p.Policy.Digest["sha256"] != PolicyDigest(res.Inputs.Policy) || p.Policy.Name != "windows-node-build" {
-		t.Errorf("policy %+v", p.Policy)
+	file, err := policy.Load(filepath.Join("..", "..", "policies", "windows-node-build.yaml"))
+	must(t, err)
+	if p.Policy.Digest["sha256"] != PolicyDigest(res.Inputs.Policy) || p.Policy.Digest["sha256"] != PolicyDigest(*file) || p.Policy.Name != "windows-node-build" {
+		t.Errorf("policy %+v, the file's digest %s", p.Policy, PolicyDigest(*file))
 	}
 	var web *RequiredClaim
 	for i, c := range p.Required {
