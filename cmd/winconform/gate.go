@@ -13,6 +13,7 @@ import (
 	"github.com/winconform/winconform/reports/gate"
 	"github.com/winconform/winconform/reports/html"
 	"github.com/winconform/winconform/reports/policy"
+	"github.com/winconform/winconform/reports/rundir"
 )
 
 // unusable is refused input (a usage error, or an input the gate cannot
@@ -42,6 +43,8 @@ func gateCmd() *cobra.Command {
 		report, policyFile, baseline, now, out string
 		builds                                 []string
 		check                                  bool
+		signed                                 string
+		signer                                 gate.Signer
 	)
 	cmd := &cobra.Command{
 		Use:   "gate --report DIR --policy FILE [--baseline DIR]",
@@ -50,10 +53,35 @@ func gateCmd() *cobra.Command {
 docs/gate.md describes every field) and decides:
 exit status 0 (ship), 1 (blocked, with every reason), 2 (the policy, the
 report or the baseline cannot be used). It writes gate.md, gate.json and
-report.html into the report directory (or --out); with --baseline, also
-diff.md and diff.json. It reads local files only.`,
+report.html into the report directory (or --out), and the decision as an
+in-toto statement (gate.intoto.json, to sign with cosign attest-blob
+--statement); with --baseline, also diff.md and diff.json. It reads local
+files only.
+
+gate --verify BUNDLE --report DIR checks a signed statement (the Sigstore
+bundle cosign attest-blob --bundle wrote) against the run's directory: signed
+by --key, or keyless by --certificate-identity and --certificate-oidc-issuer
+under --trusted-root; its subject this directory's manifest and record; its
+decision the one the gate makes again. Exit status 0 ship, 1 blocked, 2 not
+verified.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if signed != "" {
+				if report == "" {
+					return unusable{errors.New("gate --verify needs --report DIR, the run's report directory the statement is about")}
+				}
+				s, err := gate.VerifySigned(signed, signer, report)
+				if err != nil {
+					return unusable{err}
+				}
+				p := s.Statement.Predicate
+				fmt.Fprintf(cmd.OutOrStdout(), "verified: %s is signed by %s and states the gate's decision on run %s in %s: %s (policy %s, sha256 %s; decided %s by winconform %s, catalogue %s)\n",
+					signed, s.By, p.RunID, report, strings.ToUpper(p.Decision), p.Policy.Name, p.Policy.Digest["sha256"], p.DecidedAt.Format(time.RFC3339), p.Harness.Version, p.Catalogue)
+				if s.Result.Blocked() {
+					return exitCode(exitBlocked)
+				}
+				return nil
+			}
 			if check {
 				// Before a long run: a policy that cannot be used is said
 				// now, not after the machines and the suites.
@@ -72,7 +100,7 @@ diff.md and diff.json. It reads local files only.`,
 						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: the known issue of %s expired on %s and waives nothing: renew its expires, or remove it\n", policyFile, k.Subject(), k.Expires)
 					}
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "policy %s can be used\n", policyFile)
+				fmt.Fprintf(cmd.OutOrStdout(), "policy %s can be used (sha256 %s, as a gate's statement names it)\n", policyFile, gate.PolicyDigest(*p))
 				return nil
 			}
 			res, err := runGate(gateOptions{report: report, policy: policyFile, baseline: baseline, now: now, out: out, builds: builds}, cmd.OutOrStdout())
@@ -91,6 +119,11 @@ diff.md and diff.json. It reads local files only.`,
 	cmd.Flags().StringVar(&now, "now", "", "the day known issues expire against, YYYY-MM-DD (default: today, UTC)")
 	cmd.Flags().Var(flagvalue.Dir(&out, "", "gate.md, gate.json, diff.* and report.html"), "out", "where gate.md, gate.json, diff.* and report.html go (default: the report directory)")
 	cmd.Flags().BoolVar(&check, "check", false, "only read and check the policy file (no --report needed); exit 0 when it can be used, 2 when not")
+	cmd.Flags().StringVar(&signed, "verify", "", "check this signed statement (a Sigstore bundle, from cosign attest-blob --statement --bundle) against --report instead of deciding")
+	cmd.Flags().StringVar(&signer.Key, "key", "", "with --verify: the public key (PEM) the statement must be signed with")
+	cmd.Flags().StringVar(&signer.Identity, "certificate-identity", "", "with --verify, keyless: the signing certificate's identity (a workflow's ref URL)")
+	cmd.Flags().StringVar(&signer.Issuer, "certificate-oidc-issuer", "", "with --verify, keyless: the identity's OIDC issuer (https://token.actions.githubusercontent.com)")
+	cmd.Flags().StringVar(&signer.TrustedRoot, "trusted-root", "", "with --verify, keyless: the Sigstore trusted root (JSON) anchoring the certificate and the transparency log")
 	cmd.Flags().StringSliceVar(&builds, "windows-build", nil, "a Windows build (10.0.NNNNN) a real node of the cluster must have had, beside the policy's cluster.windowsBuilds")
 	return cmd
 }
@@ -114,7 +147,7 @@ func runGate(o gateOptions, w io.Writer) (gate.Result, error) {
 	if err := res.Write(out); err != nil {
 		return res, fmt.Errorf("writing the gate's reports into %s: %v", out, err)
 	}
-	files := []string{gate.MarkdownFile, gate.JSONFile}
+	files := []string{gate.MarkdownFile, gate.JSONFile, rundir.StatementFile}
 	if res.Diff != nil {
 		if err := res.Diff.Write(out); err != nil {
 			return res, fmt.Errorf("writing the diff into %s: %v", out, err)

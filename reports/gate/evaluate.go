@@ -77,5 +77,7 @@ func Evaluate(o Options) (Result, error) {
 		}
 		in.Baseline = base
 	}
-	return Decide(in)
+	res, err := Decide(in)
+	res.decidedAt = clock()
+	return res, err
 }

@@ -177,6 +177,13 @@ type Result struct {
 	Inputs Inputs `json:"inputs"`
 	// Diff is the comparison with the baseline, when one was given.
 	Diff *diff.Diff `json:"-"`
+	// baselineManifest is the baseline's manifest digest, for the
+	// statement (Statement).
+	baselineManifest string
+	// run is the run decided on, and decidedAt when: Write writes the
+	// statement of a decision made here (not of one read back).
+	run       *rundir.Run
+	decidedAt time.Time
 }
 
 // Inputs are a decision's inputs: the digest of the run's record
@@ -259,9 +266,11 @@ func Decide(in Input) (Result, error) {
 	s := in.Run.Summary
 	res := Result{Format: Format, Stamp: version.For(s.RunID), Policy: p.Name, PolicyFile: in.PolicyFile, Report: in.Run.Dir, Now: in.Now.UTC().Format(config.DateLayout),
 		Status: s.Status, Headline: s.Headline, Reasons: []string{}, Items: []Item{},
-		Inputs: Inputs{Record: in.Run.Digest, Policy: *in.Policy, WindowsBuilds: in.WindowsBuilds}}
+		Inputs: Inputs{Record: in.Run.Digest, Policy: *in.Policy, WindowsBuilds: in.WindowsBuilds},
+		run:    in.Run, decidedAt: time.Now()}
 	if in.Baseline != nil {
 		res.Inputs.Baseline, res.Inputs.BaselineRecord = in.Baseline.Dir, in.Baseline.Digest
+		res.baselineManifest = in.Baseline.ManifestDigest()
 	}
 	if c := s.Cluster; c.Known && c.PreRelease {
 		res.PreRelease = c.ServerVersion
@@ -1171,9 +1180,16 @@ func (r Result) Markdown() string {
 
 func cell(s string) string { return reports.Cell(s, 400) }
 
-// Write puts gate.json and gate.md into dir.
+// Write puts gate.json and gate.md into dir and, for a decision made
+// here, its statement (WriteStatement).
 func (r Result) Write(dir string) error {
-	return reports.WriteFiles(dir, JSONFile, MarkdownFile, r, r.Markdown())
+	if err := reports.WriteFiles(dir, JSONFile, MarkdownFile, r, r.Markdown()); err != nil {
+		return err
+	}
+	if r.run == nil {
+		return nil
+	}
+	return r.WriteStatement(dir, r.run, r.decidedAt)
 }
 
 // Read reads dir/gate.json; ok is false when there is none.

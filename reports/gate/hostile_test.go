@@ -242,6 +242,9 @@ func TestHostileInputsNeverShip(t *testing.T) {
 			dir := r.Write(t)
 			if c.tamper != nil {
 				c.tamper(t, dir)
+				// The tamperer writes the manifest again, as anyone can:
+				// what it does not catch, the record's contract must.
+				reporttest.Reseal(t, dir)
 			}
 			pol := winPolicy
 			if c.policy != "" {
@@ -347,6 +350,7 @@ func editRecord(t *testing.T, dir string, edit func(*types.Report)) {
 	data, err = json.Marshal(rs)
 	must(t, err)
 	must(t, os.WriteFile(path, data, 0o644))
+	reporttest.Reseal(t, dir)
 }
 
 func truncate(t *testing.T, path string) {

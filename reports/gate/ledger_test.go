@@ -218,6 +218,7 @@ func TestHostileRecordsNeverShip(t *testing.T) {
 			dir := r.Write(t)
 			if c.tamper != nil {
 				c.tamper(t, dir)
+				reporttest.Reseal(t, dir) // as anyone can: the contract must catch it
 			}
 			pol := winPolicy
 			if c.policy != "" {

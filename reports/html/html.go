@@ -75,12 +75,14 @@ func Render(dir string) ([]byte, error) {
 	}
 	v := view{Run: run, S: run.Summary, Generated: time.Now().UTC().Format(time.RFC3339)}
 	// The gate and the diff are shown only as made again from this run's
-	// record (gate.Verify, diff.Verify): a reused directory, a file edited
-	// or written by hand, never shows a verdict this record does not give.
+	// record (gate.VerifyStatement, diff.Verify): a verdict only from the
+	// gate's statement whose subject is this run's manifest and record,
+	// and whose decision the gate makes again. A reused directory, a file
+	// edited or written by hand, never shows a verdict this run does not give.
 	if g, ok, err := gate.Read(dir); err != nil {
 		return nil, err
 	} else if ok {
-		if again, err := gate.Verify(g, run); err == nil {
+		if again, err := boundGate(dir, g, run); err == nil {
 			v.Gate = &again
 		} else {
 			v.Others = append(v.Others, fmt.Sprintf("%s is not shown: %v; gate this run with `winconform gate --report %s --policy FILE`", gate.JSONFile, err, dir))
@@ -101,6 +103,19 @@ func Render(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("rendering %s: %w", filepath.Join(dir, File), err)
 	}
 	return b.Bytes(), nil
+}
+
+// boundGate is the gate's decision g on run as its statement in dir binds
+// it (gate.VerifyStatement); an error says why it is not shown.
+func boundGate(dir string, g gate.Result, run *rundir.Run) (gate.Result, error) {
+	st, ok, err := gate.ReadStatement(dir)
+	switch {
+	case err != nil:
+		return gate.Result{}, err
+	case !ok:
+		return gate.Result{}, fmt.Errorf("no statement of the gate (%s) binds it to this run (written by hand, or by a winconform before statements)", rundir.StatementFile)
+	}
+	return gate.VerifyStatement(st, g, run)
 }
 
 // view is what the template reads.

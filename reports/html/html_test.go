@@ -2,6 +2,7 @@ package html_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"image/png"
 	"os"
@@ -392,7 +393,7 @@ func TestGateOfAnotherRunIsNotShown(t *testing.T) {
 	if strings.Contains(page, `id="verdict"`) || strings.Contains(page, "SHIP") || strings.Contains(page, `id="gate"`) {
 		t.Error("report.html shows the gate of another run beside this run's results")
 	}
-	if !strings.Contains(page, "gate.json is not shown: it is the gate of run "+run.Summary.RunID) {
+	if !strings.Contains(page, "gate.json is not shown: it states the decision on run "+run.Summary.RunID) {
 		t.Error("report.html does not say that gate.json is another run's")
 	}
 }
@@ -561,5 +562,54 @@ func TestViewsShowOnlyTheCheckedModel(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, html.File))
 	if !strings.Contains(string(data), `id="violations"`) || !strings.Contains(string(data), "<code>evidence</code>") {
 		t.Error("report.html does not list the violations")
+	}
+}
+
+// A gate.json written by hand, as the gate would have written it under a
+// policy of the writer's choosing (it names this run and its record's
+// digest, and its decision follows from the policy it carries), rendered
+// "Release gate: SHIP" before statements: it is not shown without the
+// gate's statement bound to this run. The same decision with the gate's
+// statement of it is (the control: the page would show it).
+func TestAHandWrittenGateJSONIsNoVerdict(t *testing.T) {
+	dir := reporttest.Linux().Write(t)
+	run, err := rundir.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lenient, err := policy.Parse("mine.yaml", []byte("name: mine\nrequired:\n- claims: [NET-08]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := gate.Decide(gate.Input{Policy: lenient, PolicyFile: "mine.yaml", Run: run, Now: time.Now()})
+	if err != nil || res.Blocked() {
+		t.Fatalf("the hand-written decision: %v %v", err, res.Reasons)
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, gate.JSONFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page, err := html.Render(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "Release gate (mine): SHIP") || strings.Contains(string(page), `id="verdict"`) {
+		t.Error("report.html renders a hand-written gate.json as a verdict")
+	}
+	if !strings.Contains(string(page), "gate.json is not shown: no statement of the gate ("+rundir.StatementFile+") binds it to this run") {
+		t.Error("report.html does not say why gate.json is not shown")
+	}
+
+	if err := res.WriteStatement(dir, run, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if page, err = html.Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "Release gate (mine): SHIP") {
+		t.Error("the gate's statement bound to this run is not shown")
 	}
 }

@@ -23,6 +23,7 @@ var reportEntries = map[string]bool{
 	reports.LimitationsFile: true, "limitations.md": true, "ginkgo": true, "artifacts": true, "report.html": true, "report.png": true,
 	"gate.json": true, "gate.md": true, "diff.json": true, "diff.md": true, "e2e.log": true, "done": true,
 	UnderlayFile: true, "underlay-fault.log": true, RunFile: true, SweptFile: true,
+	ManifestFile: true, StatementFile: true, SignedStatementFile: true,
 }
 
 // reportPattern matches the other names a run writes: its JUnit files, and

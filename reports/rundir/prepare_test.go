@@ -25,6 +25,7 @@ func TestPrepareMovesAReportAside(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, rundir.UnderlayFile), []byte(`{"machines": []}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "underlay-fault.log"), []byte("PASS\n"), 0o644)
 	mkdir(t, filepath.Join(dir, "artifacts", "nodes"))
+	reporttest.Reseal(t, dir)
 	if err := rundir.Check(dir); err != nil {
 		t.Fatalf("Check of a report directory: %v", err)
 	}

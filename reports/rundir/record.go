@@ -50,6 +50,7 @@ func Claim(ctx context.Context, cs kubernetes.Interface, run runmark.Run, deadAf
 // heartbeat in the cluster.
 type Record struct {
 	dir   string
+	runID string
 	hb    *runmark.Heartbeat
 	swept *suiterun.SweepReport
 	log   io.Writer
@@ -61,7 +62,7 @@ type Record struct {
 // lines in log, each after "swept before the run: "), writing it to
 // SweptFile. Failures are said in log and the run goes on.
 func Start(ctx context.Context, cs kubernetes.Interface, dir string, run runmark.Run, deadAfter time.Duration, hb *runmark.Heartbeat, log io.Writer) *Record {
-	rec := &Record{dir: dir, log: log, hb: hb}
+	rec := &Record{dir: dir, runID: run.ID, log: log, hb: hb}
 	if err := MarkStarted(dir, run.ID, run.Started); err != nil {
 		fmt.Fprintf(log, "winconform: marking %s as the report of run %s: %v\n", dir, run.ID, err)
 	}
@@ -86,8 +87,10 @@ func Start(ctx context.Context, cs kubernetes.Interface, dir string, run runmark
 // removes it).
 func (r *Record) StopHeartbeat() { r.hb.Stop() }
 
-// Finish says in summary.md what the sweep before the run removed, and
-// marks the report directory ended, with runErr as its outcome.
+// Finish says in summary.md what the sweep before the run removed, marks
+// the report directory ended, with runErr as its outcome, and seals it
+// (Seal) with what the CLI added after the suite (node logs, run.json
+// ended).
 func (r *Record) Finish(runErr error) {
 	if r.swept != nil && len(r.swept.Dead) > 0 {
 		if err := appendSweptLine(filepath.Join(r.dir, "summary.md"), *r.swept); err != nil {
@@ -100,6 +103,9 @@ func (r *Record) Finish(runErr error) {
 	}
 	if err := MarkEnded(r.dir, outcome); err != nil {
 		fmt.Fprintf(r.log, "winconform: marking the report %s ended: %v\n", r.dir, err)
+	}
+	if err := Seal(r.dir, r.runID); err != nil {
+		fmt.Fprintf(r.log, "winconform: %v\n", err)
 	}
 }
 

@@ -81,6 +81,9 @@ type Run struct {
 	Digest string
 	// matrixSum is the matrix file's own SHA-256.
 	matrixSum string
+	// manifestSum and recordSum are the SHA-256 (hex) of the manifest
+	// (ManifestFile) and of the record file.
+	manifestSum, recordSum string
 }
 
 // Incomplete lists what the run selected and did not run to its end: the
@@ -111,7 +114,9 @@ type SpecTime struct {
 // Load reads the report directory dir into the run's checked model: the
 // one thing every consumer takes (the gate, diff, results, the HTML and
 // Markdown reports, JUnit, report). Its run must have ended where the CLI
-// marked it (a run killed before its end is refused, CheckFinished). The
+// marked it (a run killed before its end is refused, CheckFinished), and
+// the directory must hold what its manifest says the run wrote (each
+// file missing, added or changed is named). The
 // record is decoded strictly and refused when it is not one run's whole
 // record; a record that reads but breaks an invariant of its contract
 // (Invariants, docs/record.md) loads with its violations in
@@ -123,7 +128,14 @@ func Load(dir string) (*Run, error) {
 	if err := CheckFinished(dir); err != nil {
 		return nil, err
 	}
-	return read(dir)
+	r, err := read(dir)
+	if err != nil {
+		return nil, err
+	}
+	if r.manifestSum, err = checkManifest(dir); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func checkDir(dir string) error {
@@ -158,6 +170,7 @@ func read(dir string) (*Run, error) {
 	case len(rs) != 1:
 		return nil, fmt.Errorf("%s holds %d suite reports, a run's record holds one: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), len(rs))
 	}
+	r.recordSum = strings.TrimPrefix(sum(data), "sha256:")
 	digest := sha256.New()
 	digest.Write(data)
 	var m netmatrix.Report

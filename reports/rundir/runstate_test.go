@@ -42,6 +42,7 @@ func TestKilledRunIsNoVerdict(t *testing.T) {
 	if err := rundir.MarkEnded(dir, "ended"); err != nil {
 		t.Fatal(err)
 	}
+	reporttest.Reseal(t, dir) // as the CLI's Record.Finish seals after MarkEnded
 	if _, err := rundir.Load(dir); err != nil {
 		t.Errorf("a run that ended: %v", err)
 	}

@@ -19,9 +19,10 @@ import (
 // (reports.GinkgoFile), then, from the record read back as every reader
 // reads it (the checked model: strict, its invariants checked), the
 // summary, the limitation ledger, the cluster's facts, and the run's one
-// JUnit file at junit. What the views say is what Load gives any reader
-// of the directory, violations first. run.json is not required to have
-// ended: the run is still writing.
+// JUnit file at junit; last, the manifest of what is there (Seal). What
+// the views say is what Load gives any reader of the directory,
+// violations first. run.json is not required to have ended: the run is
+// still writing.
 func Write(dir string, g types.Report, junit string) (*Run, error) {
 	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(reports.GinkgoFile)), 0o755); err != nil {
 		return nil, err
@@ -33,7 +34,10 @@ func Write(dir string, g types.Report, junit string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return run, run.WriteViews(dir, junit)
+	if err := run.WriteViews(dir, junit); err != nil {
+		return run, err
+	}
+	return run, Seal(dir, run.Record.RunID)
 }
 
 // WriteViews writes what is derived from the model for people and other

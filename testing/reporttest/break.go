@@ -121,6 +121,7 @@ var Breaks = []Break{
 		if err := os.Remove(filepath.Join(dir, reports.MatrixFile)); err != nil {
 			t.Fatal(err)
 		}
+		Reseal(t, dir)
 	}},
 	{Invariant: rundir.InvMatrix, Name: "the matrix file edited", Applies: hasMatrix, Apply: func(t testing.TB, dir string) {
 		editJSONFile(t, filepath.Join(dir, reports.MatrixFile), func(m map[string]any) { m["cni"] = "edited" })
@@ -210,7 +211,9 @@ func onWindows(r *Run) bool {
 }
 
 // EditRecord edits dir's record (reports.GinkgoFile) as JSON, as a
-// person with an editor would: the one suite report it holds.
+// person with an editor would: the one suite report it holds. The
+// manifest is written again (Reseal), as such a person can: what only
+// the record's contract catches must be caught by it.
 func EditRecord(t testing.TB, dir string, edit func(g map[string]any)) {
 	t.Helper()
 	path := filepath.Join(dir, reports.GinkgoFile)
@@ -230,6 +233,22 @@ func EditRecord(t testing.TB, dir string, edit func(g map[string]any)) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	Reseal(t, dir)
+}
+
+// Reseal writes dir's manifest again (rundir.Seal) for what dir holds
+// now, as anyone who edits a report directory can: a manifest says what
+// a directory holds, and only a signed statement that names it says who
+// decided on it.
+func Reseal(t testing.TB, dir string) {
+	t.Helper()
+	var m rundir.Manifest
+	if data, err := os.ReadFile(filepath.Join(dir, rundir.ManifestFile)); err == nil {
+		_ = json.Unmarshal(data, &m)
+	}
+	if err := rundir.Seal(dir, m.RunID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func editJSONFile(t testing.TB, path string, edit func(map[string]any)) {
@@ -247,6 +266,7 @@ func editJSONFile(t testing.TB, path string, edit func(map[string]any)) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	Reseal(t, filepath.Dir(path))
 }
 
 func specs(g map[string]any) []map[string]any {

@@ -477,7 +477,8 @@ func entry(name, value string) types.ReportEntry {
 
 // Write writes the run's report directory into a new temporary directory:
 // what the suite's rundir.Write makes of the record, the network matrix,
-// and run.json (started at Started, ended an hour later) unless NoRunFile.
+// and run.json (started at Started, ended an hour later) unless NoRunFile,
+// sealed as the CLI seals a run it ends (rundir.Seal).
 func (r *Run) Write(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -502,6 +503,9 @@ func (r *Run) WriteTo(t testing.TB, dir string) {
 	if !r.NoRunFile {
 		ended := r.ended()
 		writeJSON(t, filepath.Join(dir, rundir.RunFile), rundir.RunState{Format: rundir.RunFormat, Stamp: stamp, Started: r.started(), Ended: &ended, Outcome: "ended"})
+		if err := rundir.Seal(dir, r.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
