@@ -203,8 +203,14 @@ func kubeModule(ctx context.Context, log io.Writer, cacheDir, version string) (m
 		if _, err := goOut(ctx, log, tmp, env, append([]string{"mod", "edit"}, edits...)...); err != nil {
 			return err
 		}
+		// The go command's output is kept to name what the proxy refused,
+		// and shown where the caller asked (log may be nil: nothing shown).
 		var out bytes.Buffer
-		if err := gotool.Go(ctx, io.MultiWriter(log, &out), tmp, env, "mod", "tidy"); err != nil {
+		shown := io.Writer(&out)
+		if log != nil {
+			shown = io.MultiWriter(log, &out)
+		}
+		if err := gotool.Go(ctx, shown, tmp, env, "mod", "tidy"); err != nil {
 			if refused := refusedModules(out.String()); len(refused) > 0 {
 				return fmt.Errorf("the build module of Kubernetes %s: the Go module proxy refuses %s, which its graph needs: this line cannot be built from that proxy (%w)", version, strings.Join(refused, ", "), err)
 			}
