@@ -183,8 +183,7 @@ func checkManifest(dir string) (string, error) {
 		return "", fmt.Errorf("%s does not hold what its run wrote (%s): %s; pass the directory as the run wrote it (a copy whole, nothing added or edited)",
 			dir, ManifestFile, strings.Join(problems, "; "))
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return hexSum(data), nil
 }
 
 // ManifestDigest is the SHA-256 of the manifest as Load checked it: with

@@ -170,7 +170,7 @@ func read(dir string) (*Run, error) {
 	case len(rs) != 1:
 		return nil, fmt.Errorf("%s holds %d suite reports, a run's record holds one: pass the directory one run wrote", filepath.Join(dir, reports.GinkgoFile), len(rs))
 	}
-	r.recordSum = strings.TrimPrefix(sum(data), "sha256:")
+	r.recordSum = hexSum(data)
 	digest := sha256.New()
 	digest.Write(data)
 	var m netmatrix.Report
@@ -200,9 +200,13 @@ func read(dir string) (*Run, error) {
 	return r, nil
 }
 
-func sum(data []byte) string {
+// sum is data's digest as the record's own fields write it (sha256:HEX).
+func sum(data []byte) string { return "sha256:" + hexSum(data) }
+
+// hexSum is data's SHA-256 in hex, as the manifest and a statement name it.
+func hexSum(data []byte) string {
 	s := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(s[:])
+	return hex.EncodeToString(s[:])
 }
 
 // sameRun refuses a file of another run than the record's: a directory
